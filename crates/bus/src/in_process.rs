@@ -1,0 +1,174 @@
+//! The in-process bus of `cms up`: bounded queues per consumer group, so a slow consumer slows
+//! the publishers (backpressure) instead of growing memory without limit.
+
+use crate::{BoxFuture, Bus, BusError, Delivered, Message, Publisher, Record, Subscriber};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, RwLock};
+use tokio::sync::mpsc;
+
+#[derive(Debug, Clone)]
+pub struct InProcessConfig {
+    /// Partitions per topic: records of one key always go to the same partition.
+    pub partitions: i32,
+    /// Records a consumer group may have waiting before publishers wait for it.
+    pub queue_capacity: usize,
+}
+
+impl Default for InProcessConfig {
+    fn default() -> Self {
+        InProcessConfig {
+            partitions: 8,
+            queue_capacity: 65_536,
+        }
+    }
+}
+
+/// A bus inside one process. Records published before a group subscribes are not replayed to
+/// it; records published while a group lags wait in its bounded queue.
+#[derive(Clone)]
+pub struct InProcessBus {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    partitions: i32,
+    queue_capacity: usize,
+    /// Next offset per topic and partition.
+    offsets: HashMap<String, Vec<AtomicI64>>,
+    groups: RwLock<Groups>,
+}
+
+#[derive(Default)]
+struct Groups {
+    closed: bool,
+    subscribed: Vec<GroupQueue>,
+}
+
+struct GroupQueue {
+    topics: Vec<String>,
+    tx: mpsc::Sender<Message>,
+}
+
+impl InProcessBus {
+    /// A bus with these topics (as Kafka topics are created at start).
+    pub fn new(config: InProcessConfig, topics: &[&str]) -> Self {
+        let partitions = config.partitions.max(1);
+        let offsets = topics
+            .iter()
+            .map(|t| {
+                let counters = (0..partitions).map(|_| AtomicI64::new(0)).collect();
+                (t.to_string(), counters)
+            })
+            .collect();
+        InProcessBus {
+            inner: Arc::new(Inner {
+                partitions,
+                queue_capacity: config.queue_capacity.max(1),
+                offsets,
+                groups: RwLock::new(Groups::default()),
+            }),
+        }
+    }
+}
+
+/// The partition of a key: a stable hash, so a key keeps its partition for the process's life.
+fn partition_of(key: &[u8], partitions: i32) -> i32 {
+    let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+    (hash % partitions as u64) as i32
+}
+
+impl Publisher for InProcessBus {
+    fn publish(&self, record: Record) -> BoxFuture<'static, Result<Delivered, BusError>> {
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            let Some(counters) = inner.offsets.get(record.topic.as_ref()) else {
+                return Err(BusError::UnknownTopic(record.topic.into_owned()));
+            };
+            let partition = partition_of(&record.key, inner.partitions);
+            let offset = counters[partition as usize].fetch_add(1, Ordering::Relaxed);
+            let queues: Vec<mpsc::Sender<Message>> = {
+                let groups = inner.groups.read().unwrap_or_else(|e| e.into_inner());
+                if groups.closed {
+                    return Err(BusError::Closed);
+                }
+                groups
+                    .subscribed
+                    .iter()
+                    .filter(|g| g.topics.iter().any(|t| *t == record.topic))
+                    .map(|g| g.tx.clone())
+                    .collect()
+            };
+            let message = Message {
+                record,
+                partition,
+                offset,
+            };
+            // Await room in every group's queue: this is where a slow consumer pushes back.
+            for tx in &queues {
+                tx.send(message.clone())
+                    .await
+                    .map_err(|_| BusError::Closed)?;
+            }
+            Ok(Delivered { partition, offset })
+        })
+    }
+}
+
+impl Bus for InProcessBus {
+    fn subscribe(&self, _group: &str, topics: &[&str]) -> Result<Box<dyn Subscriber>, BusError> {
+        for topic in topics {
+            if !self.inner.offsets.contains_key(*topic) {
+                return Err(BusError::UnknownTopic(topic.to_string()));
+            }
+        }
+        let (tx, rx) = mpsc::channel(self.inner.queue_capacity);
+        let mut groups = self.inner.groups.write().unwrap_or_else(|e| e.into_inner());
+        if groups.closed {
+            return Err(BusError::Closed);
+        }
+        groups.subscribed.push(GroupQueue {
+            topics: topics.iter().map(|t| t.to_string()).collect(),
+            tx,
+        });
+        Ok(Box::new(InProcessSubscriber {
+            rx,
+            depth: metrics::gauge!("cms_bus_queue_depth"),
+        }))
+    }
+
+    fn close(&self) {
+        let mut groups = self.inner.groups.write().unwrap_or_else(|e| e.into_inner());
+        groups.closed = true;
+        // Dropping the senders lets each subscriber drain its queue and then see the end.
+        groups.subscribed.clear();
+    }
+}
+
+struct InProcessSubscriber {
+    rx: mpsc::Receiver<Message>,
+    depth: metrics::Gauge,
+}
+
+impl Subscriber for InProcessSubscriber {
+    fn next_batch<'a>(
+        &'a mut self,
+        out: &'a mut Vec<Message>,
+        max: usize,
+    ) -> BoxFuture<'a, Result<usize, BusError>> {
+        Box::pin(async move {
+            let n = self.rx.recv_many(out, max.max(1)).await;
+            self.depth.set(self.rx.len() as f64);
+            Ok(n)
+        })
+    }
+
+    fn commit(&mut self, _message: &Message) -> Result<(), BusError> {
+        // Nothing to remember: an in-process queue does not outlive the process.
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,87 @@
+use super::*;
+use crate::Header;
+use bytes::Bytes;
+use std::borrow::Cow;
+
+fn record(topic: &'static str, key: &str, value: &str) -> Record {
+    Record {
+        topic: Cow::Borrowed(topic),
+        key: Bytes::copy_from_slice(key.as_bytes()),
+        headers: vec![Header::new("action", "MeterValues")],
+        value: Bytes::copy_from_slice(value.as_bytes()),
+    }
+}
+
+#[tokio::test]
+async fn a_group_receives_records_of_its_topics_with_headers() {
+    let bus = InProcessBus::new(InProcessConfig::default(), &["a", "b"]);
+    let mut sub = bus.subscribe("g", &["a"]).unwrap();
+    bus.publish(record("a", "CP1", "1")).await.unwrap();
+    bus.publish(record("b", "CP1", "2")).await.unwrap();
+    bus.publish(record("a", "CP1", "3")).await.unwrap();
+    bus.close();
+    let mut out = Vec::new();
+    while sub.next_batch(&mut out, 10).await.unwrap() > 0 {}
+    let values: Vec<&[u8]> = out.iter().map(|m| m.record.value.as_ref()).collect();
+    assert_eq!(values, vec![b"1".as_ref(), b"3".as_ref()]);
+    assert_eq!(out[0].record.header_str("action"), Some("MeterValues"));
+}
+
+#[tokio::test]
+async fn one_key_keeps_its_partition_and_offsets_grow() {
+    let bus = InProcessBus::new(InProcessConfig::default(), &["a"]);
+    let first = bus.publish(record("a", "CP7", "x")).await.unwrap();
+    let second = bus.publish(record("a", "CP7", "y")).await.unwrap();
+    assert_eq!(first.partition, second.partition);
+    assert_eq!(second.offset, first.offset + 1);
+}
+
+#[tokio::test]
+async fn unknown_topics_and_closed_bus_are_errors() {
+    let bus = InProcessBus::new(InProcessConfig::default(), &["a"]);
+    assert!(matches!(
+        bus.publish(record("nope", "k", "v")).await,
+        Err(BusError::UnknownTopic(_))
+    ));
+    assert!(bus.subscribe("g", &["nope"]).is_err());
+    bus.close();
+    assert_eq!(bus.publish(record("a", "k", "v")).await, Err(BusError::Closed));
+}
+
+#[tokio::test]
+async fn a_full_queue_makes_the_publisher_wait_until_the_consumer_reads() {
+    let config = InProcessConfig {
+        partitions: 1,
+        queue_capacity: 2,
+    };
+    let bus = InProcessBus::new(config, &["a"]);
+    let mut sub = bus.subscribe("g", &["a"]).unwrap();
+    bus.publish(record("a", "k", "1")).await.unwrap();
+    bus.publish(record("a", "k", "2")).await.unwrap();
+    let third = tokio::spawn({
+        let bus = bus.clone();
+        async move { bus.publish(record("a", "k", "3")).await }
+    });
+    tokio::task::yield_now().await;
+    assert!(!third.is_finished(), "publish must wait while the queue is full");
+    let mut out = Vec::new();
+    sub.next_batch(&mut out, 1).await.unwrap();
+    assert_eq!(third.await.unwrap().unwrap().offset, 2);
+}
+
+#[tokio::test]
+async fn closing_drains_what_was_taken_before_the_end() {
+    let bus = InProcessBus::new(InProcessConfig::default(), &["a"]);
+    let mut sub = bus.subscribe("g", &["a"]).unwrap();
+    for i in 0..100 {
+        bus.publish(record("a", &format!("CP{i}"), "v")).await.unwrap();
+    }
+    bus.close();
+    let mut out = Vec::new();
+    loop {
+        if sub.next_batch(&mut out, 7).await.unwrap() == 0 {
+            break;
+        }
+    }
+    assert_eq!(out.len(), 100);
+}

@@ -1,0 +1,54 @@
+//! The bus between the gateway and the API: records keyed by charger, published with an
+//! acknowledgement, consumed by groups. Shaped after Kafka (topics, keys, headers, partitions,
+//! offsets, commits) so that the in-process bus and the Kafka bus are interchangeable.
+#![forbid(unsafe_code)]
+
+mod in_process;
+mod record;
+
+pub use in_process::{InProcessBus, InProcessConfig};
+pub use record::{Delivered, Header, Message, Record};
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future, so that the bus can be a trait object (`Arc<dyn Bus>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Why the bus could not take or give a record. Every variant is an upstream (bus-side) failure.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum BusError {
+    #[error("the bus is closed")]
+    Closed,
+    #[error("unknown topic {0}")]
+    UnknownTopic(String),
+    #[error("bus failure: {0}")]
+    Failed(String),
+}
+
+/// Publishes records. `publish` resolves once the bus has taken responsibility for the record
+/// (for Kafka: the broker acknowledged it), so a caller may only then tell a charger "taken".
+pub trait Publisher: Send + Sync + 'static {
+    fn publish(&self, record: Record) -> BoxFuture<'static, Result<Delivered, BusError>>;
+}
+
+/// Reads records of the topics it subscribed to, in order per partition.
+pub trait Subscriber: Send + 'static {
+    /// Waits for at least one message and appends up to `max` to `out`. Returns `Ok(0)` once the
+    /// bus is closed and every record published before has been handed out (drained).
+    fn next_batch<'a>(
+        &'a mut self,
+        out: &'a mut Vec<Message>,
+        max: usize,
+    ) -> BoxFuture<'a, Result<usize, BusError>>;
+
+    /// Marks everything up to and including `message` as processed by this group.
+    fn commit(&mut self, message: &Message) -> Result<(), BusError>;
+}
+
+/// A bus: publish, subscribe as a consumer group, and close (stop taking records; let
+/// subscribers drain what was taken).
+pub trait Bus: Publisher {
+    fn subscribe(&self, group: &str, topics: &[&str]) -> Result<Box<dyn Subscriber>, BusError>;
+    fn close(&self);
+}

@@ -1,0 +1,158 @@
+//! Secrets at rest: charger passwords and API tokens are stored only as salted SHA-256 digests.
+//!
+//! Why SHA-256 and not a slow password hash: both secrets are machine credentials checked on hot
+//! paths (10,000 chargers reconnecting after a gateway restart each present their password), and
+//! both are long and random: tokens are 40 random characters, and charger passwords must be 16
+//! to 40 characters as the OCPP 1.6 security whitepaper asks of the `AuthorizationKey`. A slow
+//! hash protects guessable human passwords; it buys nothing for these and costs a reconnect storm.
+#![forbid(unsafe_code)]
+
+use sha2::{Digest, Sha256};
+
+/// Charger passwords, as the OCPP 1.6 security whitepaper bounds the basic-auth password.
+pub const CHARGER_PASSWORD_LEN: std::ops::RangeInclusive<usize> = 16..=40;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CredentialError {
+    #[error("the password must be 16 to 40 characters long")]
+    PasswordLength,
+    #[error("the password must be printable ASCII without ':'")]
+    PasswordCharacters,
+    #[error("stored hash is malformed")]
+    MalformedHash,
+}
+
+/// Checks a charger password against the whitepaper's rules.
+pub fn check_charger_password(password: &str) -> Result<(), CredentialError> {
+    if !CHARGER_PASSWORD_LEN.contains(&password.chars().count()) {
+        return Err(CredentialError::PasswordLength);
+    }
+    // ':' separates identity from password in the Basic header; non-printables break it too.
+    if !password.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
+        return Err(CredentialError::PasswordCharacters);
+    }
+    Ok(())
+}
+
+/// Hashes a secret with a fresh random salt; the result is `sha256$<salt hex>$<digest hex>`.
+pub fn hash_secret(secret: &str) -> String {
+    let mut salt = [0u8; 16];
+    fill_random(&mut salt);
+    format!("sha256${}${}", hex(&salt), hex(&digest(&salt, secret)))
+}
+
+/// Whether `secret` matches a value made by [`hash_secret`], compared in constant time.
+pub fn verify_secret(secret: &str, stored: &str) -> Result<bool, CredentialError> {
+    let mut parts = stored.split('$');
+    let (Some("sha256"), Some(salt), Some(expected), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(CredentialError::MalformedHash);
+    };
+    let salt = unhex(salt).ok_or(CredentialError::MalformedHash)?;
+    let actual = hex(&digest(&salt, secret));
+    Ok(constant_time_eq(actual.as_bytes(), expected.as_bytes()))
+}
+
+/// A random token of `len` characters from [A-Za-z0-9].
+pub fn random_token(len: usize) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut out = String::with_capacity(len);
+    let mut buf = [0u8; 64];
+    while out.len() < len {
+        fill_random(&mut buf);
+        // Rejection sampling keeps every character equally likely (248 = 4 * 62).
+        for b in buf.iter().filter(|b| **b < 248) {
+            if out.len() == len {
+                break;
+            }
+            out.push(ALPHABET[(*b % 62) as usize] as char);
+        }
+    }
+    out
+}
+
+fn fill_random(buf: &mut [u8]) {
+    getrandom::fill(buf).expect("the operating system's random source failed");
+}
+
+fn digest(salt: &[u8], secret: &str) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(salt);
+    hasher.update(secret.as_bytes());
+    hasher.finalize().into()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hashed_secret_verifies_and_a_wrong_one_does_not() {
+        let stored = hash_secret("correct horse battery");
+        assert!(stored.starts_with("sha256$"));
+        assert!(!stored.contains("correct"));
+        assert_eq!(verify_secret("correct horse battery", &stored), Ok(true));
+        assert_eq!(verify_secret("correct horse batterx", &stored), Ok(false));
+    }
+
+    #[test]
+    fn the_same_secret_hashes_differently_each_time() {
+        assert_ne!(hash_secret("same secret"), hash_secret("same secret"));
+    }
+
+    #[test]
+    fn malformed_stored_hashes_are_reported() {
+        for bad in ["", "sha256$zz$00", "md5$00$00", "sha256$00", "sha256$0$00$x"] {
+            assert_eq!(
+                verify_secret("x", bad),
+                Err(CredentialError::MalformedHash),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn charger_passwords_follow_the_whitepaper_bounds() {
+        assert_eq!(
+            check_charger_password("short"),
+            Err(CredentialError::PasswordLength)
+        );
+        assert!(check_charger_password(&"a".repeat(16)).is_ok());
+        assert!(check_charger_password(&"a".repeat(40)).is_ok());
+        assert_eq!(
+            check_charger_password(&"a".repeat(41)),
+            Err(CredentialError::PasswordLength)
+        );
+        assert_eq!(
+            check_charger_password("with:colon-and-long-enough"),
+            Err(CredentialError::PasswordCharacters)
+        );
+    }
+
+    #[test]
+    fn random_tokens_have_the_asked_length_and_alphabet() {
+        let token = random_token(40);
+        assert_eq!(token.len(), 40);
+        assert!(token.bytes().all(|b| b.is_ascii_alphanumeric()));
+        assert_ne!(token, random_token(40));
+    }
+}

@@ -1,0 +1,74 @@
+//! Frame writers: the id, action, code and description are JSON-escaped; payloads are
+//! JSON text the caller already produced.
+
+use crate::error::ErrorCode;
+
+/// `[3,"id",payload]`
+pub fn call_result(message_id: &str, payload_json: &str) -> String {
+    let mut out = String::with_capacity(8 + message_id.len() + payload_json.len());
+    out.push_str("[3,");
+    write_json_str(&mut out, message_id);
+    out.push(',');
+    out.push_str(payload_json);
+    out.push(']');
+    out
+}
+
+/// `[4,"id","Code","description",{}]`
+pub fn call_error(message_id: &str, code: ErrorCode, description: &str) -> String {
+    let mut out = String::with_capacity(48 + message_id.len() + description.len());
+    out.push_str("[4,");
+    write_json_str(&mut out, message_id);
+    out.push(',');
+    write_json_str(&mut out, code.as_str());
+    out.push(',');
+    write_json_str(&mut out, description);
+    out.push_str(",{}]");
+    out
+}
+
+/// `[2,"id","Action",payload]`
+pub fn call(message_id: &str, action: &str, payload_json: &str) -> String {
+    let mut out = String::with_capacity(12 + message_id.len() + action.len() + payload_json.len());
+    out.push_str("[2,");
+    write_json_str(&mut out, message_id);
+    out.push(',');
+    write_json_str(&mut out, action);
+    out.push(',');
+    out.push_str(payload_json);
+    out.push(']');
+    out
+}
+
+/// Appends `s` as a quoted JSON string, escaping quotes, backslashes and control characters.
+pub fn write_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    let mut clean_from = 0;
+    for (i, byte) in s.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // Runs of ordinary characters are copied whole; escapes are ASCII, so slicing
+        // at them always lands on a char boundary.
+        out.push_str(&s[clean_from..i]);
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0xf)]));
+        } else {
+            out.push_str(escape);
+        }
+        clean_from = i + 1;
+    }
+    out.push_str(&s[clean_from..]);
+    out.push('"');
+}

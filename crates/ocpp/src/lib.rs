@@ -1,0 +1,13 @@
+//! OCPP-J framing and OCPP 1.6 charger-initiated messages: parse, validate, answer. No I/O.
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod frame;
+pub mod json;
+pub mod v16;
+
+pub use error::{ErrorCode, Violation};
+pub use frame::{
+    Frame, FrameError, MAX_MESSAGE_ID_LEN, call, call_error, call_result, parse_frame, span_in,
+};
+pub use json::Json;

@@ -1,0 +1,173 @@
+//! OCPP 1.6 charger-initiated messages: actions, typed borrowed views, validation.
+
+pub mod answer;
+mod charge_point;
+mod codes;
+mod extract;
+mod measurement;
+mod meter;
+mod spec_enum;
+mod status;
+mod timestamp;
+mod transaction;
+
+#[cfg(test)]
+mod tests;
+
+pub use charge_point::{BootNotificationRequest, DataTransferRequest};
+pub use codes::{
+    ChargePointErrorCode, ChargePointStatus, DiagnosticsStatus, FirmwareStatus, StopReason,
+};
+pub use measurement::{Location, Measurand, Phase, ReadingContext, UnitOfMeasure, ValueFormat};
+pub use meter::{MeterValue, MeterValuesRequest, SampledValue};
+pub use spec_enum::SpecEnum;
+pub use status::{
+    DiagnosticsStatusNotificationRequest, FirmwareStatusNotificationRequest,
+    StatusNotificationRequest,
+};
+pub use timestamp::parse_timestamp;
+pub use transaction::{
+    AuthorizeRequest, ID_TAG_MAX_LEN, StartTransactionRequest, StopTransactionRequest,
+};
+
+use std::fmt;
+
+use crate::error::{ErrorCode, Violation};
+use crate::json::Json;
+
+/// The actions a charge point may CALL in OCPP 1.6 (core, firmware and diagnostics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    Authorize,
+    BootNotification,
+    DataTransfer,
+    DiagnosticsStatusNotification,
+    FirmwareStatusNotification,
+    Heartbeat,
+    MeterValues,
+    StartTransaction,
+    StatusNotification,
+    StopTransaction,
+}
+
+impl Action {
+    pub const ALL: [Action; 10] = [
+        Action::Authorize,
+        Action::BootNotification,
+        Action::DataTransfer,
+        Action::DiagnosticsStatusNotification,
+        Action::FirmwareStatusNotification,
+        Action::Heartbeat,
+        Action::MeterValues,
+        Action::StartTransaction,
+        Action::StatusNotification,
+        Action::StopTransaction,
+    ];
+
+    /// The action with exactly this name (case-sensitive, as on the wire).
+    pub fn from_name(name: &str) -> Option<Action> {
+        Action::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Authorize => "Authorize",
+            Action::BootNotification => "BootNotification",
+            Action::DataTransfer => "DataTransfer",
+            Action::DiagnosticsStatusNotification => "DiagnosticsStatusNotification",
+            Action::FirmwareStatusNotification => "FirmwareStatusNotification",
+            Action::Heartbeat => "Heartbeat",
+            Action::MeterValues => "MeterValues",
+            Action::StartTransaction => "StartTransaction",
+            Action::StatusNotification => "StatusNotification",
+            Action::StopTransaction => "StopTransaction",
+        }
+    }
+
+    /// True for actions that carry data worth a durable acknowledgement
+    /// (everything but Heartbeat and Authorize, which are pure questions).
+    pub fn carries_data(self) -> bool {
+        !matches!(self, Action::Heartbeat | Action::Authorize)
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A validated CALL payload; strings borrow from the payload text unless they held escapes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request<'a> {
+    Authorize(AuthorizeRequest<'a>),
+    BootNotification(BootNotificationRequest<'a>),
+    DataTransfer(DataTransferRequest<'a>),
+    DiagnosticsStatusNotification(DiagnosticsStatusNotificationRequest),
+    FirmwareStatusNotification(FirmwareStatusNotificationRequest),
+    Heartbeat,
+    MeterValues(MeterValuesRequest<'a>),
+    StartTransaction(StartTransactionRequest<'a>),
+    StatusNotification(StatusNotificationRequest<'a>),
+    StopTransaction(StopTransactionRequest<'a>),
+}
+
+impl Request<'_> {
+    pub fn action(&self) -> Action {
+        match self {
+            Request::Authorize(_) => Action::Authorize,
+            Request::BootNotification(_) => Action::BootNotification,
+            Request::DataTransfer(_) => Action::DataTransfer,
+            Request::DiagnosticsStatusNotification(_) => Action::DiagnosticsStatusNotification,
+            Request::FirmwareStatusNotification(_) => Action::FirmwareStatusNotification,
+            Request::Heartbeat => Action::Heartbeat,
+            Request::MeterValues(_) => Action::MeterValues,
+            Request::StartTransaction(_) => Action::StartTransaction,
+            Request::StatusNotification(_) => Action::StatusNotification,
+            Request::StopTransaction(_) => Action::StopTransaction,
+        }
+    }
+}
+
+/// Parses and validates a CALL payload of a known action against its 1.6 JSON schema.
+/// The view borrows from `payload`; see `extract` for the error-code mapping.
+pub fn parse_request<'a>(action: Action, payload: &'a str) -> Result<Request<'a>, Violation> {
+    let json: Json<'a> = serde_json::from_str(payload).map_err(|e| {
+        Violation::new(
+            ErrorCode::FormationViolation,
+            format!("payload is not valid JSON: {e}"),
+        )
+    })?;
+    parse_request_json(action, json)
+}
+
+/// [`parse_request`] for a payload already parsed into a [`Json`] tree.
+pub fn parse_request_json(action: Action, json: Json<'_>) -> Result<Request<'_>, Violation> {
+    Ok(match action {
+        Action::Authorize => Request::Authorize(AuthorizeRequest::from_json(json)?),
+        Action::BootNotification => {
+            Request::BootNotification(BootNotificationRequest::from_json(json)?)
+        }
+        Action::DataTransfer => Request::DataTransfer(DataTransferRequest::from_json(json)?),
+        Action::DiagnosticsStatusNotification => Request::DiagnosticsStatusNotification(
+            DiagnosticsStatusNotificationRequest::from_json(json)?,
+        ),
+        Action::FirmwareStatusNotification => {
+            Request::FirmwareStatusNotification(FirmwareStatusNotificationRequest::from_json(json)?)
+        }
+        Action::Heartbeat => {
+            charge_point::check_heartbeat(json)?;
+            Request::Heartbeat
+        }
+        Action::MeterValues => Request::MeterValues(MeterValuesRequest::from_json(json)?),
+        Action::StartTransaction => {
+            Request::StartTransaction(StartTransactionRequest::from_json(json)?)
+        }
+        Action::StatusNotification => {
+            Request::StatusNotification(StatusNotificationRequest::from_json(json)?)
+        }
+        Action::StopTransaction => {
+            Request::StopTransaction(StopTransactionRequest::from_json(json)?)
+        }
+    })
+}

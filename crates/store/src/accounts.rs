@@ -1,0 +1,204 @@
+//! Users, their teams, and their personal access tokens.
+
+use crate::{now_record_time, Result, Store, StoreError};
+use cms_credentials::{hash_secret, random_token, verify_secret};
+use sqlx::Row;
+
+/// The team that owns what the command line creates without naming a site: every user made by
+/// `cms token create` is a member, so the operator of a `cms up` sees its chargers.
+pub const OPERATORS_TEAM: &str = "Operators";
+
+/// A named permission a token carries. `*` grants them all.
+pub struct Scope;
+
+impl Scope {
+    pub const ALL: &'static str = "*";
+    pub const CHARGERS_READ: &'static str = "chargers:read";
+    pub const CHARGERS_WRITE: &'static str = "chargers:write";
+    pub const METER_VALUES_READ: &'static str = "meter-values:read";
+    pub const SITES_READ: &'static str = "sites:read";
+    pub const SITES_WRITE: &'static str = "sites:write";
+    pub const TRANSACTIONS_READ: &'static str = "transactions:read";
+    pub const TEAMS_READ: &'static str = "teams:read";
+    pub const TEAMS_WRITE: &'static str = "teams:write";
+
+    /// Every scope a token may be given.
+    pub const KNOWN: [&'static str; 9] = [
+        Self::ALL,
+        Self::CHARGERS_READ,
+        Self::CHARGERS_WRITE,
+        Self::METER_VALUES_READ,
+        Self::SITES_READ,
+        Self::SITES_WRITE,
+        Self::TRANSACTIONS_READ,
+        Self::TEAMS_READ,
+        Self::TEAMS_WRITE,
+    ];
+}
+
+#[derive(Debug, Clone)]
+pub struct User {
+    pub id: i64,
+    pub uuid: String,
+    pub email: String,
+    pub personal_team_id: i64,
+}
+
+/// Who a valid bearer token speaks for.
+#[derive(Debug, Clone)]
+pub struct TokenOwner {
+    pub user_id: i64,
+    pub token_id: i64,
+    pub scopes: Vec<String>,
+}
+
+impl TokenOwner {
+    pub fn allows(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == Scope::ALL || s == scope)
+    }
+}
+
+impl Store {
+    /// The user with this e-mail, created with a personal team (and operator membership) when
+    /// absent.
+    pub async fn ensure_user(&self, email: &str) -> Result<User> {
+        let email = email.trim().to_lowercase();
+        let mut tx = self.pool.begin().await?;
+        let existing = sqlx::query(
+            "SELECT u.id, u.uuid, t.id AS team_id FROM users u
+             JOIN teams t ON t.owner_user_id = u.id AND t.is_personal_team = 1
+             WHERE u.email = ?",
+        )
+        .bind(&email)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(row) = existing {
+            return Ok(User {
+                id: row.get("id"),
+                uuid: row.get("uuid"),
+                email,
+                personal_team_id: row.get("team_id"),
+            });
+        }
+        let now = now_record_time();
+        let name = email.split('@').next().unwrap_or(&email).to_string();
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let user_id: i64 = sqlx::query_scalar(
+            "INSERT INTO users (uuid, name, email, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&uuid)
+        .bind(&name)
+        .bind(&email)
+        .bind(&now)
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        let team_id: i64 = sqlx::query_scalar(
+            "INSERT INTO teams (uuid, owner_user_id, name, type, email, is_personal_team, created_at, updated_at)
+             VALUES (?, ?, ?, 'personal', ?, 1, ?, ?) RETURNING id",
+        )
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(user_id)
+        .bind(format!("{name}'s Team"))
+        .bind(&email)
+        .bind(&now)
+        .bind(&now)
+        .fetch_one(&mut *tx)
+        .await?;
+        let operators = operators_team(&mut tx).await?;
+        for (team, role) in [(team_id, "owner"), (operators, "operator")] {
+            sqlx::query("INSERT INTO team_user (team_id, user_id, role) VALUES (?, ?, ?)")
+                .bind(team)
+                .bind(user_id)
+                .bind(role)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(User {
+            id: user_id,
+            uuid,
+            email,
+            personal_team_id: team_id,
+        })
+    }
+
+    /// Mints a personal access token; the plain token is returned once and stored only hashed.
+    /// Its form is `<id>|<40 random characters>`, as Laravel clients know it.
+    pub async fn create_token(&self, user_id: i64, name: &str, scopes: &[String]) -> Result<String> {
+        if let Some(bad) = scopes.iter().find(|s| !Scope::KNOWN.contains(&s.as_str())) {
+            return Err(StoreError::Conflict(format!(
+                "unknown scope {bad:?}; known scopes: {}",
+                Scope::KNOWN.join(", ")
+            )));
+        }
+        let secret = random_token(40);
+        let now = now_record_time();
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO personal_access_tokens (user_id, name, token_hash, scopes, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(user_id)
+        .bind(name)
+        .bind(hash_secret(&secret))
+        .bind(scopes.join(" "))
+        .bind(&now)
+        .bind(&now)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(format!("{id}|{secret}"))
+    }
+
+    /// The owner of a bearer token, if the token is valid and not revoked. Read on every
+    /// request, so a revocation takes effect at once.
+    pub async fn authenticate_token(&self, token: &str) -> Result<Option<TokenOwner>> {
+        let Some((id, secret)) = token.split_once('|') else {
+            return Ok(None);
+        };
+        let Ok(token_id) = id.parse::<i64>() else {
+            return Ok(None);
+        };
+        let row = sqlx::query(
+            "SELECT user_id, token_hash, scopes FROM personal_access_tokens
+             WHERE id = ? AND revoked = 0",
+        )
+        .bind(token_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let stored: String = row.get("token_hash");
+        if !verify_secret(secret, &stored).unwrap_or(false) {
+            return Ok(None);
+        }
+        let scopes: String = row.get("scopes");
+        Ok(Some(TokenOwner {
+            user_id: row.get("user_id"),
+            token_id,
+            scopes: scopes.split_whitespace().map(str::to_string).collect(),
+        }))
+    }
+}
+
+/// The id of the operators' team, created on first use.
+pub(crate) async fn operators_team(tx: &mut sqlx::SqliteConnection) -> Result<i64> {
+    let existing: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM teams WHERE is_personal_team = 0 AND type = 'operators' ORDER BY id LIMIT 1",
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some(id) = existing {
+        return Ok(id);
+    }
+    let now = now_record_time();
+    Ok(sqlx::query_scalar(
+        "INSERT INTO teams (uuid, name, type, is_personal_team, created_at, updated_at)
+         VALUES (?, ?, 'operators', 0, ?, ?) RETURNING id",
+    )
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(OPERATORS_TEAM)
+    .bind(&now)
+    .bind(&now)
+    .fetch_one(&mut *tx)
+    .await?)
+}

@@ -1,0 +1,192 @@
+//! Chargers: registration, the gateway's credential look-up, and the API's reads.
+
+use crate::{accounts::operators_team, now_record_time, Result, Store, StoreError};
+use sqlx::Row;
+
+/// A charger to register.
+#[derive(Debug, Clone, Default)]
+pub struct NewCharger {
+    pub identity: String,
+    pub reference: Option<String>,
+    /// Already hashed (see `cms_credentials::hash_secret`); `None` for no Basic auth.
+    pub password_hash: Option<String>,
+    /// The site to put it in; `None` for the operators' default site.
+    pub site_uuid: Option<String>,
+}
+
+/// A charger as the API lists it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ChargerRow {
+    pub id: i64,
+    pub uuid: String,
+    pub identity: String,
+    pub reference: Option<String>,
+    pub connection_status: String,
+    pub status: Option<String>,
+    pub error: Option<String>,
+    pub error_info: Option<String>,
+    pub vendor_id: Option<String>,
+    pub vendor_error_code: Option<String>,
+    pub firmware_version: Option<String>,
+    pub server: Option<String>,
+    pub last_connection_at: Option<String>,
+    pub last_disconnection_at: Option<String>,
+    pub last_heartbeat_at: Option<String>,
+    pub setup_pending: bool,
+    pub setup_completed: bool,
+    pub blocked: bool,
+    pub max_current: Option<f64>,
+    pub license_smart: bool,
+    pub license_pro: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const CHARGER_COLUMNS: &str = "c.id, c.uuid, c.identity, c.reference, c.connection_status, c.status, c.error,
+    c.error_info, c.vendor_id, c.vendor_error_code, c.firmware_version, c.server,
+    c.last_connection_at, c.last_disconnection_at, c.last_heartbeat_at, c.setup_pending,
+    c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro,
+    c.created_at, c.updated_at";
+
+/// Chargers a user may see: those in sites of the teams the user belongs to.
+const VISIBLE_TO_USER: &str = "FROM chargers c
+    JOIN sites s ON s.id = c.site_id
+    WHERE s.team_id IN (SELECT team_id FROM team_user WHERE user_id = ?)";
+
+impl Store {
+    /// Registers a charger and returns its uuid.
+    pub async fn add_charger(&self, new: &NewCharger) -> Result<String> {
+        let mut tx = self.pool.begin().await?;
+        let site_id = match &new.site_uuid {
+            Some(uuid) => sqlx::query_scalar("SELECT id FROM sites WHERE uuid = ?")
+                .bind(uuid)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(format!("no site with uuid {uuid}")))?,
+            None => default_site(&mut tx).await?,
+        };
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let now = now_record_time();
+        let inserted = sqlx::query(
+            "INSERT INTO chargers (uuid, site_id, identity, reference, password_hash, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&uuid)
+        .bind(site_id)
+        .bind(&new.identity)
+        .bind(&new.reference)
+        .bind(&new.password_hash)
+        .bind(&now)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await;
+        match inserted {
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                return Err(StoreError::Conflict(format!(
+                    "a charger with identity {:?} already exists",
+                    new.identity
+                )));
+            }
+            other => other?,
+        };
+        tx.commit().await?;
+        Ok(uuid)
+    }
+
+    /// The gateway's question at handshake: is this charger registered, and with which password
+    /// hash? `None` for unknown; `Some(None)` for registered without a password.
+    pub async fn charger_password(&self, identity: &str) -> Result<Option<Option<String>>> {
+        let row = sqlx::query("SELECT password_hash FROM chargers WHERE identity = ?")
+            .bind(identity)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.get("password_hash")))
+    }
+
+    /// One page of the chargers a user may see, and how many there are in all.
+    pub async fn chargers_visible_to(
+        &self,
+        user_id: i64,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<ChargerRow>, i64)> {
+        let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) {VISIBLE_TO_USER}"))
+            .bind(user_id)
+            .fetch_one(&self.pool)
+            .await?;
+        let rows = sqlx::query_as(&format!(
+            "SELECT {CHARGER_COLUMNS} {VISIBLE_TO_USER} ORDER BY c.id LIMIT ? OFFSET ?"
+        ))
+        .bind(user_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok((rows, total))
+    }
+
+    /// A charger by uuid, if the user may see it.
+    pub async fn charger_visible_to(&self, user_id: i64, uuid: &str) -> Result<Option<ChargerRow>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {CHARGER_COLUMNS} {VISIBLE_TO_USER} AND c.uuid = ?"
+        ))
+        .bind(user_id)
+        .bind(uuid)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// Whether the charger has reported this connector (status or meter values).
+    pub async fn connector_known(&self, charger_id: i64, connector_id: i64) -> Result<bool> {
+        let known: Option<i64> = sqlx::query_scalar(
+            "SELECT 1 FROM connectors WHERE charger_id = ? AND connector_id = ?
+             UNION SELECT 1 FROM latest_meter_values WHERE charger_id = ? AND connector_id = ?",
+        )
+        .bind(charger_id)
+        .bind(connector_id)
+        .bind(charger_id)
+        .bind(connector_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(known.is_some())
+    }
+
+    /// Every stored latest meter value as (charger identity, connector id, `meterValue` JSON),
+    /// to warm the cache at start.
+    pub async fn latest_meter_values(&self) -> Result<Vec<(String, i64, String)>> {
+        let rows = sqlx::query(
+            "SELECT c.identity, m.connector_id, m.meter_value
+             FROM latest_meter_values m JOIN chargers c ON c.id = m.charger_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect())
+    }
+}
+
+/// The operators' default site, created on first use.
+async fn default_site(tx: &mut sqlx::SqliteConnection) -> Result<i64> {
+    let team = operators_team(tx).await?;
+    let existing: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM sites WHERE team_id = ? ORDER BY id LIMIT 1")
+            .bind(team)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if let Some(id) = existing {
+        return Ok(id);
+    }
+    let now = now_record_time();
+    Ok(sqlx::query_scalar(
+        "INSERT INTO sites (uuid, team_id, name, street, postal_code, house_number, city, country, created_at, updated_at)
+         VALUES (?, ?, 'Default site', '', '', 0, '', '', ?, ?) RETURNING id",
+    )
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(team)
+    .bind(&now)
+    .bind(&now)
+    .fetch_one(&mut *tx)
+    .await?)
+}

@@ -1,0 +1,334 @@
+//! What the materialiser learns from the bus, written to the store one batch per transaction.
+
+use crate::{Result, Store};
+use sqlx::SqliteConnection;
+
+/// A change of charger state, derived from one bus record. Times are record timestamps; `at` is
+/// when the gateway received the message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StateChange {
+    Connected {
+        identity: String,
+        session: String,
+        server: String,
+        at: String,
+    },
+    Disconnected {
+        identity: String,
+        session: String,
+        at: String,
+    },
+    Heartbeat {
+        identity: String,
+        at: String,
+    },
+    Booted {
+        identity: String,
+        vendor: String,
+        model: String,
+        serial_number: Option<String>,
+        firmware_version: Option<String>,
+        at: String,
+    },
+    Status {
+        identity: String,
+        connector_id: i64,
+        status: String,
+        error: String,
+        info: Option<String>,
+        vendor_id: Option<String>,
+        vendor_error_code: Option<String>,
+        at: String,
+    },
+    /// The newest reading of a connector, as the REST `meterValue` array.
+    MeterValue {
+        identity: String,
+        connector_id: i64,
+        meter_value: String,
+        at: String,
+    },
+    TransactionStarted {
+        identity: String,
+        ocpp_transaction_id: i64,
+        connector_id: i64,
+        id_tag: String,
+        meter_start: i64,
+        reservation_id: Option<i64>,
+        started_at: String,
+        at: String,
+    },
+    TransactionStopped {
+        identity: String,
+        ocpp_transaction_id: i64,
+        meter_stop: i64,
+        stopped_at: String,
+        reason: String,
+        at: String,
+    },
+}
+
+const CHARGER: &str = "(SELECT id FROM chargers WHERE identity = ?)";
+
+impl Store {
+    /// Applies a batch of changes in one transaction: all of them or none.
+    pub async fn apply(&self, changes: &[StateChange]) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        for change in changes {
+            apply_one(&mut tx, change).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()> {
+    use StateChange::*;
+    match change {
+        Connected {
+            identity,
+            session,
+            server,
+            at,
+        } => {
+            // A connect older than the one we know (from another gateway, say) changes nothing.
+            sqlx::query(
+                "UPDATE chargers SET connection_status = 'online', session = ?, server = ?,
+                 last_connection_at = ?, updated_at = ?
+                 WHERE identity = ? AND (last_connection_at IS NULL OR last_connection_at <= ?)",
+            )
+            .bind(session)
+            .bind(server)
+            .bind(at)
+            .bind(at)
+            .bind(identity)
+            .bind(at)
+            .execute(&mut *db)
+            .await?;
+        }
+        Disconnected {
+            identity,
+            session,
+            at,
+        } => {
+            // Only the current session going away takes the charger offline: the end of a
+            // session that a reconnect replaced is not a disconnection of the charger.
+            sqlx::query(
+                "UPDATE chargers SET connection_status = 'offline', last_disconnection_at = ?,
+                 updated_at = ? WHERE identity = ? AND session = ?",
+            )
+            .bind(at)
+            .bind(at)
+            .bind(identity)
+            .bind(session)
+            .execute(&mut *db)
+            .await?;
+        }
+        Heartbeat { identity, at } => {
+            sqlx::query(
+                "UPDATE chargers SET last_heartbeat_at = ?, updated_at = ? WHERE identity = ?",
+            )
+            .bind(at)
+            .bind(at)
+            .bind(identity)
+            .execute(&mut *db)
+            .await?;
+        }
+        Booted {
+            identity,
+            vendor,
+            model,
+            serial_number,
+            firmware_version,
+            at,
+        } => {
+            sqlx::query(
+                "UPDATE chargers SET vendor = ?, model = ?, serial_number = ?, firmware_version = ?,
+                 updated_at = ? WHERE identity = ?",
+            )
+            .bind(vendor)
+            .bind(model)
+            .bind(serial_number)
+            .bind(firmware_version)
+            .bind(at)
+            .bind(identity)
+            .execute(&mut *db)
+            .await?;
+        }
+        Status {
+            identity,
+            connector_id: 0,
+            status,
+            error,
+            info,
+            vendor_id,
+            vendor_error_code,
+            at,
+        } => {
+            // Connector 0 is the charger itself.
+            sqlx::query(
+                "UPDATE chargers SET status = ?, error = ?, error_info = ?, vendor_id = ?,
+                 vendor_error_code = ?, updated_at = ? WHERE identity = ?",
+            )
+            .bind(status)
+            .bind(error)
+            .bind(info)
+            .bind(vendor_id)
+            .bind(vendor_error_code)
+            .bind(at)
+            .bind(identity)
+            .execute(&mut *db)
+            .await?;
+        }
+        Status {
+            identity,
+            connector_id,
+            status,
+            error,
+            info,
+            vendor_id,
+            vendor_error_code,
+            at,
+        } => {
+            sqlx::query(&format!(
+                "INSERT INTO connectors (charger_id, connector_id, status, error, error_info,
+                   vendor_id, vendor_error_code, created_at, updated_at)
+                 SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM chargers WHERE identity = ?
+                 ON CONFLICT (charger_id, connector_id) DO UPDATE SET status = excluded.status,
+                   error = excluded.error, error_info = excluded.error_info,
+                   vendor_id = excluded.vendor_id, vendor_error_code = excluded.vendor_error_code,
+                   updated_at = excluded.updated_at"
+            ))
+            .bind(connector_id)
+            .bind(status)
+            .bind(error)
+            .bind(info)
+            .bind(vendor_id)
+            .bind(vendor_error_code)
+            .bind(at)
+            .bind(at)
+            .bind(identity)
+            .execute(&mut *db)
+            .await?;
+        }
+        MeterValue {
+            identity,
+            connector_id,
+            meter_value,
+            at,
+        } => {
+            sqlx::query(&format!(
+                "INSERT INTO latest_meter_values (charger_id, connector_id, meter_value, updated_at)
+                 SELECT id, ?, ?, ? FROM chargers WHERE identity = ?
+                 ON CONFLICT (charger_id, connector_id) DO UPDATE SET
+                   meter_value = excluded.meter_value, updated_at = excluded.updated_at"
+            ))
+            .bind(connector_id)
+            .bind(meter_value)
+            .bind(at)
+            .bind(identity)
+            .execute(&mut *db)
+            .await?;
+        }
+        TransactionStarted { .. } => start_transaction(db, change).await?,
+        TransactionStopped {
+            identity,
+            ocpp_transaction_id,
+            meter_stop,
+            stopped_at,
+            reason,
+            at,
+        } => {
+            let updated = sqlx::query(&format!(
+                "UPDATE transactions SET meter_stop = ?, stopped_at = ?, stop_reason = ?,
+                 updated_at = ? WHERE charger_id = {CHARGER} AND ocpp_transaction_id = ?"
+            ))
+            .bind(meter_stop)
+            .bind(stopped_at)
+            .bind(reason)
+            .bind(at)
+            .bind(identity)
+            .bind(ocpp_transaction_id)
+            .execute(&mut *db)
+            .await?;
+            if updated.rows_affected() == 0 {
+                tracing::warn!(%identity, ocpp_transaction_id, "StopTransaction for a transaction never started here");
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn start_transaction(db: &mut SqliteConnection, change: &StateChange) -> Result<()> {
+    let StateChange::TransactionStarted {
+        identity,
+        ocpp_transaction_id,
+        connector_id,
+        id_tag,
+        meter_start,
+        reservation_id,
+        started_at,
+        at,
+    } = change
+    else {
+        return Ok(());
+    };
+    let Some(charger_id): Option<i64> =
+        sqlx::query_scalar("SELECT id FROM chargers WHERE identity = ?")
+            .bind(identity)
+            .fetch_optional(&mut *db)
+            .await?
+    else {
+        return Ok(());
+    };
+    // The transaction's connector gets a row of its own even before any StatusNotification.
+    let connector: i64 = sqlx::query_scalar(
+        "INSERT INTO connectors (charger_id, connector_id, created_at, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (charger_id, connector_id) DO UPDATE SET connector_id = excluded.connector_id
+         RETURNING id",
+    )
+    .bind(charger_id)
+    .bind(connector_id)
+    .bind(at)
+    .bind(at)
+    .fetch_one(&mut *db)
+    .await?;
+    // A charger that retried its StartTransaction after the gateway forgot it (a restart) got a
+    // new id for the same transaction: keep one row and follow the id the charger now uses.
+    let retried = sqlx::query(
+        "UPDATE transactions SET ocpp_transaction_id = ?, updated_at = ?
+         WHERE charger_id = ? AND connector_id = ? AND id_tag = ? AND meter_start = ?
+           AND started_at = ? AND ocpp_transaction_id <> ?",
+    )
+    .bind(ocpp_transaction_id)
+    .bind(at)
+    .bind(charger_id)
+    .bind(connector_id)
+    .bind(id_tag)
+    .bind(meter_start)
+    .bind(started_at)
+    .bind(ocpp_transaction_id)
+    .execute(&mut *db)
+    .await?;
+    if retried.rows_affected() > 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO transactions (charger_id, charger_connector_id, connector_id,
+           ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING",
+    )
+    .bind(charger_id)
+    .bind(connector)
+    .bind(connector_id)
+    .bind(ocpp_transaction_id)
+    .bind(reservation_id)
+    .bind(id_tag)
+    .bind(meter_start)
+    .bind(started_at)
+    .bind(at)
+    .bind(at)
+    .execute(&mut *db)
+    .await?;
+    Ok(())
+}
