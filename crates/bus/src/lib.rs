@@ -5,9 +5,11 @@
 
 mod in_process;
 mod record;
+mod topics;
 
 pub use in_process::{InProcessBus, InProcessConfig};
 pub use record::{Delivered, Header, Message, Record};
+pub use topics::Topics;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -31,7 +31,10 @@ pub struct Record {
 impl Record {
     /// The value of the first header with this name.
     pub fn header(&self, name: &str) -> Option<&Bytes> {
-        self.headers.iter().find(|h| h.name == name).map(|h| &h.value)
+        self.headers
+            .iter()
+            .find(|h| h.name == name)
+            .map(|h| &h.value)
     }
 
     /// The header as UTF-8 text, if present and valid.

@@ -1,1 +1,8 @@
-//! wip
+//! The `cms` command's parts: `cms up` wiring and the admin commands, as a library so the
+//! end-to-end suite and the binary share them.
+#![forbid(unsafe_code)]
+
+pub mod admin;
+pub mod duration;
+pub mod observability;
+pub mod up;

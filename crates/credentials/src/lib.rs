@@ -121,7 +121,13 @@ mod tests {
 
     #[test]
     fn malformed_stored_hashes_are_reported() {
-        for bad in ["", "sha256$zz$00", "md5$00$00", "sha256$00", "sha256$0$00$x"] {
+        for bad in [
+            "",
+            "sha256$zz$00",
+            "md5$00$00",
+            "sha256$00",
+            "sha256$0$00$x",
+        ] {
             assert_eq!(
                 verify_secret("x", bad),
                 Err(CredentialError::MalformedHash),

@@ -1,1 +1,152 @@
-//! wip
+//! The OCPP-J gateway: terminates charger websockets in shards, answers each CALL, and publishes
+//! every charger message and connection event to the bus, keyed by charger identity.
+#![forbid(unsafe_code)]
+
+mod calls;
+mod directory;
+mod events;
+mod handshake;
+mod identity;
+mod metrics;
+mod session;
+mod shard;
+mod transactions;
+
+pub use directory::{ChargerDirectory, DirectoryError, Registration};
+pub use handshake::OCPP16;
+pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
+pub use metrics::DisconnectReason;
+
+use bytes::Bytes;
+use cms_bus::{Publisher, Topics};
+use dashmap::DashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    pub ocpp_addr: SocketAddr,
+    /// Threads, each with its own runtime and listener (SO_REUSEPORT); default = cores.
+    pub shards: usize,
+    /// Names this gateway in records and in the chargers' `server` field.
+    pub node_id: String,
+    pub topics: Topics,
+    /// The heartbeat interval given to chargers in the BootNotification answer.
+    pub heartbeat_interval: Duration,
+    /// How often a websocket ping is sent.
+    pub ping_interval: Duration,
+    /// A connection with no frame and no pong for this long is closed.
+    pub idle_timeout: Duration,
+    /// Largest frame (and message) accepted; a larger one closes the connection with 1009.
+    pub max_frame_size: usize,
+    pub handshake_timeout: Duration,
+}
+
+impl GatewayConfig {
+    pub fn new(ocpp_addr: SocketAddr, node_id: String, topics: Topics) -> Self {
+        GatewayConfig {
+            ocpp_addr,
+            shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            node_id,
+            topics,
+            heartbeat_interval: Duration::from_secs(300),
+            ping_interval: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(180),
+            max_frame_size: 64 * 1024,
+            handshake_timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// Small buffers: at tungstenite's defaults (128 KiB each) 100k idle chargers would cost
+    /// gigabytes. Frames of OCPP are a few hundred bytes to a few KiB.
+    fn websocket_config(&self) -> WebSocketConfig {
+        WebSocketConfig::default()
+            .read_buffer_size(4 * 1024)
+            .write_buffer_size(0)
+            .max_write_buffer_size(self.max_frame_size * 2 + 64 * 1024)
+            .max_message_size(Some(self.max_frame_size))
+            .max_frame_size(Some(self.max_frame_size))
+    }
+}
+
+/// What every shard shares.
+pub(crate) struct Shared {
+    config: GatewayConfig,
+    ws_config: WebSocketConfig,
+    node: Bytes,
+    topics: Topics,
+    bus: Arc<dyn Publisher>,
+    directory: Arc<dyn ChargerDirectory>,
+    /// Live sessions by charger: a newer connection replaces the older one.
+    sessions: DashMap<ChargerIdentity, session::SessionEntry>,
+    transaction_ids: transactions::TransactionIds,
+    metrics: metrics::GatewayMetrics,
+    shutdown: CancellationToken,
+}
+
+/// A running gateway.
+pub struct Gateway {
+    local_addr: SocketAddr,
+    shared: Arc<Shared>,
+    shards: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Gateway {
+    /// Binds the OCPP listener (one socket per shard) and starts serving.
+    pub fn start(
+        config: GatewayConfig,
+        directory: Arc<dyn ChargerDirectory>,
+        bus: Arc<dyn Publisher>,
+    ) -> std::io::Result<Gateway> {
+        let listeners = shard::bind(config.ocpp_addr, config.shards.max(1))?;
+        let local_addr = listeners[0].local_addr()?;
+        let shared = Arc::new(Shared {
+            ws_config: config.websocket_config(),
+            node: Bytes::from(config.node_id.clone()),
+            topics: config.topics,
+            config,
+            bus,
+            directory,
+            sessions: DashMap::new(),
+            transaction_ids: Default::default(),
+            metrics: metrics::GatewayMetrics::new(),
+            shutdown: CancellationToken::new(),
+        });
+        let shards = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(i, listener)| shard::spawn(i, listener, shared.clone()))
+            .collect::<std::io::Result<_>>()?;
+        tracing::info!(addr = %local_addr, shards = shared.config.shards, "OCPP gateway listening");
+        Ok(Gateway {
+            local_addr,
+            shared,
+            shards,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Live sessions now.
+    pub fn connected(&self) -> usize {
+        self.shared.sessions.len()
+    }
+
+    /// Stops accepting, closes every session with 1001 (each publishes its disconnect), and
+    /// returns when all shards are done.
+    pub async fn shutdown(self) {
+        self.shared.shutdown.cancel();
+        let shards = self.shards;
+        let _ = tokio::task::spawn_blocking(move || {
+            for shard in shards {
+                let _ = shard.join();
+            }
+        })
+        .await;
+    }
+}

@@ -87,6 +87,15 @@ impl fmt::Display for Violation {
 
 impl std::error::Error for Violation {}
 
+/// At most 40 characters of an offending value, so an error description stays small
+/// even when a charger sends a huge bad value.
+pub(crate) fn excerpt(text: &str) -> &str {
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +127,12 @@ mod tests {
         }
         assert_eq!(ErrorCode::from_name("OccurrenceConstraintViolation"), None);
         assert_eq!(ErrorCode::from_name("FormatViolation"), None);
+    }
+
+    #[test]
+    fn excerpt_keeps_at_most_40_characters() {
+        assert_eq!(excerpt("short"), "short");
+        assert_eq!(excerpt(&"é".repeat(100)), "é".repeat(40));
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::ops::Range;
 use serde::de::{Deserialize, Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::error::ErrorCode;
+use crate::error::{ErrorCode, excerpt};
 use crate::json::Key;
 
 pub use write::{call, call_error, call_result, write_json_str};
@@ -100,7 +100,7 @@ pub fn span_in(text: &str, part: &str) -> Range<usize> {
 
 /// Parses one OCPP-J frame; see the module docs for the rejection rules.
 pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
-    let elements: Elements<'_> = serde_json::from_str(text).map_err(|e| FrameError {
+    let Elements { items, len } = serde_json::from_str(text).map_err(|e| FrameError {
         message_id: None,
         code: ErrorCode::FormationViolation,
         description: match e.classify() {
@@ -108,7 +108,6 @@ pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
             _ => format!("frame is not valid JSON: {e}"),
         },
     })?;
-    let Elements { items, len } = elements;
     let message_id = items[1].and_then(raw_str);
     let fail = |description: String| FrameError {
         message_id: message_id
@@ -122,70 +121,102 @@ pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
     let Some(type_id) = items[0] else {
         return Err(fail("frame is an empty array".into()));
     };
-    let (kind, arity) = match type_id.get() {
-        "2" => ("CALL", 4),
-        "3" => ("CALLRESULT", 3),
-        "4" => ("CALLERROR", 5),
-        other => {
-            return Err(fail(format!(
-                "message type id must be 2, 3 or 4, got {}",
-                excerpt(other)
-            )));
-        }
-    };
-    if len != arity {
-        return Err(fail(format!("a {kind} has {arity} elements, got {len}")));
-    }
-    let Some(id) = message_id.as_deref() else {
-        return Err(fail("message id must be a string".into()));
-    };
-    if id.is_empty() {
-        return Err(fail("message id is empty".into()));
-    }
-    if id.chars().count() > MAX_MESSAGE_ID_LEN {
+    let Some(kind) = MessageType::from_raw(type_id) else {
+        let got = excerpt(type_id.get());
         return Err(fail(format!(
-            "message id is longer than {MAX_MESSAGE_ID_LEN} characters"
+            "message type id must be 2, 3 or 4, got {got}"
         )));
+    };
+    if len != kind.arity() {
+        let (name, arity) = (kind.name(), kind.arity());
+        return Err(fail(format!("a {name} has {arity} elements, got {len}")));
     }
-    // Arity was checked, so every element below exists.
+    match message_id.as_deref() {
+        None => return Err(fail("message id must be a string".into())),
+        Some("") => return Err(fail("message id is empty".into())),
+        Some(id) if id.chars().count() > MAX_MESSAGE_ID_LEN => {
+            let max = MAX_MESSAGE_ID_LEN;
+            return Err(fail(format!("message id is longer than {max} characters")));
+        }
+        Some(_) => {}
+    }
+
+    // The arity check guarantees every element read below exists.
     let element = |i: usize| items[i].expect("arity checked");
     let string = |i: usize, what: &str| {
         raw_str(element(i)).ok_or_else(|| fail(format!("{what} must be a string")))
     };
-    let object = |i: usize, what: &str| {
-        let raw = element(i);
-        if raw.get().starts_with('{') {
-            Ok(raw)
-        } else {
-            Err(fail(format!("{what} must be a JSON object")))
-        }
+    let object = |i: usize, what: &str| match element(i) {
+        raw if raw.get().starts_with('{') => Ok(raw),
+        _ => Err(fail(format!("{what} must be a JSON object"))),
     };
-    let frame = match kind {
-        "CALL" => {
+    Ok(match kind {
+        MessageType::Call => {
             let action = string(2, "action")?;
             let payload = object(3, "payload")?;
+            let message_id = message_id.expect("checked above");
             Frame::Call {
-                message_id: message_id.expect("checked above"),
+                message_id,
                 action,
                 payload,
             }
         }
-        "CALLRESULT" => Frame::CallResult {
-            payload: object(2, "payload")?,
-            message_id: message_id.expect("checked above"),
-        },
-        _ => {
-            let code = string(2, "error code")?;
-            let description = string(3, "error description")?;
-            Frame::CallError {
-                message_id: message_id.expect("checked above"),
-                code,
-                description,
-                details: element(4),
+        MessageType::CallResult => {
+            let payload = object(2, "payload")?;
+            let message_id = message_id.expect("checked above");
+            Frame::CallResult {
+                message_id,
+                payload,
             }
         }
-    };
-    Ok(frame)
+        MessageType::CallError => {
+            let code = string(2, "error code")?;
+            let description = string(3, "error description")?;
+            let message_id = message_id.expect("checked above");
+            let details = element(4);
+            Frame::CallError {
+                message_id,
+                code,
+                description,
+                details,
+            }
+        }
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum MessageType {
+    Call,
+    CallResult,
+    CallError,
+}
+
+impl MessageType {
+    /// Only the bare integers 2, 3 and 4; `2.0` or `"2"` are not type ids.
+    fn from_raw(raw: &RawValue) -> Option<MessageType> {
+        match raw.get() {
+            "2" => Some(MessageType::Call),
+            "3" => Some(MessageType::CallResult),
+            "4" => Some(MessageType::CallError),
+            _ => None,
+        }
+    }
+
+    fn arity(self) -> usize {
+        match self {
+            MessageType::Call => 4,
+            MessageType::CallResult => 3,
+            MessageType::CallError => 5,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            MessageType::Call => "CALL",
+            MessageType::CallResult => "CALLRESULT",
+            MessageType::CallError => "CALLERROR",
+        }
+    }
 }
 
 /// The string an element holds, borrowed unless it had escapes; `None` if not a string.
@@ -194,14 +225,6 @@ fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
         return None;
     }
     serde_json::from_str::<Key<'_>>(raw.get()).ok().map(|k| k.0)
-}
-
-/// At most 40 characters of a rejected element, so a description stays short.
-fn excerpt(text: &str) -> &str {
-    match text.char_indices().nth(40) {
-        Some((cut, _)) => &text[..cut],
-        None => text,
-    }
 }
 
 /// The first five elements of a frame array plus the total count; no allocation.

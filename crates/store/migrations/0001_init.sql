@@ -136,6 +136,8 @@ CREATE TABLE latest_meter_values (
     connector_id INTEGER NOT NULL,
     -- The REST form of the reading: the `meterValue` array, already normalised.
     meter_value  TEXT NOT NULL,
+    -- The newest sample time of the reading: an older reading sent late does not replace it.
+    measured_at  TEXT NOT NULL,
     updated_at   TEXT NOT NULL,
     PRIMARY KEY (charger_id, connector_id)
 );

@@ -1,6 +1,6 @@
 //! Users, their teams, and their personal access tokens.
 
-use crate::{now_record_time, Result, Store, StoreError};
+use crate::{Result, Store, StoreError, now_record_time};
 use cms_credentials::{hash_secret, random_token, verify_secret};
 use sqlx::Row;
 
@@ -126,7 +126,12 @@ impl Store {
 
     /// Mints a personal access token; the plain token is returned once and stored only hashed.
     /// Its form is `<id>|<40 random characters>`, as Laravel clients know it.
-    pub async fn create_token(&self, user_id: i64, name: &str, scopes: &[String]) -> Result<String> {
+    pub async fn create_token(
+        &self,
+        user_id: i64,
+        name: &str,
+        scopes: &[String],
+    ) -> Result<String> {
         if let Some(bad) = scopes.iter().find(|s| !Scope::KNOWN.contains(&s.as_str())) {
             return Err(StoreError::Conflict(format!(
                 "unknown scope {bad:?}; known scopes: {}",

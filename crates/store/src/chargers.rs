@@ -1,6 +1,6 @@
 //! Chargers: registration, the gateway's credential look-up, and the API's reads.
 
-use crate::{accounts::operators_team, now_record_time, Result, Store, StoreError};
+use crate::{Result, Store, StoreError, accounts::operators_team, now_record_time};
 use sqlx::Row;
 
 /// A charger to register.
@@ -12,6 +12,16 @@ pub struct NewCharger {
     pub password_hash: Option<String>,
     /// The site to put it in; `None` for the operators' default site.
     pub site_uuid: Option<String>,
+}
+
+/// The latest reading of a connector as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct StoredMeterValue {
+    pub identity: String,
+    pub connector_id: i64,
+    /// The REST `meterValue` array.
+    pub meter_value: String,
+    pub measured_at: String,
 }
 
 /// A charger as the API lists it.
@@ -42,7 +52,8 @@ pub struct ChargerRow {
     pub updated_at: String,
 }
 
-const CHARGER_COLUMNS: &str = "c.id, c.uuid, c.identity, c.reference, c.connection_status, c.status, c.error,
+const CHARGER_COLUMNS: &str =
+    "c.id, c.uuid, c.identity, c.reference, c.connection_status, c.status, c.error,
     c.error_info, c.vendor_id, c.vendor_error_code, c.firmware_version, c.server,
     c.last_connection_at, c.last_disconnection_at, c.last_heartbeat_at, c.setup_pending,
     c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro,
@@ -151,19 +162,14 @@ impl Store {
         Ok(known.is_some())
     }
 
-    /// Every stored latest meter value as (charger identity, connector id, `meterValue` JSON),
-    /// to warm the cache at start.
-    pub async fn latest_meter_values(&self) -> Result<Vec<(String, i64, String)>> {
-        let rows = sqlx::query(
-            "SELECT c.identity, m.connector_id, m.meter_value
+    /// Every stored latest meter value, to warm the cache at start.
+    pub async fn latest_meter_values(&self) -> Result<Vec<StoredMeterValue>> {
+        Ok(sqlx::query_as(
+            "SELECT c.identity, m.connector_id, m.meter_value, m.measured_at
              FROM latest_meter_values m JOIN chargers c ON c.id = m.charger_id",
         )
         .fetch_all(&self.pool)
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| (r.get(0), r.get(1), r.get(2)))
-            .collect())
+        .await?)
     }
 }
 

@@ -8,12 +8,12 @@ mod state;
 mod time;
 
 pub use accounts::{Scope, TokenOwner, User};
-pub use chargers::{ChargerRow, NewCharger};
+pub use chargers::{ChargerRow, NewCharger, StoredMeterValue};
 pub use state::StateChange;
 pub use time::{format_record_time, now_record_time};
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use std::path::Path;
 use std::time::Duration;
 

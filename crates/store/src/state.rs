@@ -45,6 +45,8 @@ pub enum StateChange {
         identity: String,
         connector_id: i64,
         meter_value: String,
+        /// Newest sample time in the reading (record timestamp form).
+        measured_at: String,
         at: String,
     },
     TransactionStarted {
@@ -214,16 +216,20 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
             identity,
             connector_id,
             meter_value,
+            measured_at,
             at,
         } => {
-            sqlx::query(&format!(
-                "INSERT INTO latest_meter_values (charger_id, connector_id, meter_value, updated_at)
-                 SELECT id, ?, ?, ? FROM chargers WHERE identity = ?
+            sqlx::query(
+                "INSERT INTO latest_meter_values (charger_id, connector_id, meter_value, measured_at, updated_at)
+                 SELECT id, ?, ?, ?, ? FROM chargers WHERE identity = ?
                  ON CONFLICT (charger_id, connector_id) DO UPDATE SET
-                   meter_value = excluded.meter_value, updated_at = excluded.updated_at"
-            ))
+                   meter_value = excluded.meter_value, measured_at = excluded.measured_at,
+                   updated_at = excluded.updated_at
+                 WHERE excluded.measured_at >= latest_meter_values.measured_at",
+            )
             .bind(connector_id)
             .bind(meter_value)
+            .bind(measured_at)
             .bind(at)
             .bind(identity)
             .execute(&mut *db)

@@ -33,7 +33,12 @@ async fn tokens_authenticate_only_with_their_secret() {
     let forged = format!("{id}|{}", "x".repeat(40));
     assert!(store.authenticate_token(&forged).await.unwrap().is_none());
     assert!(store.authenticate_token("garbage").await.unwrap().is_none());
-    assert!(store.create_token(user.id, "bad", &["root".into()]).await.is_err());
+    assert!(
+        store
+            .create_token(user.id, "bad", &["root".into()])
+            .await
+            .is_err()
+    );
 }
 
 #[tokio::test]
@@ -45,7 +50,10 @@ async fn chargers_are_unique_and_visible_to_operators_only() {
         ..Default::default()
     };
     let uuid = store.add_charger(&new).await.unwrap();
-    assert!(matches!(store.add_charger(&new).await, Err(StoreError::Conflict(_))));
+    assert!(matches!(
+        store.add_charger(&new).await,
+        Err(StoreError::Conflict(_))
+    ));
     let (page, total) = store.chargers_visible_to(operator.id, 25, 0).await.unwrap();
     assert_eq!((page.len(), total), (1, 1));
     assert_eq!(page[0].uuid, uuid);
@@ -57,7 +65,10 @@ async fn chargers_are_unique_and_visible_to_operators_only() {
         site_uuid: Some(uuid::Uuid::new_v4().to_string()),
         ..Default::default()
     };
-    assert!(matches!(store.add_charger(&missing_site).await, Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        store.add_charger(&missing_site).await,
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 #[tokio::test]
@@ -83,17 +94,35 @@ async fn a_replaced_session_ending_does_not_take_the_charger_offline() {
         at: at(t),
     };
     store
-        .apply(&[connected("s1", "01"), connected("s2", "02"), disconnected("s1", "03")])
+        .apply(&[
+            connected("s1", "01"),
+            connected("s2", "02"),
+            disconnected("s1", "03"),
+        ])
         .await
         .unwrap();
-    let charger = store.charger_visible_to(op.id, &uuid).await.unwrap().unwrap();
+    let charger = store
+        .charger_visible_to(op.id, &uuid)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(charger.connection_status, "online");
-    assert_eq!(charger.last_connection_at.as_deref(), Some(at("02").as_str()));
+    assert_eq!(
+        charger.last_connection_at.as_deref(),
+        Some(at("02").as_str())
+    );
     assert_eq!(charger.server.as_deref(), Some("gw-1"));
     store.apply(&[disconnected("s2", "04")]).await.unwrap();
-    let charger = store.charger_visible_to(op.id, &uuid).await.unwrap().unwrap();
+    let charger = store
+        .charger_visible_to(op.id, &uuid)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(charger.connection_status, "offline");
-    assert_eq!(charger.last_disconnection_at.as_deref(), Some(at("04").as_str()));
+    assert_eq!(
+        charger.last_disconnection_at.as_deref(),
+        Some(at("04").as_str())
+    );
 }
 
 #[tokio::test]
@@ -137,7 +166,7 @@ async fn a_retried_start_keeps_one_transaction_under_the_newest_id() {
 }
 
 #[tokio::test]
-async fn latest_meter_values_survive_a_reopen() {
+async fn the_newest_reading_survives_a_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).await.unwrap();
     store
@@ -147,17 +176,30 @@ async fn latest_meter_values_survive_a_reopen() {
         })
         .await
         .unwrap();
-    let reading = |v: &str| StateChange::MeterValue {
+    let reading = |v: &str, measured: &str| StateChange::MeterValue {
         identity: "CP-1".into(),
         connector_id: 1,
         meter_value: v.into(),
-        at: at("05"),
+        measured_at: at(measured),
+        at: at("30"),
     };
-    store.apply(&[reading("[1]"), reading("[2]")]).await.unwrap();
+    // The second reading is newer; the third arrives last but was measured earlier.
+    store
+        .apply(&[
+            reading("[1]", "01"),
+            reading("[2]", "03"),
+            reading("[3]", "02"),
+        ])
+        .await
+        .unwrap();
     store.close().await;
     let reopened = Store::open(dir.path()).await.unwrap();
+    let stored = reopened.latest_meter_values().await.unwrap();
+    assert_eq!(stored.len(), 1);
     assert_eq!(
-        reopened.latest_meter_values().await.unwrap(),
-        vec![("CP-1".to_string(), 1, "[2]".to_string())]
+        (stored[0].identity.as_str(), stored[0].connector_id),
+        ("CP-1", 1)
     );
+    assert_eq!(stored[0].meter_value, "[2]");
+    assert_eq!(stored[0].measured_at, at("03"));
 }

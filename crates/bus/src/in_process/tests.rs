@@ -45,7 +45,10 @@ async fn unknown_topics_and_closed_bus_are_errors() {
     ));
     assert!(bus.subscribe("g", &["nope"]).is_err());
     bus.close();
-    assert_eq!(bus.publish(record("a", "k", "v")).await, Err(BusError::Closed));
+    assert_eq!(
+        bus.publish(record("a", "k", "v")).await,
+        Err(BusError::Closed)
+    );
 }
 
 #[tokio::test]
@@ -63,7 +66,10 @@ async fn a_full_queue_makes_the_publisher_wait_until_the_consumer_reads() {
         async move { bus.publish(record("a", "k", "3")).await }
     });
     tokio::task::yield_now().await;
-    assert!(!third.is_finished(), "publish must wait while the queue is full");
+    assert!(
+        !third.is_finished(),
+        "publish must wait while the queue is full"
+    );
     let mut out = Vec::new();
     sub.next_batch(&mut out, 1).await.unwrap();
     assert_eq!(third.await.unwrap().unwrap().offset, 2);
@@ -74,7 +80,9 @@ async fn closing_drains_what_was_taken_before_the_end() {
     let bus = InProcessBus::new(InProcessConfig::default(), &["a"]);
     let mut sub = bus.subscribe("g", &["a"]).unwrap();
     for i in 0..100 {
-        bus.publish(record("a", &format!("CP{i}"), "v")).await.unwrap();
+        bus.publish(record("a", &format!("CP{i}"), "v"))
+            .await
+            .unwrap();
     }
     bus.close();
     let mut out = Vec::new();

@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 
 use super::spec_enum::SpecEnum;
 use super::timestamp::parse_timestamp;
-use crate::error::{ErrorCode, Violation};
+use crate::error::{ErrorCode, Violation, excerpt};
 use crate::json::{Json, Number};
 
 /// Where a value sits in the payload, e.g. `meterValue[0].sampledValue[2].measurand`.
@@ -48,14 +48,6 @@ pub(crate) fn violation(
         _ => format!("{path}: {message}"),
     };
     Violation::new(code, description)
-}
-
-/// At most 40 characters of an offending value, so a CALLERROR stays small.
-pub(crate) fn excerpt(text: &str) -> &str {
-    match text.char_indices().nth(40) {
-        Some((cut, _)) => &text[..cut],
-        None => text,
-    }
 }
 
 fn wrong_type(path: &Path<'_>, expected: &str, got: &Json<'_>) -> Violation {

@@ -12,6 +12,8 @@ mod timestamp;
 mod transaction;
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 
 pub use charge_point::{BootNotificationRequest, DataTransferRequest};
@@ -130,7 +132,15 @@ impl Request<'_> {
 }
 
 /// Parses and validates a CALL payload of a known action against its 1.6 JSON schema.
-/// The view borrows from `payload`; see `extract` for the error-code mapping.
+/// The view borrows from `payload` (strings are copied only if they held JSON escapes).
+///
+/// Violations: payload not JSON or not an object, or a property the schema does not
+/// list → `FormationViolation`; a field of the wrong JSON type (including `1.5` or
+/// `1.0` for an integer) → `TypeConstraintViolation`; a required field missing, or
+/// an empty array where the schema has `minItems: 1` → `OccurenceConstraintViolation`;
+/// a value outside its enumeration, a string over its maxLength (in characters), an
+/// integer beyond 32 bits or below a connectorId's minimum, or a malformed date-time
+/// → `PropertyConstraintViolation`. The description starts with the field path.
 pub fn parse_request<'a>(action: Action, payload: &'a str) -> Result<Request<'a>, Violation> {
     let json: Json<'a> = serde_json::from_str(payload).map_err(|e| {
         Violation::new(

@@ -1,0 +1,180 @@
+//! MeterValues CALL parsing: serde_json vs simd-json into the borrowed tree, and the full
+//! production path (`parse_frame` + `parse_request`, validation included).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use cms_ocpp::v16::{Action, Request, parse_request};
+use cms_ocpp::{Frame, Json, parse_frame};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+/// One sampled value as a charger writes it (all attributes spelled out).
+fn sample(value: &str, measurand: &str, phase: Option<&str>, location: &str, unit: &str) -> String {
+    let phase = phase
+        .map(|p| format!(r#","phase":"{p}""#))
+        .unwrap_or_default();
+    format!(
+        r#"{{"value":"{value}","context":"Sample.Periodic","format":"Raw","measurand":"{measurand}"{phase},"location":"{location}","unit":"{unit}"}}"#
+    )
+}
+
+fn frame(message_id: &str, samples: &[String]) -> String {
+    format!(
+        r#"[2,"{message_id}","MeterValues",{{"connectorId":1,"transactionId":18342,"meterValue":[{{"timestamp":"2026-11-21T10:15:00.000Z","sampledValue":[{}]}}]}}]"#,
+        samples.join(",")
+    )
+}
+
+fn energy() -> String {
+    sample(
+        "15243.7",
+        "Energy.Active.Import.Register",
+        None,
+        "Outlet",
+        "Wh",
+    )
+}
+
+fn power() -> String {
+    sample("10987.2", "Power.Active.Import", None, "Outlet", "W")
+}
+
+fn soc() -> String {
+    sample("63", "SoC", None, "EV", "Percent")
+}
+
+/// A three-phase AC charger's full periodic sample set.
+fn three_phase() -> Vec<String> {
+    vec![
+        energy(),
+        power(),
+        sample("15.92", "Current.Import", Some("L1"), "Outlet", "A"),
+        sample("15.87", "Current.Import", Some("L2"), "Outlet", "A"),
+        sample("15.95", "Current.Import", Some("L3"), "Outlet", "A"),
+        sample("230.4", "Voltage", Some("L1-N"), "Outlet", "V"),
+        sample("231.1", "Voltage", Some("L2-N"), "Outlet", "V"),
+        sample("229.8", "Voltage", Some("L3-N"), "Outlet", "V"),
+        sample("16.00", "Current.Offered", None, "Outlet", "A"),
+        sample("11040", "Power.Offered", None, "Outlet", "W"),
+        sample("38.5", "Temperature", None, "Body", "Celsius"),
+        soc(),
+    ]
+}
+
+/// Escapes in the message id and an OCMF signed-meter value (JSON inside a string).
+fn escaped() -> String {
+    let signed = r#"{"value":"OCMF|{\"FV\":\"1.0\",\"GI\":\"Ger\u00e4t 7\",\"RD\":[{\"RV\":15.2437,\"RU\":\"kWh\"}]}|{\"SA\":\"ECDSA-secp256r1-SHA256\",\"SD\":\"3045022100c4\"}","context":"Sample.Periodic","format":"SignedData","measurand":"Energy.Active.Import.Register","location":"Outlet","unit":"kWh"}"#;
+    frame(
+        r#"caf\u00e9-\"7\"-42"#,
+        &[energy(), power(), signed.to_owned()],
+    )
+}
+
+fn frames() -> Vec<(&'static str, String)> {
+    let twelve = three_phase();
+    assert_eq!(twelve.len(), 12);
+    let three = vec![energy(), power(), soc()];
+    let frames = vec![
+        (
+            "1_sample",
+            frame("a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5d", &[energy()]),
+        ),
+        (
+            "3_samples",
+            frame("a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5e", &three),
+        ),
+        (
+            "12_samples",
+            frame("a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c5f", &twelve),
+        ),
+        ("escaped", escaped()),
+    ];
+    // Every frame must pass the production path, or the numbers mean nothing.
+    for (name, text) in &frames {
+        let sampled = production(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(sampled >= 1, "{name}");
+    }
+    frames
+}
+
+/// parse_frame + parse_request; returns the number of sampled values seen.
+fn production(text: &str) -> Result<usize, String> {
+    let frame = parse_frame(text).map_err(|e| e.to_string())?;
+    let Frame::Call {
+        action, payload, ..
+    } = frame
+    else {
+        return Err("not a CALL".into());
+    };
+    let action = Action::from_name(&action).ok_or("unknown action")?;
+    match parse_request(action, payload.get()).map_err(|e| e.to_string())? {
+        Request::MeterValues(m) => Ok(m.meter_value.iter().map(|v| v.sampled_value.len()).sum()),
+        _ => Err("not MeterValues".into()),
+    }
+}
+
+/// simd-json rewrites its input, so each run works on a fresh copy of the charger's bytes.
+fn refill(scratch: &mut Vec<u8>, text: &str) {
+    scratch.clear();
+    scratch.extend_from_slice(text.as_bytes());
+}
+
+fn meter_values(c: &mut Criterion) {
+    for (name, text) in frames() {
+        let mut group = c.benchmark_group(format!("meter_values/{name}"));
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        let mut scratch = Vec::with_capacity(text.len());
+        let mut buffers = simd_json::Buffers::new(text.len());
+
+        group.bench_function(BenchmarkId::from_parameter("serde_json_tree"), |b| {
+            b.iter(|| {
+                let tree: Json<'_> = serde_json::from_str(black_box(&text)).unwrap();
+                black_box(&tree);
+            })
+        });
+        group.bench_function(BenchmarkId::from_parameter("simd_json_serde_tree"), |b| {
+            b.iter(|| {
+                refill(&mut scratch, black_box(&text));
+                let tree: Json<'_> = simd_json::serde::from_slice(&mut scratch).unwrap();
+                black_box(&tree);
+            })
+        });
+        group.bench_function(
+            BenchmarkId::from_parameter("simd_json_serde_tree_reused_buffers"),
+            |b| {
+                b.iter(|| {
+                    refill(&mut scratch, black_box(&text));
+                    let tree: Json<'_> =
+                        simd_json::serde::from_slice_with_buffers(&mut scratch, &mut buffers)
+                            .unwrap();
+                    black_box(&tree);
+                })
+            },
+        );
+        group.bench_function(
+            BenchmarkId::from_parameter("simd_json_borrowed_value"),
+            |b| {
+                b.iter(|| {
+                    refill(&mut scratch, black_box(&text));
+                    let value = simd_json::to_borrowed_value(&mut scratch).unwrap();
+                    black_box(&value);
+                })
+            },
+        );
+        group.bench_function(
+            BenchmarkId::from_parameter("parse_frame+parse_request"),
+            |b| b.iter(|| black_box(production(black_box(&text)).unwrap())),
+        );
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(500))
+        .sample_size(30);
+    targets = meter_values
+}
+criterion_main!(benches);

@@ -1,0 +1,81 @@
+//! The API's errors in the reference's shapes: `{"message": ...}` plus, for validation, an
+//! `errors` map keyed by field. Server-side detail is logged, never sent.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+#[derive(Debug)]
+pub enum ApiError {
+    Unauthenticated,
+    Forbidden,
+    NotFound(String),
+    MethodNotAllowed,
+    Validation(BTreeMap<String, Vec<String>>),
+    Internal(String),
+}
+
+impl ApiError {
+    /// A validation failure of one field.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        ApiError::Validation(BTreeMap::from([(field.to_string(), vec![message.into()])]))
+    }
+
+    pub fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<cms_store::StoreError> for ApiError {
+    fn from(e: cms_store::StoreError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status_code();
+        let body = match self {
+            ApiError::Unauthenticated => json!({"message": "Unauthenticated."}),
+            ApiError::Forbidden => json!({"message": "This action is unauthorized."}),
+            ApiError::NotFound(message) => json!({"message": message}),
+            ApiError::MethodNotAllowed => {
+                json!({"message": "The method is not supported for this route."})
+            }
+            ApiError::Validation(errors) => {
+                // Laravel's summary: the first message, plus how many more there are.
+                let first = errors
+                    .values()
+                    .flatten()
+                    .next()
+                    .cloned()
+                    .unwrap_or_default();
+                let more = errors
+                    .values()
+                    .map(Vec::len)
+                    .sum::<usize>()
+                    .saturating_sub(1);
+                let message = match more {
+                    0 => first,
+                    1 => format!("{first} (and 1 more error)"),
+                    n => format!("{first} (and {n} more errors)"),
+                };
+                json!({"message": message, "errors": errors})
+            }
+            ApiError::Internal(detail) => {
+                tracing::error!(%detail, "request failed");
+                json!({"message": "Server Error"})
+            }
+        };
+        (status, Json(body)).into_response()
+    }
+}

@@ -1,0 +1,230 @@
+//! Consumes the gateway's topics into the latest-value cache and the store. A batch is
+//! committed on the bus only after the store has it, so a crash replays rather than loses.
+
+use crate::cache::{LatestReading, LatestValueCache};
+use crate::normalise::rest_meter_values;
+use bytes::Bytes;
+use chrono::{DateTime, SecondsFormat, Utc};
+use cms_bus::{Message, Subscriber, Topics};
+use cms_ocpp::v16::{Action, Request, parse_request};
+use cms_store::{StateChange, Store};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Records taken from the bus per store transaction.
+const BATCH: usize = 1024;
+
+pub struct Materialiser {
+    pub store: Store,
+    pub cache: Arc<LatestValueCache>,
+    pub topics: Topics,
+}
+
+impl Materialiser {
+    /// Runs until the bus is closed and drained.
+    pub async fn run(self, mut subscriber: Box<dyn Subscriber>) {
+        let records = metrics::counter!("cms_materialiser_records_total");
+        let batch_latency = metrics::histogram!("cms_materialiser_batch_seconds");
+        let mut batch = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            match subscriber.next_batch(&mut batch, BATCH).await {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read the bus; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            }
+            let started = Instant::now();
+            let changes = self.changes_of(&batch);
+            self.store_until_done(&changes).await;
+            for last in last_of_each_partition(&batch) {
+                if let Err(e) = subscriber.commit(last) {
+                    tracing::warn!(error = %e, "commit failed; records may be replayed");
+                }
+            }
+            records.increment(batch.len() as u64);
+            batch_latency.record(started.elapsed());
+        }
+        tracing::info!("materialiser drained");
+    }
+
+    /// The store is the record: retry until it takes the batch, holding the bus back meanwhile.
+    async fn store_until_done(&self, changes: &[StateChange]) {
+        let mut delay = Duration::from_millis(100);
+        while let Err(e) = self.store.apply(changes).await {
+            metrics::counter!("cms_materialiser_store_errors_total").increment(1);
+            tracing::error!(error = %e, retry_in = ?delay, "store write failed");
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(5));
+        }
+    }
+
+    /// The state changes of a batch, readings coalesced to the newest per connector.
+    fn changes_of(&self, batch: &[Message]) -> Vec<StateChange> {
+        let mut changes = Vec::with_capacity(batch.len());
+        let mut reading_at: HashMap<(String, i64), usize> = HashMap::new();
+        for message in batch {
+            let Some(change) = self.change_of(message) else {
+                continue;
+            };
+            if let StateChange::MeterValue {
+                identity,
+                connector_id,
+                ..
+            } = &change
+            {
+                let key = (identity.clone(), *connector_id);
+                if let Some(i) = reading_at.get(&key) {
+                    changes[*i] = change;
+                    continue;
+                }
+                reading_at.insert(key, changes.len());
+            }
+            changes.push(change);
+        }
+        changes
+    }
+
+    fn change_of(&self, message: &Message) -> Option<StateChange> {
+        let record = &message.record;
+        let identity = std::str::from_utf8(&record.key).ok()?.to_string();
+        let change = if record.topic == self.topics.connections {
+            connection_change(identity, &record.value)
+        } else if record.topic == self.topics.messages {
+            let action = Action::from_name(record.header_str("action")?)?;
+            let at = record_time(record.header_str("received_at"));
+            let transaction_id = record
+                .header_str("transaction_id")
+                .and_then(|v| v.parse().ok());
+            self.message_change(identity, action, &record.value, at, transaction_id)
+        } else {
+            None
+        };
+        if change.is_none() {
+            tracing::trace!(topic = %record.topic, offset = message.offset, "record without state change");
+        }
+        change
+    }
+
+    fn message_change(
+        &self,
+        identity: String,
+        action: Action,
+        payload: &Bytes,
+        at: String,
+        transaction_id: Option<i64>,
+    ) -> Option<StateChange> {
+        let text = std::str::from_utf8(payload).ok()?;
+        let request = match parse_request(action, text) {
+            Ok(request) => request,
+            Err(v) => {
+                // The gateway validated it; a record that fails here came from elsewhere.
+                tracing::warn!(%identity, action = action.as_str(), error = %v.description, "skipping invalid record");
+                return None;
+            }
+        };
+        Some(match request {
+            Request::Heartbeat => StateChange::Heartbeat { identity, at },
+            Request::BootNotification(boot) => StateChange::Booted {
+                identity,
+                vendor: boot.charge_point_vendor.into_owned(),
+                model: boot.charge_point_model.into_owned(),
+                serial_number: boot
+                    .charge_point_serial_number
+                    .or(boot.charge_box_serial_number)
+                    .map(|s| s.into_owned()),
+                firmware_version: boot.firmware_version.map(|s| s.into_owned()),
+                at,
+            },
+            Request::StatusNotification(status) => StateChange::Status {
+                identity,
+                connector_id: status.connector_id.into(),
+                status: status.status.as_str().to_string(),
+                error: status.error_code.as_str().to_string(),
+                info: status.info.map(|s| s.into_owned()),
+                vendor_id: status.vendor_id.map(|s| s.into_owned()),
+                vendor_error_code: status.vendor_error_code.map(|s| s.into_owned()),
+                at,
+            },
+            Request::MeterValues(values) => {
+                let (json, newest) = rest_meter_values(&values.meter_value);
+                let measured_at = record_time_of(newest?);
+                let reading = LatestReading {
+                    measured_at: measured_at.clone(),
+                    meter_value: Bytes::from(json.clone()),
+                };
+                if !self.cache.offer(&identity, values.connector_id, reading) {
+                    return None;
+                }
+                StateChange::MeterValue {
+                    identity,
+                    connector_id: values.connector_id.into(),
+                    meter_value: json,
+                    measured_at,
+                    at,
+                }
+            }
+            Request::StartTransaction(start) => StateChange::TransactionStarted {
+                identity,
+                ocpp_transaction_id: transaction_id?,
+                connector_id: start.connector_id.into(),
+                id_tag: start.id_tag.into_owned(),
+                meter_start: start.meter_start.into(),
+                reservation_id: start.reservation_id.map(Into::into),
+                started_at: record_time_of(start.timestamp),
+                at,
+            },
+            Request::StopTransaction(stop) => StateChange::TransactionStopped {
+                identity,
+                ocpp_transaction_id: stop.transaction_id.into(),
+                meter_stop: stop.meter_stop.into(),
+                stopped_at: record_time_of(stop.timestamp),
+                reason: stop.reason().as_str().to_string(),
+                at,
+            },
+            _ => return None,
+        })
+    }
+}
+
+fn connection_change(identity: String, value: &Bytes) -> Option<StateChange> {
+    let event: serde_json::Value = serde_json::from_slice(value).ok()?;
+    let session = event["session"].as_str()?.to_string();
+    let at = record_time(event["at"].as_str());
+    match event["event"].as_str()? {
+        "connected" => Some(StateChange::Connected {
+            identity,
+            session,
+            server: event["gateway"].as_str().unwrap_or_default().to_string(),
+            at,
+        }),
+        "disconnected" => Some(StateChange::Disconnected {
+            identity,
+            session,
+            at,
+        }),
+        _ => None,
+    }
+}
+
+/// A gateway timestamp in record form (now, if absent or unreadable).
+fn record_time(text: Option<&str>) -> String {
+    let parsed = text.and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+    record_time_of(parsed.map_or_else(Utc::now, |t| t.with_timezone(&Utc)))
+}
+
+fn record_time_of(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
+    let mut last: HashMap<(&str, i32), &Message> = HashMap::new();
+    for message in batch {
+        last.insert((&message.record.topic, message.partition), message);
+    }
+    last.into_values().collect()
+}

@@ -1,0 +1,27 @@
+//! Topic names, derived from one prefix so that several deployments can share a cluster.
+
+/// The topics gateways write and API replicas read: the contract between them.
+#[derive(Debug, Clone, Copy)]
+pub struct Topics {
+    /// Every CALL a charger sent and the gateway accepted; value = the charger's payload bytes.
+    pub messages: &'static str,
+    /// Connect and disconnect events; value = a JSON document.
+    pub connections: &'static str,
+}
+
+impl Topics {
+    /// `<prefix>.ocpp.messages` and `<prefix>.ocpp.connections`.
+    pub fn with_prefix(prefix: &str) -> Topics {
+        // Topic names live as long as the process; leaking two short strings once saves a copy
+        // of the topic name in every record.
+        let leak = |name: String| -> &'static str { Box::leak(name.into_boxed_str()) };
+        Topics {
+            messages: leak(format!("{prefix}.ocpp.messages")),
+            connections: leak(format!("{prefix}.ocpp.connections")),
+        }
+    }
+
+    pub fn all(&self) -> [&'static str; 2] {
+        [self.messages, self.connections]
+    }
+}

@@ -1,0 +1,94 @@
+//! Admin commands that work on the data directory, also while `cms up` runs on it (SQLite in
+//! WAL mode lets both processes in; the service reads what they write at once).
+
+use cms_credentials::{check_charger_password, hash_secret};
+use cms_gateway::ChargerIdentity;
+use cms_store::{NewCharger, Scope, Store};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct TokenCreateArgs {
+    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
+    pub data_dir: PathBuf,
+    /// The user's e-mail; the user (and a personal team) is created when absent.
+    #[arg(long)]
+    pub email: String,
+    /// A name to recognise the token by.
+    #[arg(long)]
+    pub name: String,
+    /// Comma-separated scopes; default: all (`*`).
+    #[arg(long, value_delimiter = ',', default_value = Scope::ALL)]
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChargerAddArgs {
+    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
+    pub data_dir: PathBuf,
+    /// The identity the charger connects with: ws://.../ocpp/{identity}.
+    #[arg(long)]
+    pub identity: String,
+    /// Basic-auth password (security profile 1), 16 to 40 characters; none: no auth.
+    #[arg(long, env = "CMS_CHARGER_PASSWORD")]
+    pub password: Option<String>,
+    /// The site to put it in; default: the operators' default site.
+    #[arg(long)]
+    pub site: Option<String>,
+    /// A free-text reference shown in the API.
+    #[arg(long)]
+    pub reference: Option<String>,
+}
+
+/// Prints the new token as the last line of stdout.
+pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
+    if !args.email.contains('@') {
+        return Err(format!("{:?} is not an e-mail address", args.email));
+    }
+    let store = Store::open(&args.data_dir)
+        .await
+        .map_err(|e| e.to_string())?;
+    let user = store
+        .ensure_user(&args.email)
+        .await
+        .map_err(|e| e.to_string())?;
+    let scopes: Vec<String> = args.scopes.iter().map(|s| s.trim().to_string()).collect();
+    let token = store
+        .create_token(user.id, &args.name, &scopes)
+        .await
+        .map_err(|e| e.to_string())?;
+    store.close().await;
+    println!(
+        "Personal access token {:?} for {} (scopes: {}). It is shown only once:",
+        args.name,
+        user.email,
+        scopes.join(",")
+    );
+    println!("{token}");
+    Ok(())
+}
+
+/// Prints the new charger's uuid as the last line of stdout.
+pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
+    let identity = ChargerIdentity::parse(&args.identity).map_err(|e| e.to_string())?;
+    let password_hash = match &args.password {
+        Some(password) => {
+            check_charger_password(password).map_err(|e| e.to_string())?;
+            Some(hash_secret(password))
+        }
+        None => None,
+    };
+    let store = Store::open(&args.data_dir)
+        .await
+        .map_err(|e| e.to_string())?;
+    let new = NewCharger {
+        identity: identity.to_string(),
+        reference: args.reference,
+        password_hash,
+        site_uuid: args.site,
+    };
+    let uuid = store.add_charger(&new).await.map_err(|e| e.to_string())?;
+    store.close().await;
+    println!("Charger {identity} registered; it connects to ws://<ocpp-addr>/ocpp/{identity}");
+    println!("{uuid}");
+    Ok(())
+}

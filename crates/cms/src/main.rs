@@ -1,0 +1,69 @@
+//! `cms`: a Charging Management Service for EV chargers (OCPP 1.6J).
+
+use clap::{Parser, Subcommand};
+use cms::admin::{ChargerAddArgs, TokenCreateArgs};
+use cms::up::UpArgs;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "cms",
+    version,
+    about = "Charging Management Service for EV chargers (OCPP 1.6J)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run everything in one process on embedded defaults (in-process bus, SQLite).
+    Up(UpArgs),
+    /// Personal access tokens for the REST API.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Chargers that may connect.
+    #[command(subcommand)]
+    Charger(ChargerCommand),
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a token (and its user, when new); prints the token last.
+    Create(TokenCreateArgs),
+}
+
+#[derive(Subcommand)]
+enum ChargerCommand {
+    /// Register a charger; prints its uuid last.
+    Add(ChargerAddArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Up(args) => cms::up::run(args).await.map_err(|e| e.to_string()),
+            Command::Token(TokenCommand::Create(args)) => cms::admin::token_create(args).await,
+            Command::Charger(ChargerCommand::Add(args)) => cms::admin::charger_add(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

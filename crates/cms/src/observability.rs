@@ -1,0 +1,44 @@
+//! Logs (tracing, to stderr) and metrics (Prometheus), set up once per process.
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::sync::OnceLock;
+
+/// Installs the Prometheus recorder (once) and returns the handle that renders `/metrics`.
+/// Must run before any metric handle is made, or that handle records nowhere.
+pub fn metrics() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            // Latencies from 50 µs to 10 s: loopback publishes sit at the low end, a struggling
+            // broker at the high end.
+            let buckets = [
+                0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ];
+            PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &buckets)
+                .expect("buckets are not empty")
+                .install_recorder()
+                .expect("no other metrics recorder is installed")
+        })
+        .clone()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`).
+pub fn init_logs(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}

@@ -1,0 +1,158 @@
+//! `cms up`: the whole service in one process on embedded defaults: gateway shards, the
+//! in-process bus, the materialiser and the REST API over SQLite in the data directory.
+
+use crate::duration::parse_duration;
+use crate::observability::{self, LogFormat};
+use cms_api::{Api, ApiConfig};
+use cms_bus::{BoxFuture, Bus, BusError, InProcessBus, InProcessConfig, Topics};
+use cms_gateway::{ChargerDirectory, DirectoryError, Gateway, GatewayConfig, Registration};
+use cms_store::Store;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct UpArgs {
+    /// Where the SQLite store lives (created when missing).
+    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
+    pub data_dir: PathBuf,
+    /// REST API, /healthz, /readyz and /metrics.
+    #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
+    pub http_addr: SocketAddr,
+    /// Where chargers connect: ws://OCPP_ADDR/ocpp/{identity}.
+    #[arg(long, env = "CMS_OCPP_ADDR", default_value = "127.0.0.1:9000")]
+    pub ocpp_addr: SocketAddr,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
+    #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+/// Gateway settings, shared by `cms up` and (later) `cms gateway`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GatewayArgs {
+    /// Connection shards (threads with their own listener); default: one per core.
+    #[arg(long, env = "CMS_SHARDS")]
+    pub shards: Option<usize>,
+    /// Heartbeat interval given to chargers at boot.
+    #[arg(long, env = "CMS_HEARTBEAT_INTERVAL", default_value = "300s", value_parser = parse_duration)]
+    pub heartbeat_interval: Duration,
+    /// How often the gateway pings each charger.
+    #[arg(long, env = "CMS_WS_PING_INTERVAL", default_value = "60s", value_parser = parse_duration)]
+    pub ws_ping_interval: Duration,
+    /// A charger silent (no frame, no pong) this long is disconnected.
+    #[arg(long, env = "CMS_WS_IDLE_TIMEOUT", default_value = "180s", value_parser = parse_duration)]
+    pub ws_idle_timeout: Duration,
+    /// Largest websocket frame accepted, in bytes; larger closes the connection with 1009.
+    #[arg(long, env = "CMS_MAX_FRAME_SIZE", default_value_t = 64 * 1024)]
+    pub max_frame_size: usize,
+    /// This gateway's name in records and in the chargers' `server` field; default: hostname.
+    #[arg(long, env = "CMS_NODE_ID")]
+    pub node_id: Option<String>,
+    /// Topics are named `<prefix>.ocpp.messages` and `<prefix>.ocpp.connections`.
+    #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
+    pub topic_prefix: String,
+}
+
+impl GatewayArgs {
+    pub fn config(&self, ocpp_addr: SocketAddr) -> GatewayConfig {
+        let node_id = self.node_id.clone().unwrap_or_else(hostname);
+        let mut config =
+            GatewayConfig::new(ocpp_addr, node_id, Topics::with_prefix(&self.topic_prefix));
+        if let Some(shards) = self.shards {
+            config.shards = shards.max(1);
+        }
+        config.heartbeat_interval = self.heartbeat_interval;
+        config.ping_interval = self.ws_ping_interval;
+        config.idle_timeout = self.ws_idle_timeout;
+        config.max_frame_size = self.max_frame_size;
+        config
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "cms".to_string())
+}
+
+/// The gateway's charger directory in `cms up`: the store itself, read at each handshake, so a
+/// charger added by `cms charger add` (another process) can connect at once.
+pub struct StoreDirectory(pub Store);
+
+impl ChargerDirectory for StoreDirectory {
+    fn lookup<'a>(
+        &'a self,
+        identity: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Registration>, DirectoryError>> {
+        Box::pin(async move {
+            let found = self.0.charger_password(identity).await;
+            let found = found.map_err(|e| DirectoryError(e.to_string()))?;
+            Ok(found.map(|password_hash| Registration { password_hash }))
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpError {
+    #[error(transparent)]
+    Store(#[from] cms_store::StoreError),
+    #[error(transparent)]
+    Api(#[from] cms_api::ApiStartError),
+    #[error("cannot listen for chargers on {addr}: {source}")]
+    Gateway {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Bus(#[from] BusError),
+}
+
+/// Runs until SIGTERM or SIGINT, then shuts down in order: chargers first (each told 1001),
+/// then the bus drains into the store, then the API stops.
+pub async fn run(args: UpArgs) -> Result<(), UpError> {
+    observability::init_logs(args.log_format);
+    let metrics = observability::metrics();
+    let store = Store::open(&args.data_dir).await?;
+    let gateway_config = args.gateway.config(args.ocpp_addr);
+    let topics = gateway_config.topics;
+    let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
+    let api_config = ApiConfig {
+        http_addr: args.http_addr,
+        topics,
+    };
+    let api = Api::start(api_config, store.clone(), &*bus, metrics).await?;
+    let directory = Arc::new(StoreDirectory(store.clone()));
+    let gateway = Gateway::start(gateway_config, directory, bus.clone()).map_err(|source| {
+        UpError::Gateway {
+            addr: args.ocpp_addr,
+            source,
+        }
+    })?;
+    println!(
+        "cms: serving OCPP on ws://{}/ocpp/{{identity}}",
+        gateway.local_addr()
+    );
+    println!("cms: serving REST on http://{}", api.local_addr());
+    tracing::info!(data_dir = %args.data_dir.display(), "cms up");
+    shutdown_signal().await;
+    tracing::info!("shutting down: closing charger sessions");
+    gateway.shutdown().await;
+    bus.close();
+    api.shutdown().await;
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}

@@ -1,0 +1,154 @@
+//! One charger frame in, its answer and its bus record out. Pure apart from the transaction-id
+//! memory, so the frame path is testable without sockets.
+
+use crate::metrics::FrameKind;
+use crate::transactions::{StartKey, TransactionIds};
+use bytes::Bytes;
+use chrono::{DateTime, SecondsFormat, Utc};
+use cms_bus::Topics;
+use cms_bus::{Header, Record};
+use cms_ocpp::v16::{Action, Request, answer, parse_request};
+use cms_ocpp::{ErrorCode, Frame, call_error, call_result, parse_frame, span_in};
+use std::borrow::Cow;
+
+/// What the session knows that a frame's handling needs.
+pub struct CallContext<'a> {
+    pub identity: &'a str,
+    /// The identity, session id and gateway node as shared bytes: cloned per record, not copied.
+    pub identity_key: &'a Bytes,
+    pub session: &'a Bytes,
+    pub node: &'a Bytes,
+    pub topics: &'a Topics,
+    pub transaction_ids: &'a TransactionIds,
+    pub heartbeat_interval_secs: u32,
+}
+
+pub struct Handled {
+    pub kind: FrameKind,
+    pub outcome: Outcome,
+}
+
+pub enum Outcome {
+    /// Answer with this CALLERROR; nothing is published.
+    Refuse { reply: String, code: ErrorCode },
+    /// Publish the record; once the bus has it, answer with `answer`.
+    Publish {
+        action: Action,
+        record: Record,
+        answer: String,
+    },
+    /// Nothing to answer: a CALLRESULT or CALLERROR from the charger. No command is ever sent
+    /// to chargers yet, so there is nothing such a frame could answer.
+    Ignore,
+}
+
+/// Handles one text frame; `frame` holds the same bytes as `text` (the charger's own buffer).
+pub fn handle_text(
+    ctx: &CallContext<'_>,
+    text: &str,
+    frame: &Bytes,
+    now: DateTime<Utc>,
+) -> Handled {
+    let parsed = match parse_frame(text) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let id = e.message_id.as_deref().unwrap_or("-1");
+            return refuse(FrameKind::Invalid, id, e.code, &e.description);
+        }
+    };
+    let (message_id, action_name, payload) = match parsed {
+        Frame::Call {
+            message_id,
+            action,
+            payload,
+        } => (message_id, action, payload),
+        Frame::CallResult { .. } => return ignore(FrameKind::CallResult),
+        Frame::CallError { .. } => return ignore(FrameKind::CallError),
+    };
+    let Some(action) = Action::from_name(&action_name) else {
+        let why = format!("unknown action {action_name:?}");
+        return refuse(
+            FrameKind::Invalid,
+            &message_id,
+            ErrorCode::NotImplemented,
+            &why,
+        );
+    };
+    let kind = FrameKind::Call(action);
+    let request = match parse_request(action, payload.get()) {
+        Ok(request) => request,
+        Err(v) => return refuse(kind, &message_id, v.code, &v.description),
+    };
+    let mut headers = vec![
+        Header::new("action", action.as_str()),
+        Header::new("message_id", Bytes::copy_from_slice(message_id.as_bytes())),
+        Header::new(
+            "received_at",
+            now.to_rfc3339_opts(SecondsFormat::Micros, true),
+        ),
+        Header::new("gateway", ctx.node.clone()),
+        Header::new("session", ctx.session.clone()),
+        Header::new("ocpp_version", "ocpp1.6"),
+    ];
+    let answer = match &request {
+        Request::BootNotification(_) => {
+            answer::boot_notification_accepted(now, ctx.heartbeat_interval_secs)
+        }
+        Request::Heartbeat => answer::heartbeat(now),
+        Request::Authorize(_) => answer::id_tag_accepted().to_string(),
+        Request::StartTransaction(start) => {
+            let key = StartKey {
+                connector_id: start.connector_id,
+                id_tag: &start.id_tag,
+                meter_start: start.meter_start,
+                timestamp: start.timestamp.timestamp(),
+            };
+            let id = ctx
+                .transaction_ids
+                .allocate(ctx.identity, &key, now.timestamp());
+            headers.push(Header::new("transaction_id", id.to_string()));
+            answer::start_transaction_accepted(id)
+        }
+        Request::StopTransaction(stop) if stop.id_tag.is_some() => {
+            answer::id_tag_accepted().to_string()
+        }
+        Request::DataTransfer(_) => answer::data_transfer_unknown_vendor().to_string(),
+        _ => answer::EMPTY.to_string(),
+    };
+    // The value is the charger's own payload bytes: a slice of its frame, never re-serialised.
+    let value = frame.slice(span_in(text, payload.get()));
+    let record = Record {
+        topic: Cow::Borrowed(ctx.topics.messages),
+        key: ctx.identity_key.clone(),
+        headers,
+        value,
+    };
+    Handled {
+        kind,
+        outcome: Outcome::Publish {
+            action,
+            record,
+            answer: call_result(&message_id, &answer),
+        },
+    }
+}
+
+fn refuse(kind: FrameKind, message_id: &str, code: ErrorCode, description: &str) -> Handled {
+    Handled {
+        kind,
+        outcome: Outcome::Refuse {
+            reply: call_error(message_id, code, description),
+            code,
+        },
+    }
+}
+
+fn ignore(kind: FrameKind) -> Handled {
+    Handled {
+        kind,
+        outcome: Outcome::Ignore,
+    }
+}
+
+#[cfg(test)]
+mod tests;

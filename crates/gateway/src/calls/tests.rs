@@ -1,0 +1,165 @@
+use super::*;
+
+struct Fixture {
+    topics: Topics,
+    ids: TransactionIds,
+    key: Bytes,
+    session: Bytes,
+    node: Bytes,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Fixture {
+            topics: Topics {
+                messages: "t.messages",
+                connections: "t.connections",
+            },
+            ids: TransactionIds::default(),
+            key: Bytes::from_static(b"CP-1"),
+            session: Bytes::from_static(b"s-1"),
+            node: Bytes::from_static(b"gw-1"),
+        }
+    }
+
+    fn handle(&self, text: &str) -> Handled {
+        let ctx = CallContext {
+            identity: "CP-1",
+            identity_key: &self.key,
+            session: &self.session,
+            node: &self.node,
+            topics: &self.topics,
+            transaction_ids: &self.ids,
+            heartbeat_interval_secs: 120,
+        };
+        let frame = Bytes::copy_from_slice(text.as_bytes());
+        handle_text(&ctx, text, &frame, Utc::now())
+    }
+}
+
+fn published(handled: Handled) -> (Action, Record, String) {
+    match handled.outcome {
+        Outcome::Publish {
+            action,
+            record,
+            answer,
+        } => (action, record, answer),
+        Outcome::Refuse { reply, .. } => panic!("refused: {reply}"),
+        Outcome::Ignore => panic!("ignored"),
+    }
+}
+
+fn refused(handled: Handled) -> (ErrorCode, String) {
+    match handled.outcome {
+        Outcome::Refuse { reply, code } => (code, reply),
+        _ => panic!("not refused"),
+    }
+}
+
+const METER_VALUES: &str = r#"[2, "mv-1", "MeterValues", {"connectorId": 1, "meterValue": [{"timestamp": "2026-11-21T10:00:00Z", "sampledValue": [{"value": "1234.5", "measurand": "Energy.Active.Import.Register", "unit": "Wh"}]}]}]"#;
+
+#[test]
+fn meter_values_publish_the_chargers_own_payload_bytes() {
+    let fixture = Fixture::new();
+    let (action, record, answer) = published(fixture.handle(METER_VALUES));
+    assert_eq!(action, Action::MeterValues);
+    let start = METER_VALUES.find("{\"connectorId\"").unwrap();
+    assert_eq!(
+        &record.value[..],
+        &METER_VALUES.as_bytes()[start..METER_VALUES.len() - 1]
+    );
+    assert_eq!(record.topic, "t.messages");
+    assert_eq!(&record.key[..], b"CP-1");
+    assert_eq!(record.header_str("action"), Some("MeterValues"));
+    assert_eq!(record.header_str("message_id"), Some("mv-1"));
+    assert_eq!(record.header_str("gateway"), Some("gw-1"));
+    assert_eq!(record.header_str("session"), Some("s-1"));
+    assert!(record.header_str("received_at").unwrap().ends_with('Z'));
+    assert_eq!(answer, r#"[3,"mv-1",{}]"#);
+}
+
+#[test]
+fn the_published_value_shares_the_frame_buffer() {
+    let fixture = Fixture::new();
+    let ctx_frame = Bytes::copy_from_slice(METER_VALUES.as_bytes());
+    let ctx = CallContext {
+        identity: "CP-1",
+        identity_key: &fixture.key,
+        session: &fixture.session,
+        node: &fixture.node,
+        topics: &fixture.topics,
+        transaction_ids: &fixture.ids,
+        heartbeat_interval_secs: 120,
+    };
+    let text = std::str::from_utf8(&ctx_frame).unwrap();
+    let (_, record, _) = published(handle_text(&ctx, text, &ctx_frame, Utc::now()));
+    let frame_range = ctx_frame.as_ptr() as usize..ctx_frame.as_ptr() as usize + ctx_frame.len();
+    assert!(frame_range.contains(&(record.value.as_ptr() as usize)));
+}
+
+#[test]
+fn boot_and_heartbeat_are_answered_with_the_time_and_interval() {
+    let fixture = Fixture::new();
+    let boot =
+        r#"[2,"b1","BootNotification",{"chargePointVendor":"ACME","chargePointModel":"X1"}]"#;
+    let (_, _, answer) = published(fixture.handle(boot));
+    let parsed: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(parsed[2]["status"], "Accepted");
+    assert_eq!(parsed[2]["interval"], 120);
+    assert!(parsed[2]["currentTime"].as_str().unwrap().ends_with('Z'));
+    let (_, _, answer) = published(fixture.handle(r#"[2,"h1","Heartbeat",{}]"#));
+    let parsed: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert!(parsed[2]["currentTime"].is_string());
+}
+
+#[test]
+fn start_transaction_ids_are_in_the_answer_and_the_record_and_stable_on_retry() {
+    let fixture = Fixture::new();
+    let start = r#"[2,"s1","StartTransaction",{"connectorId":1,"idTag":"TAG1","meterStart":10,"timestamp":"2026-11-21T10:00:00Z"}]"#;
+    let (_, record, answer) = published(fixture.handle(start));
+    let parsed: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let id = parsed[2]["transactionId"].as_i64().unwrap();
+    assert_eq!(parsed[2]["idTagInfo"]["status"], "Accepted");
+    assert_eq!(
+        record.header_str("transaction_id"),
+        Some(id.to_string().as_str())
+    );
+    let retry = start.replace("\"s1\"", "\"s2\"");
+    let (_, _, again) = published(fixture.handle(&retry));
+    let again: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(again[2]["transactionId"].as_i64(), Some(id));
+}
+
+#[test]
+fn bad_frames_are_refused_with_the_spec_error_codes() {
+    let fixture = Fixture::new();
+    let (code, reply) = refused(fixture.handle("not json"));
+    assert_eq!(code, ErrorCode::FormationViolation);
+    assert!(
+        reply.starts_with(r#"[4,"-1","FormationViolation""#),
+        "{reply}"
+    );
+    let (code, reply) = refused(fixture.handle(r#"[2,"u1","FlyToTheMoon",{}]"#));
+    assert_eq!(code, ErrorCode::NotImplemented);
+    assert!(reply.starts_with(r#"[4,"u1","NotImplemented""#), "{reply}");
+    let (code, _) = refused(fixture.handle(r#"[2,"a1","Authorize",{}]"#));
+    assert_eq!(code, ErrorCode::OccurenceConstraintViolation);
+    let (code, _) = refused(fixture.handle(r#"[2,"a2","Authorize",{"idTag":5}]"#));
+    assert_eq!(code, ErrorCode::TypeConstraintViolation);
+    let long = format!(r#"[2,"a3","Authorize",{{"idTag":"{}"}}]"#, "x".repeat(21));
+    let (code, _) = refused(fixture.handle(&long));
+    assert_eq!(code, ErrorCode::PropertyConstraintViolation);
+}
+
+#[test]
+fn results_and_errors_from_the_charger_are_not_answered() {
+    let fixture = Fixture::new();
+    assert!(matches!(
+        fixture.handle(r#"[3,"x",{}]"#).outcome,
+        Outcome::Ignore
+    ));
+    assert!(matches!(
+        fixture.handle(r#"[4,"x","GenericError","",{}]"#).outcome,
+        Outcome::Ignore
+    ));
+}

@@ -1,0 +1,330 @@
+//! The HTTP side of a charger connection: read the upgrade request, look the charger up, check
+//! its password, and answer 101 (or 4xx before any upgrade). Done by hand rather than through
+//! tungstenite's callback because the directory look-up is asynchronous.
+
+use crate::directory::{ChargerDirectory, Registration};
+use crate::identity::ChargerIdentity;
+use base64::Engine;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+
+/// The only subprotocol this gateway speaks.
+pub const OCPP16: &str = "ocpp1.6";
+/// Largest request head accepted; real upgrade requests are a few hundred bytes.
+const MAX_HEAD: usize = 8 * 1024;
+
+/// A charger whose upgrade was accepted.
+pub struct Accepted {
+    pub identity: ChargerIdentity,
+    /// False when the client offered no subprotocol we speak: the upgrade completes without the
+    /// header (as the OCPP-J spec asks) and the session closes right after.
+    pub subprotocol_agreed: bool,
+    /// Bytes the client sent after its request head (the start of its first frames).
+    pub leftover: Vec<u8>,
+}
+
+/// Why a handshake did not become a session; `Display` is the metric label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    BadRequest,
+    NotFound,
+    Unauthorized,
+    Unavailable,
+    /// A health probe on the OCPP port, answered and done.
+    Probe,
+    ClientGone,
+}
+
+impl Rejection {
+    pub fn label(self) -> &'static str {
+        match self {
+            Rejection::BadRequest => "bad_request",
+            Rejection::NotFound => "unknown_charger",
+            Rejection::Unauthorized => "unauthorized",
+            Rejection::Unavailable => "directory_unavailable",
+            Rejection::Probe => "probe",
+            Rejection::ClientGone => "client_gone",
+        }
+    }
+}
+
+struct Request {
+    path: String,
+    upgrade: bool,
+    key: Option<String>,
+    version_13: bool,
+    protocols: Vec<String>,
+    authorization: Option<String>,
+}
+
+/// Runs the handshake on a fresh TCP connection.
+pub async fn accept(
+    stream: &mut TcpStream,
+    directory: &dyn ChargerDirectory,
+) -> Result<Accepted, Rejection> {
+    let (request, leftover) = read_request(stream).await?;
+    let Some(segment) = request.path.strip_prefix("/ocpp/") else {
+        return match request.path.as_str() {
+            "/healthz" | "/readyz" => {
+                respond(stream, "200 OK", &[], "ok\n", Rejection::Probe).await
+            }
+            _ => {
+                respond(
+                    stream,
+                    "404 Not Found",
+                    &[],
+                    "not found\n",
+                    Rejection::NotFound,
+                )
+                .await
+            }
+        };
+    };
+    let identity = match ChargerIdentity::from_path_segment(segment) {
+        Ok(identity) => identity,
+        Err(e) => {
+            return respond(
+                stream,
+                "400 Bad Request",
+                &[],
+                &format!("{e}\n"),
+                Rejection::BadRequest,
+            )
+            .await;
+        }
+    };
+    let (true, Some(key), true) = (request.upgrade, &request.key, request.version_13) else {
+        let body = "expected a websocket upgrade (version 13)\n";
+        return respond(stream, "400 Bad Request", &[], body, Rejection::BadRequest).await;
+    };
+    let registration = match directory.lookup(identity.as_str()).await {
+        Ok(Some(registration)) => registration,
+        Ok(None) => {
+            let body = format!("no charger with identity {identity}\n");
+            return respond(stream, "404 Not Found", &[], &body, Rejection::NotFound).await;
+        }
+        Err(e) => {
+            tracing::error!(%identity, error = %e, "handshake refused: directory unavailable");
+            let body = "charger directory unavailable, retry later\n";
+            return respond(
+                stream,
+                "503 Service Unavailable",
+                &[],
+                body,
+                Rejection::Unavailable,
+            )
+            .await;
+        }
+    };
+    if !authorized(&identity, &registration, request.authorization.as_deref()) {
+        let challenge = [("WWW-Authenticate", "Basic realm=\"cms\", charset=\"UTF-8\"")];
+        return respond(
+            stream,
+            "401 Unauthorized",
+            &challenge,
+            "unauthorized\n",
+            Rejection::Unauthorized,
+        )
+        .await;
+    }
+    let subprotocol_agreed = request.protocols.iter().any(|p| p == OCPP16);
+    let mut response = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n",
+        derive_accept_key(key.as_bytes())
+    );
+    if subprotocol_agreed {
+        response.push_str("Sec-WebSocket-Protocol: ocpp1.6\r\n");
+    }
+    response.push_str("\r\n");
+    stream
+        .write_all(response.as_bytes())
+        .await
+        .map_err(|_| Rejection::ClientGone)?;
+    Ok(Accepted {
+        identity,
+        subprotocol_agreed,
+        leftover,
+    })
+}
+
+/// Security profile 1: `Authorization: Basic base64(identity:password)`, checked only for
+/// chargers registered with a password.
+fn authorized(
+    identity: &ChargerIdentity,
+    registration: &Registration,
+    header: Option<&str>,
+) -> bool {
+    let Some(stored) = &registration.password_hash else {
+        return true;
+    };
+    let Some(encoded) = header.and_then(|h| {
+        let (scheme, rest) = h.trim().split_once(' ')?;
+        scheme.eq_ignore_ascii_case("basic").then_some(rest.trim())
+    }) else {
+        return false;
+    };
+    let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded) else {
+        return false;
+    };
+    let Ok(decoded) = String::from_utf8(decoded) else {
+        return false;
+    };
+    // Passwords never hold ':' while identities may, so the last ':' is the separator.
+    let Some((user, password)) = decoded.rsplit_once(':') else {
+        return false;
+    };
+    user == identity.as_str() && cms_credentials::verify_secret(password, stored).unwrap_or(false)
+}
+
+async fn read_request(stream: &mut TcpStream) -> Result<(Request, Vec<u8>), Rejection> {
+    let mut buf = Vec::with_capacity(1024);
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut parsed = httparse::Request::new(&mut headers);
+        match parsed.parse(&buf) {
+            Ok(httparse::Status::Complete(head_len)) => {
+                if parsed.method != Some("GET") {
+                    return respond(
+                        stream,
+                        "405 Method Not Allowed",
+                        &[],
+                        "GET only\n",
+                        Rejection::BadRequest,
+                    )
+                    .await;
+                }
+                let request = to_request(&parsed);
+                let leftover = buf[head_len..].to_vec();
+                return Ok((request, leftover));
+            }
+            Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => {}
+            Ok(httparse::Status::Partial) => {
+                return respond(
+                    stream,
+                    "431 Request Header Fields Too Large",
+                    &[],
+                    "",
+                    Rejection::BadRequest,
+                )
+                .await;
+            }
+            Err(_) => {
+                return respond(
+                    stream,
+                    "400 Bad Request",
+                    &[],
+                    "malformed request\n",
+                    Rejection::BadRequest,
+                )
+                .await;
+            }
+        }
+        let mut chunk = [0u8; 1024];
+        let n = stream
+            .read(&mut chunk)
+            .await
+            .map_err(|_| Rejection::ClientGone)?;
+        if n == 0 {
+            return Err(Rejection::ClientGone);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn to_request(parsed: &httparse::Request<'_, '_>) -> Request {
+    let headers: &[httparse::Header<'_>] = parsed.headers;
+    let has_token = |name: &str, token: &str| {
+        header_values(headers, name)
+            .any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+    };
+    let path = parsed.path.unwrap_or("/");
+    Request {
+        path: path.split('?').next().unwrap_or(path).to_string(),
+        upgrade: has_token("upgrade", "websocket") && has_token("connection", "upgrade"),
+        key: header_values(headers, "sec-websocket-key")
+            .next()
+            .map(|k| k.trim().to_string()),
+        version_13: header_values(headers, "sec-websocket-version").any(|v| v.trim() == "13"),
+        protocols: header_values(headers, "sec-websocket-protocol")
+            .flat_map(|v| v.split(','))
+            .map(|p| p.trim().to_string())
+            .collect(),
+        authorization: header_values(headers, "authorization")
+            .next()
+            .map(str::to_string),
+    }
+}
+
+/// The values of every header with this name (case-insensitive), as text.
+fn header_values<'a>(
+    headers: &'a [httparse::Header<'a>],
+    name: &'a str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    headers
+        .iter()
+        .filter(move |h| h.name.eq_ignore_ascii_case(name))
+        .filter_map(|h| std::str::from_utf8(h.value).ok())
+}
+
+/// Writes a plain HTTP response and ends the exchange with `rejection`.
+async fn respond<T>(
+    stream: &mut TcpStream,
+    status: &str,
+    extra_headers: &[(&str, &str)],
+    body: &str,
+    rejection: Rejection,
+) -> Result<T, Rejection> {
+    let mut response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in extra_headers {
+        response.push_str(&format!("{name}: {value}\r\n"));
+    }
+    response.push_str("\r\n");
+    response.push_str(body);
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+    Err(rejection)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registration(password: Option<&str>) -> Registration {
+        Registration {
+            password_hash: password.map(cms_credentials::hash_secret),
+        }
+    }
+
+    fn basic(user_pass: &str) -> String {
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(user_pass)
+        )
+    }
+
+    #[test]
+    fn chargers_without_a_password_need_no_credentials() {
+        let id = ChargerIdentity::parse("CP1").unwrap();
+        assert!(authorized(&id, &registration(None), None));
+    }
+
+    #[test]
+    fn basic_auth_needs_the_identity_and_the_right_password() {
+        let id = ChargerIdentity::parse("CP:1").unwrap();
+        let reg = registration(Some("0123456789abcdef"));
+        assert!(authorized(&id, &reg, Some(&basic("CP:1:0123456789abcdef"))));
+        assert!(!authorized(
+            &id,
+            &reg,
+            Some(&basic("CP:1:0123456789abcdeX"))
+        ));
+        assert!(!authorized(&id, &reg, Some(&basic("CP2:0123456789abcdef"))));
+        assert!(!authorized(&id, &reg, Some("Bearer xyz")));
+        assert!(!authorized(&id, &reg, Some("Basic !!!")));
+        assert!(!authorized(&id, &reg, None));
+    }
+}

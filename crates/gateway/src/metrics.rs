@@ -1,0 +1,137 @@
+//! Gateway metrics, as handles made once: no label per charger, no lookup per frame.
+
+use cms_ocpp::ErrorCode;
+use cms_ocpp::v16::Action;
+use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
+
+/// Why a session ended; the label of `cms_gateway_disconnects_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisconnectReason {
+    ClosedByCharger,
+    ConnectionLost,
+    IdleTimeout,
+    Replaced,
+    Shutdown,
+    FrameTooLarge,
+    ProtocolError,
+    NoSubprotocol,
+}
+
+impl DisconnectReason {
+    pub const ALL: [DisconnectReason; 8] = [
+        DisconnectReason::ClosedByCharger,
+        DisconnectReason::ConnectionLost,
+        DisconnectReason::IdleTimeout,
+        DisconnectReason::Replaced,
+        DisconnectReason::Shutdown,
+        DisconnectReason::FrameTooLarge,
+        DisconnectReason::ProtocolError,
+        DisconnectReason::NoSubprotocol,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DisconnectReason::ClosedByCharger => "closed_by_charger",
+            DisconnectReason::ConnectionLost => "connection_lost",
+            DisconnectReason::IdleTimeout => "idle_timeout",
+            DisconnectReason::Replaced => "replaced",
+            DisconnectReason::Shutdown => "shutdown",
+            DisconnectReason::FrameTooLarge => "frame_too_large",
+            DisconnectReason::ProtocolError => "protocol_error",
+            DisconnectReason::NoSubprotocol => "no_subprotocol",
+        }
+    }
+}
+
+/// What an incoming frame was, for `cms_gateway_frames_in_total{action}`.
+#[derive(Debug, Clone, Copy)]
+pub enum FrameKind {
+    Call(Action),
+    CallResult,
+    CallError,
+    /// Not a frame, or a CALL of an action we do not know.
+    Invalid,
+}
+
+pub struct GatewayMetrics {
+    pub open: Gauge,
+    pub connects: Counter,
+    disconnects: Vec<Counter>,
+    calls_in: Vec<Counter>,
+    results_in: Counter,
+    errors_in: Counter,
+    invalid_in: Counter,
+    results_out: Vec<Counter>,
+    errors_out: Counter,
+    error_codes: Vec<Counter>,
+    pub publish_latency: Histogram,
+    pub publish_failures: Counter,
+}
+
+impl GatewayMetrics {
+    /// Makes the handles; the metrics recorder must be installed before.
+    pub fn new() -> Self {
+        let frames_in =
+            |action: &'static str| counter!("cms_gateway_frames_in_total", "action" => action);
+        GatewayMetrics {
+            open: gauge!("cms_gateway_connections_open"),
+            connects: counter!("cms_gateway_connects_total"),
+            disconnects: DisconnectReason::ALL
+                .iter()
+                .map(|r| counter!("cms_gateway_disconnects_total", "reason" => r.as_str()))
+                .collect(),
+            calls_in: Action::ALL.iter().map(|a| frames_in(a.as_str())).collect(),
+            results_in: frames_in("CallResult"),
+            errors_in: frames_in("CallError"),
+            invalid_in: frames_in("invalid"),
+            results_out: Action::ALL
+                .iter()
+                .map(|a| counter!("cms_gateway_frames_out_total", "action" => a.as_str()))
+                .collect(),
+            errors_out: counter!("cms_gateway_frames_out_total", "action" => "CallError"),
+            error_codes: ErrorCode::ALL
+                .iter()
+                .map(|c| counter!("cms_gateway_errors_total", "code" => c.as_str()))
+                .collect(),
+            publish_latency: histogram!("cms_gateway_publish_latency_seconds"),
+            publish_failures: counter!("cms_gateway_publish_failures_total"),
+        }
+    }
+
+    pub fn disconnected(&self, reason: DisconnectReason) {
+        let i = DisconnectReason::ALL
+            .iter()
+            .position(|r| *r == reason)
+            .unwrap_or(0);
+        self.disconnects[i].increment(1);
+    }
+
+    pub fn frame_in(&self, kind: FrameKind) {
+        match kind {
+            FrameKind::Call(action) => self.calls_in[action_index(action)].increment(1),
+            FrameKind::CallResult => self.results_in.increment(1),
+            FrameKind::CallError => self.errors_in.increment(1),
+            FrameKind::Invalid => self.invalid_in.increment(1),
+        }
+    }
+
+    pub fn result_out(&self, action: Action) {
+        self.results_out[action_index(action)].increment(1);
+    }
+
+    /// A CALLERROR sent, counted by its code.
+    pub fn error_out(&self, code: ErrorCode) {
+        self.errors_out.increment(1);
+        let i = ErrorCode::ALL.iter().position(|c| *c == code).unwrap_or(0);
+        self.error_codes[i].increment(1);
+    }
+}
+
+fn action_index(action: Action) -> usize {
+    Action::ALL.iter().position(|a| *a == action).unwrap_or(0)
+}
+
+/// Handshakes that did not become sessions, by reason.
+pub fn handshake_rejected(reason: &'static str) {
+    counter!("cms_gateway_handshake_rejections_total", "reason" => reason).increment(1);
+}

@@ -1,0 +1,327 @@
+//! One charger's connection: handshake, then frames in and answers out until it ends, with
+//! keepalive, takeover by a newer connection and graceful shutdown.
+
+use crate::Shared;
+use crate::calls::{CallContext, Outcome, handle_text};
+use crate::events::{ConnectionEvent, connection_record};
+use crate::handshake;
+use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
+use bytes::Bytes;
+use chrono::Utc;
+use cms_ocpp::{ErrorCode, call_error};
+use futures_util::{FutureExt, SinkExt, StreamExt};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tracing::Instrument;
+
+type Ws = WebSocketStream<TcpStream>;
+
+/// How many already-received frames are answered before one flush.
+const BATCH: usize = 16;
+
+/// The entry of a live session in the gateway's registry: what a newer connection of the same
+/// charger uses to end it.
+pub struct SessionEntry {
+    pub session: Bytes,
+    pub replace: oneshot::Sender<()>,
+}
+
+/// Serves one accepted TCP connection to its end.
+pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
+    let handshake = tokio::time::timeout(
+        shared.config.handshake_timeout,
+        handshake::accept(&mut stream, &*shared.directory),
+    )
+    .await;
+    let accepted = match handshake {
+        Ok(Ok(accepted)) => accepted,
+        Ok(Err(rejection)) => return handshake_rejected(rejection.label()),
+        Err(_) => return handshake_rejected("timeout"),
+    };
+    let mut ws = WebSocketStream::from_partially_read(
+        stream,
+        accepted.leftover,
+        Role::Server,
+        Some(shared.ws_config),
+    )
+    .await;
+    if !accepted.subprotocol_agreed {
+        handshake_rejected("no_subprotocol");
+        tracing::info!(identity = %accepted.identity, %peer, "closing: no supported subprotocol offered");
+        close(
+            &mut ws,
+            CloseCode::Protocol,
+            "no supported subprotocol; this server speaks ocpp1.6",
+        )
+        .await;
+        return;
+    }
+    let session = Bytes::from(uuid::Uuid::new_v4().to_string());
+    let span = tracing::info_span!(
+        "charger",
+        identity = %accepted.identity,
+        session = %String::from_utf8_lossy(&session),
+    );
+    let identity = accepted.identity;
+    async move {
+        let (replace, replaced) = oneshot::channel();
+        let entry = SessionEntry {
+            session: session.clone(),
+            replace,
+        };
+        if let Some(previous) = shared.sessions.insert(identity.clone(), entry) {
+            tracing::info!("replacing the previous connection of this charger");
+            let _ = previous.replace.send(());
+        }
+        shared.metrics.connects.increment(1);
+        shared.metrics.open.increment(1.0);
+        tracing::info!(%peer, "charger connected");
+        let mut live = LiveSession {
+            shared: &shared,
+            identity_key: Bytes::copy_from_slice(identity.as_str().as_bytes()),
+            identity: identity.as_str(),
+            session: &session,
+            last_seen: Instant::now(),
+            closed_by_charger: false,
+        };
+        live.publish_event(ConnectionEvent::Connected {
+            remote_addr: peer.to_string(),
+        })
+        .await;
+        let reason = live.run(&mut ws, replaced).await;
+        shared
+            .sessions
+            .remove_if(&identity, |_, entry| entry.session == session);
+        live.publish_event(ConnectionEvent::Disconnected { reason })
+            .await;
+        shared.metrics.open.decrement(1.0);
+        shared.metrics.disconnected(reason);
+        tracing::info!(reason = reason.as_str(), "charger disconnected");
+    }
+    .instrument(span)
+    .await
+}
+
+struct LiveSession<'a> {
+    shared: &'a Shared,
+    identity: &'a str,
+    identity_key: Bytes,
+    session: &'a Bytes,
+    /// Any frame or pong counts as a sign of life.
+    last_seen: Instant,
+    closed_by_charger: bool,
+}
+
+impl LiveSession<'_> {
+    async fn run(&mut self, ws: &mut Ws, mut replaced: oneshot::Receiver<()>) -> DisconnectReason {
+        let config = &self.shared.config;
+        let start = tokio::time::Instant::now() + config.ping_interval;
+        let mut keepalive = tokio::time::interval_at(start, config.ping_interval);
+        loop {
+            let next = tokio::select! {
+                biased;
+                _ = self.shared.shutdown.cancelled() => {
+                    close(ws, CloseCode::Away, "server shutting down").await;
+                    return DisconnectReason::Shutdown;
+                }
+                _ = &mut replaced => {
+                    close(ws, CloseCode::Normal, "replaced by a newer connection").await;
+                    return DisconnectReason::Replaced;
+                }
+                _ = keepalive.tick() => {
+                    if self.last_seen.elapsed() >= config.idle_timeout {
+                        close(ws, CloseCode::Normal, "idle timeout").await;
+                        return DisconnectReason::IdleTimeout;
+                    }
+                    if ws.send(Message::Ping(Bytes::new())).await.is_err() {
+                        return DisconnectReason::ConnectionLost;
+                    }
+                    continue;
+                }
+                next = ws.next() => next,
+            };
+            if let Some(reason) = self.receive(ws, next).await {
+                return reason;
+            }
+        }
+    }
+
+    /// Handles a received item and whatever else is already buffered, then flushes the answers
+    /// in one write. `Some(reason)` when the session is over.
+    async fn receive(
+        &mut self,
+        ws: &mut Ws,
+        mut next: Option<Result<Message, WsError>>,
+    ) -> Option<DisconnectReason> {
+        for _ in 0..BATCH {
+            match next {
+                None if self.closed_by_charger => return Some(DisconnectReason::ClosedByCharger),
+                None => return Some(DisconnectReason::ConnectionLost),
+                Some(Err(e)) => return Some(self.failed(ws, e).await),
+                Some(Ok(message)) => {
+                    self.last_seen = Instant::now();
+                    if let Err(reason) = self.on_message(ws, message).await {
+                        return Some(reason);
+                    }
+                }
+            }
+            match ws.next().now_or_never() {
+                Some(more) => next = more,
+                None => break,
+            }
+        }
+        match ws.flush().await {
+            Ok(()) => None,
+            Err(_) if self.closed_by_charger => Some(DisconnectReason::ClosedByCharger),
+            Err(_) => Some(DisconnectReason::ConnectionLost),
+        }
+    }
+
+    async fn on_message(&mut self, ws: &mut Ws, message: Message) -> Result<(), DisconnectReason> {
+        let reply = match message {
+            Message::Text(text) => {
+                let frame = Bytes::from(text.clone());
+                self.on_text(text.as_str(), &frame).await
+            }
+            Message::Binary(_) => {
+                self.shared.metrics.frame_in(FrameKind::Invalid);
+                self.shared.metrics.error_out(ErrorCode::FormationViolation);
+                Some(call_error(
+                    "-1",
+                    ErrorCode::FormationViolation,
+                    "OCPP-J frames are text frames, not binary",
+                ))
+            }
+            Message::Close(_) => {
+                // tungstenite answers the close; the stream ends after it.
+                self.closed_by_charger = true;
+                None
+            }
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => None,
+        };
+        if let Some(reply) = reply {
+            ws.feed(Message::text(reply))
+                .await
+                .map_err(|_| DisconnectReason::ConnectionLost)?;
+        }
+        Ok(())
+    }
+
+    /// The answer to one text frame, after its record (if any) is on the bus.
+    async fn on_text(&self, text: &str, frame: &Bytes) -> Option<String> {
+        let shared = self.shared;
+        let ctx = CallContext {
+            identity: self.identity,
+            identity_key: &self.identity_key,
+            session: self.session,
+            node: &shared.node,
+            topics: &shared.topics,
+            transaction_ids: &shared.transaction_ids,
+            heartbeat_interval_secs: shared.config.heartbeat_interval.as_secs() as u32,
+        };
+        let handled = handle_text(&ctx, text, frame, Utc::now());
+        shared.metrics.frame_in(handled.kind);
+        match handled.outcome {
+            Outcome::Ignore => None,
+            Outcome::Refuse { reply, code } => {
+                tracing::debug!(code = code.as_str(), "frame refused");
+                shared.metrics.error_out(code);
+                Some(reply)
+            }
+            Outcome::Publish {
+                action,
+                record,
+                answer,
+            } => {
+                let started = Instant::now();
+                match shared.bus.publish(record).await {
+                    Ok(_) => {
+                        shared.metrics.publish_latency.record(started.elapsed());
+                        shared.metrics.result_out(action);
+                        Some(answer)
+                    }
+                    Err(e) => {
+                        // Not taken, so not acknowledged: the charger keeps the message and retries.
+                        tracing::warn!(error = %e, action = action.as_str(), "publish failed");
+                        shared.metrics.publish_failures.increment(1);
+                        shared.metrics.error_out(ErrorCode::InternalError);
+                        let id = message_id_of(text);
+                        Some(call_error(
+                            &id,
+                            ErrorCode::InternalError,
+                            "message not stored, retry later",
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    async fn failed(&mut self, ws: &mut Ws, error: WsError) -> DisconnectReason {
+        match error {
+            WsError::Capacity(e) => {
+                tracing::info!(error = %e, "closing: frame over the size limit");
+                let limit = self.shared.config.max_frame_size;
+                close(
+                    ws,
+                    CloseCode::Size,
+                    &format!("frame larger than {limit} bytes"),
+                )
+                .await;
+                DisconnectReason::FrameTooLarge
+            }
+            WsError::Protocol(e) => {
+                tracing::info!(error = %e, "closing: websocket protocol error");
+                close(ws, CloseCode::Protocol, "websocket protocol error").await;
+                DisconnectReason::ProtocolError
+            }
+            WsError::ConnectionClosed | WsError::AlreadyClosed if self.closed_by_charger => {
+                DisconnectReason::ClosedByCharger
+            }
+            _ => DisconnectReason::ConnectionLost,
+        }
+    }
+
+    async fn publish_event(&self, event: ConnectionEvent) {
+        let record = connection_record(
+            self.shared,
+            &self.identity_key,
+            self.session,
+            event,
+            Utc::now(),
+        );
+        if let Err(e) = self.shared.bus.publish(record).await {
+            tracing::warn!(error = %e, "connection event not published");
+            self.shared.metrics.publish_failures.increment(1);
+        }
+    }
+}
+
+/// The message id of a frame that parsed before, for the CALLERROR of a failed publish.
+fn message_id_of(text: &str) -> String {
+    match cms_ocpp::parse_frame(text) {
+        Ok(cms_ocpp::Frame::Call { message_id, .. }) => message_id.into_owned(),
+        _ => "-1".to_string(),
+    }
+}
+
+/// Sends a close frame and waits briefly for the charger's answer, so the close handshake
+/// completes and the charger learns why.
+async fn close(ws: &mut Ws, code: CloseCode, reason: &str) {
+    let frame = CloseFrame {
+        code,
+        reason: reason.into(),
+    };
+    if ws.close(Some(frame)).await.is_err() {
+        return;
+    }
+    let drain = async { while let Some(Ok(_)) = ws.next().await {} };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), drain).await;
+}

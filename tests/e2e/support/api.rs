@@ -1,0 +1,146 @@
+//! The REST API as a user with a personal access token sees it.
+
+use super::{Cms, REPLY_TIMEOUT, eventually};
+use serde_json::Value;
+
+pub struct Api {
+    base: String,
+    token: String,
+    client: reqwest::Client,
+}
+
+/// An HTTP answer: status, raw body, and the body parsed as JSON (`Null` if it is not JSON).
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+    pub json: Value,
+}
+
+impl Api {
+    pub fn new(cms: &Cms, token: &str) -> Api {
+        Api {
+            base: cms.http_url(""),
+            token: token.to_string(),
+            client: reqwest::Client::builder()
+                .no_proxy()
+                .timeout(REPLY_TIMEOUT)
+                .build()
+                .expect("http client"),
+        }
+    }
+
+    /// GET with `Authorization: Bearer <token>`.
+    pub async fn get(&self, path: &str) -> Answer {
+        let bearer = format!("Bearer {}", self.token);
+        self.get_authorized(path, Some(&bearer)).await
+    }
+
+    /// GET with the given `Authorization` header value, or none.
+    pub async fn get_authorized(&self, path: &str, authorization: Option<&str>) -> Answer {
+        let mut request = self.client.get(format!("{}{path}", self.base));
+        if let Some(value) = authorization {
+            request = request.header("Authorization", value);
+        }
+        request = request.header("Accept", "application/json");
+        let response = request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path} failed: {e}"));
+        let status = response.status().as_u16();
+        let body = response
+            .text()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path} body: {e}"));
+        let json = serde_json::from_str(&body).unwrap_or(Value::Null);
+        Answer { status, body, json }
+    }
+
+    /// GET that must answer 200 with JSON; returns the JSON.
+    pub async fn get_ok(&self, path: &str) -> Value {
+        let answer = self.get(path).await;
+        assert_eq!(
+            answer.status, 200,
+            "GET {path} answered {}: {}",
+            answer.status, answer.body
+        );
+        assert!(
+            !answer.json.is_null(),
+            "GET {path} did not answer JSON: {}",
+            answer.body
+        );
+        answer.json
+    }
+
+    /// The charger with `uuid` as the chargers list shows it, walking the pages.
+    pub async fn charger(&self, uuid: &str) -> Option<Value> {
+        let mut path = "/api/v3/chargers?page=1".to_string();
+        for _ in 0..20 {
+            let page = self.get_ok(&path).await;
+            let data = page["data"]
+                .as_array()
+                .expect("chargers page has a data array");
+            if let Some(found) = data.iter().find(|c| c["uuid"] == uuid) {
+                return Some(found.clone());
+            }
+            match page["links"]["next"].as_str() {
+                Some(next) => path = next.to_string(),
+                None => return None,
+            }
+        }
+        panic!("the chargers list has more than 20 pages");
+    }
+
+    /// Polls the chargers list until the charger `uuid` satisfies `expected`; returns it.
+    pub async fn wait_for_charger(
+        &self,
+        uuid: &str,
+        what: &str,
+        expected: impl Fn(&Value) -> bool,
+    ) -> Value {
+        eventually(what, async || match self.charger(uuid).await {
+            Some(charger) if expected(&charger) => Ok(charger),
+            Some(charger) => Err(charger.to_string()),
+            None => Err(format!("charger {uuid} not in the list")),
+        })
+        .await
+    }
+
+    /// `GET /api/v3/chargers/{uuid}/connectors/{connector}/latest-metervalue`.
+    pub async fn latest_meter_value(&self, uuid: &str, connector: u32) -> Answer {
+        self.get(&format!(
+            "/api/v3/chargers/{uuid}/connectors/{connector}/latest-metervalue"
+        ))
+        .await
+    }
+
+    /// Polls latest-metervalue until it answers 200 with a body that, whitespace removed,
+    /// equals `expected` (so key order counts).
+    pub async fn wait_for_latest_meter_value(&self, uuid: &str, connector: u32, expected: &str) {
+        let expected: String = expected.split_whitespace().collect();
+        let what = format!("latest-metervalue of connector {connector} to be {expected}");
+        eventually(&what, async || {
+            let answer = self.latest_meter_value(uuid, connector).await;
+            let compact: String = answer.body.split_whitespace().collect();
+            if answer.status == 200 && compact == expected {
+                Ok(())
+            } else {
+                Err(format!("{} {}", answer.status, answer.body))
+            }
+        })
+        .await
+    }
+}
+
+impl Api {
+    /// `GET /metrics`, parsed.
+    pub async fn metrics(&self) -> super::Metrics {
+        let answer = self.get("/metrics").await;
+        assert_eq!(
+            answer.status, 200,
+            "GET /metrics answered {}: {}",
+            answer.status, answer.body
+        );
+        super::Metrics::parse(&answer.body)
+    }
+}

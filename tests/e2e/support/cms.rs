@@ -1,0 +1,334 @@
+//! One `cms up` child process on its own temporary data dir, plus the admin commands run
+//! against that data dir. The child is killed when the [`Cms`] is dropped.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::Duration;
+use tempfile::TempDir;
+use tokio::sync::mpsc;
+
+/// How long `cms up` may take to print its ready lines.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long `cms` may take to exit after SIGTERM/SIGINT, or an admin command to finish.
+const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct Cms {
+    data: TempDir,
+    /// Holds `cms.log`, the children's stderr (appended across restarts).
+    logs: TempDir,
+    args: Vec<String>,
+    running: Option<Running>,
+}
+
+struct Running {
+    child: Child,
+    ocpp_addr: String,
+    http_base: String,
+}
+
+/// What an admin command printed, and how it exited.
+pub struct CliOutput {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl CliOutput {
+    /// The last non-empty line of stdout, where the admin commands print their result.
+    pub fn last_line(&self) -> &str {
+        self.stdout
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+    }
+}
+
+impl Cms {
+    /// `cms up` with the default options.
+    pub async fn up() -> Cms {
+        Cms::up_with(&[]).await
+    }
+
+    /// `cms up` with extra options (e.g. `["--ws-idle-timeout", "3s"]`).
+    pub async fn up_with(args: &[&str]) -> Cms {
+        let mut cms = Cms {
+            data: TempDir::new().expect("temp data dir"),
+            logs: TempDir::new().expect("temp log dir"),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            running: None,
+        };
+        cms.start().await;
+        cms
+    }
+
+    /// Starts `cms up` (again) on the same data dir, with new ports.
+    pub async fn start(&mut self) {
+        assert!(self.running.is_none(), "cms is already running");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .expect("open cms.log");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
+            .arg("up")
+            .arg("--data-dir")
+            .arg(self.data.path())
+            .args(["--ocpp-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
+            .args(&self.args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("spawn cms up");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (lines_tx, mut lines) = mpsc::unbounded_channel();
+        // Keeps draining stdout for the child's whole life, so it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let _ = lines_tx.send(line);
+            }
+        });
+        let mut running = Running {
+            child,
+            ocpp_addr: String::new(),
+            http_base: String::new(),
+        };
+        let ready = tokio::time::timeout(STARTUP_TIMEOUT, async {
+            let mut seen = Vec::new();
+            while running.ocpp_addr.is_empty() || running.http_base.is_empty() {
+                let Some(line) = lines.recv().await else {
+                    return Err(seen);
+                };
+                if let Some(rest) = line.strip_prefix("cms: serving OCPP on ws://") {
+                    let addr = rest.strip_suffix("/ocpp/{identity}").unwrap_or_else(|| {
+                        panic!("OCPP ready line should end with /ocpp/{{identity}}: {line:?}")
+                    });
+                    running.ocpp_addr = addr.to_string();
+                } else if let Some(rest) = line.strip_prefix("cms: serving REST on ") {
+                    assert!(
+                        rest.starts_with("http://127.0.0.1:"),
+                        "REST ready line: {line:?}"
+                    );
+                    running.http_base = rest.trim_end_matches('/').to_string();
+                }
+                seen.push(line);
+            }
+            Ok(())
+        })
+        .await;
+        match ready {
+            Ok(Ok(())) => self.running = Some(running),
+            Ok(Err(seen)) => {
+                let status = running.child.wait().ok();
+                panic!(
+                    "cms up exited ({status:?}) before printing both ready lines; stdout: {seen:?}\nstderr:\n{}",
+                    self.log_tail()
+                );
+            }
+            Err(_) => {
+                let _ = running.child.kill();
+                let _ = running.child.wait();
+                panic!(
+                    "cms up printed no ready lines within {STARTUP_TIMEOUT:?}\nstderr:\n{}",
+                    self.log_tail()
+                );
+            }
+        }
+    }
+
+    fn running(&self) -> &Running {
+        self.running.as_ref().expect("cms is not running")
+    }
+
+    /// `127.0.0.1:PORT` of the OCPP listener.
+    pub fn ocpp_addr(&self) -> &str {
+        &self.running().ocpp_addr
+    }
+
+    /// `ws://127.0.0.1:PORT/ocpp/{identity}`; `identity` goes in as given (already encoded).
+    pub fn ocpp_url(&self, identity: &str) -> String {
+        format!("ws://{}/ocpp/{identity}", self.ocpp_addr())
+    }
+
+    /// `http://127.0.0.1:PORT{path}` on the REST listener.
+    pub fn http_url(&self, path: &str) -> String {
+        format!("{}{path}", self.running().http_base)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.running().child.id()
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the process to exit.
+    pub async fn terminate(&mut self) -> ExitStatus {
+        self.signal("-TERM").await
+    }
+
+    /// Sends SIGINT and waits (bounded) for the process to exit.
+    pub async fn interrupt(&mut self) -> ExitStatus {
+        self.signal("-INT").await
+    }
+
+    async fn signal(&mut self, signal: &str) -> ExitStatus {
+        let pid = self.pid().to_string();
+        let sent = Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill {signal} {pid} failed");
+        let mut running = self.running.take().expect("cms is not running");
+        match wait_child(&mut running.child, EXIT_TIMEOUT).await {
+            Some(status) => status,
+            None => panic!(
+                "cms did not exit within {EXIT_TIMEOUT:?} of kill {signal}\nstderr:\n{}",
+                self.log_tail()
+            ),
+        }
+    }
+
+    /// Runs `cms <args> --data-dir DIR` to completion (bounded in time).
+    pub async fn cli(&self, args: &[&str]) -> CliOutput {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
+            .args(args)
+            .arg("--data-dir")
+            .arg(self.data.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn cms admin command");
+        let stdout = read_in_background(child.stdout.take().expect("piped stdout"));
+        let stderr = read_in_background(child.stderr.take().expect("piped stderr"));
+        let Some(status) = wait_child(&mut child, EXIT_TIMEOUT).await else {
+            panic!(
+                "`cms {}` did not finish within {EXIT_TIMEOUT:?}",
+                args.join(" ")
+            );
+        };
+        CliOutput {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        }
+    }
+
+    /// `cms charger add --identity ID [extra...]`; returns the new charger's uuid.
+    pub async fn add_charger_with(&self, identity: &str, extra: &[&str]) -> String {
+        let mut args = vec!["charger", "add", "--identity", identity];
+        args.extend_from_slice(extra);
+        let out = self.cli(&args).await;
+        assert!(
+            out.status.success(),
+            "`cms {}` failed ({}): {}",
+            args.join(" "),
+            out.status,
+            out.stderr
+        );
+        let uuid = out.last_line().to_string();
+        assert!(
+            is_uuid(&uuid),
+            "charger add should print a uuid last, got {:?}",
+            out.stdout
+        );
+        uuid
+    }
+
+    /// `cms charger add --identity ID` (no password, default site); returns the uuid.
+    pub async fn add_charger(&self, identity: &str) -> String {
+        self.add_charger_with(identity, &[]).await
+    }
+
+    /// `cms token create` for `email`, with all scopes or the given comma-separated ones.
+    pub async fn create_token(&self, email: &str, scopes: Option<&str>) -> String {
+        let mut args = vec![
+            "token",
+            "create",
+            "--email",
+            email,
+            "--name",
+            "E2E Operator",
+        ];
+        if let Some(scopes) = scopes {
+            args.extend_from_slice(&["--scopes", scopes]);
+        }
+        let out = self.cli(&args).await;
+        assert!(
+            out.status.success(),
+            "`cms {}` failed: {}",
+            args.join(" "),
+            out.stderr
+        );
+        let token = out.last_line().to_string();
+        let secret = token.split_once('|').map(|(_, s)| s).unwrap_or("");
+        assert!(
+            secret.len() == 40 && secret.chars().all(|c| c.is_ascii_alphanumeric()),
+            "token create should print `<id>|<40 alphanumerics>` last, got {:?}",
+            out.stdout
+        );
+        token
+    }
+
+    /// A token with every scope for the default operator.
+    pub async fn operator_token(&self) -> String {
+        self.create_token("operator@example.com", None).await
+    }
+
+    fn log_path(&self) -> std::path::PathBuf {
+        self.logs.path().join("cms.log")
+    }
+
+    /// The end of the children's stderr, for failure messages.
+    pub fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+}
+
+impl Drop for Cms {
+    fn drop(&mut self) {
+        if let Some(mut running) = self.running.take() {
+            let _ = running.child.kill();
+            let _ = running.child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!("---- cms stderr (tail) ----\n{}", self.log_tail());
+        }
+    }
+}
+
+async fn wait_child(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
+}
+
+/// 8-4-4-4-12 hex digits.
+pub fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups
+            .iter()
+            .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()))
+}

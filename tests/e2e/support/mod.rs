@@ -1,0 +1,66 @@
+//! What every end-to-end test shares: a running `cms` ([`Cms`]), a charger speaking OCPP-J over
+//! a real websocket ([`Charger`]), a REST client ([`Api`]), and small helpers to wait for the
+//! eventually consistent state and to read timestamps and Prometheus text.
+
+mod api;
+mod charger;
+mod cms;
+mod metrics;
+mod time;
+
+pub use api::Api;
+pub use charger::{Charger, Handshake};
+pub use cms::Cms;
+pub use metrics::Metrics;
+pub use time::{assert_ocpp_time, assert_recent, assert_record_time};
+
+use std::time::Duration;
+
+/// How long a single answer (a CALLRESULT, an HTTP response, a close frame) may take.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the materialised state may lag behind what a charger sent.
+pub const EVENTUALLY: Duration = Duration::from_secs(5);
+/// How often the REST API is polled while waiting for it to catch up.
+pub const POLL_EVERY: Duration = Duration::from_millis(50);
+
+/// Polls `probe` every [`POLL_EVERY`] until it returns `Ok`, for at most [`EVENTUALLY`]; on
+/// time-out the test fails with `what` and the last thing the probe saw.
+pub async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Result<T, String>) -> T {
+    let deadline = tokio::time::Instant::now() + EVENTUALLY;
+    loop {
+        let last = match tokio::time::timeout_at(deadline, probe()).await {
+            Ok(Ok(value)) => return value,
+            Ok(Err(last)) => last,
+            Err(_) => "the probe itself did not finish".to_string(),
+        };
+        if tokio::time::Instant::now() >= deadline {
+            panic!("waited {EVENTUALLY:?} for {what}; last seen: {last}");
+        }
+        tokio::time::sleep(POLL_EVERY).await;
+    }
+}
+
+/// Checks for `window` that `probe` keeps holding (it returns `Err` with what it saw when not).
+pub async fn throughout(
+    window: Duration,
+    what: &str,
+    mut probe: impl AsyncFnMut() -> Result<(), String>,
+) {
+    let end = tokio::time::Instant::now() + window;
+    while tokio::time::Instant::now() < end {
+        if let Err(seen) = probe().await {
+            panic!("expected {what} to keep holding, but saw: {seen}");
+        }
+        tokio::time::sleep(POLL_EVERY).await;
+    }
+}
+
+/// A BootNotification payload as a real charger sends it.
+pub fn boot_payload(firmware: &str) -> serde_json::Value {
+    serde_json::json!({
+        "chargePointVendor": "Alfen BV",
+        "chargePointModel": "NG920-61001",
+        "chargePointSerialNumber": "ACE0001234",
+        "firmwareVersion": firmware,
+    })
+}
