@@ -93,6 +93,7 @@ fn frames() -> Vec<(&'static str, String)> {
     for (name, text) in &frames {
         let sampled = production(text).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(sampled >= 1, "{name}");
+        eprintln!("{name}: {} bytes, {sampled} sampled values", text.len());
     }
     frames
 }

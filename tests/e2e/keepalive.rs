@@ -35,3 +35,14 @@ async fn a_silent_client_is_disconnected_after_the_idle_timeout() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_idle_timeout_holds_even_when_shorter_than_the_ping_interval() {
+    let cms = Cms::up_with(&["--ws-ping-interval", "30s", "--ws-idle-timeout", "2s"]).await;
+    cms.add_charger("CP-SILENT-2").await;
+    let mut charger = Charger::connect_and_boot(&cms, "CP-SILENT-2", "1.0.0").await;
+
+    // No ping is due for 30s, so nothing is owed to the server: 2s of silence is enough.
+    let ended = charger.expect_end(Duration::from_secs(5)).await;
+    eprintln!("the silent connection ended with {ended:?}");
+}

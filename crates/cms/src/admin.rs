@@ -92,3 +92,67 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
     println!("{uuid}");
     Ok(())
 }
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChargerImportArgs {
+    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
+    pub data_dir: PathBuf,
+    /// One charger per line, `identity` or `identity,password`; `#` starts a comment; `-` reads
+    /// standard input.
+    #[arg(long)]
+    pub file: PathBuf,
+    /// The site to put them in; default: the operators' default site.
+    #[arg(long)]
+    pub site: Option<String>,
+}
+
+/// Registers many chargers in one transaction (all or none); prints `uuid identity` per line.
+pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
+    let text = if args.file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin()).map_err(|e| e.to_string())?
+    } else {
+        std::fs::read_to_string(&args.file)
+            .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?
+    };
+    let mut chargers = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at_line = |e: String| format!("line {}: {e}", n + 1);
+        let (identity, password) = match line.split_once(',') {
+            Some((identity, password)) => (identity.trim(), Some(password.trim())),
+            None => (line, None),
+        };
+        let identity = ChargerIdentity::parse(identity).map_err(|e| at_line(e.to_string()))?;
+        let password_hash = match password {
+            Some(password) => {
+                check_charger_password(password).map_err(|e| at_line(e.to_string()))?;
+                Some(hash_secret(password))
+            }
+            None => None,
+        };
+        chargers.push(NewCharger {
+            identity: identity.to_string(),
+            reference: None,
+            password_hash,
+            site_uuid: args.site.clone(),
+        });
+    }
+    let store = Store::open(&args.data_dir)
+        .await
+        .map_err(|e| e.to_string())?;
+    let uuids = store
+        .add_chargers(&chargers)
+        .await
+        .map_err(|e| e.to_string())?;
+    store.close().await;
+    let mut out = String::with_capacity(uuids.len() * 64);
+    for (uuid, charger) in uuids.iter().zip(&chargers) {
+        out.push_str(&format!("{uuid} {}\n", charger.identity));
+    }
+    print!("{out}");
+    eprintln!("registered {} chargers", uuids.len());
+    Ok(())
+}

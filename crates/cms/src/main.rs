@@ -1,7 +1,7 @@
 //! `cms`: a Charging Management Service for EV chargers (OCPP 1.6J).
 
 use clap::{Parser, Subcommand};
-use cms::admin::{ChargerAddArgs, TokenCreateArgs};
+use cms::admin::{ChargerAddArgs, ChargerImportArgs, TokenCreateArgs};
 use cms::up::UpArgs;
 use std::process::ExitCode;
 
@@ -38,6 +38,8 @@ enum TokenCommand {
 enum ChargerCommand {
     /// Register a charger; prints its uuid last.
     Add(ChargerAddArgs),
+    /// Register many chargers from a file (`identity[,password]` per line), all or none.
+    Import(ChargerImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +59,9 @@ fn main() -> ExitCode {
             Command::Up(args) => cms::up::run(args).await.map_err(|e| e.to_string()),
             Command::Token(TokenCommand::Create(args)) => cms::admin::token_create(args).await,
             Command::Charger(ChargerCommand::Add(args)) => cms::admin::charger_add(args).await,
+            Command::Charger(ChargerCommand::Import(args)) => {
+                cms::admin::charger_import(args).await
+            }
         }
     });
     match result {

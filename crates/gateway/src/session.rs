@@ -122,8 +122,11 @@ struct LiveSession<'a> {
 impl LiveSession<'_> {
     async fn run(&mut self, ws: &mut Ws, mut replaced: oneshot::Receiver<()>) -> DisconnectReason {
         let config = &self.shared.config;
-        let start = tokio::time::Instant::now() + config.ping_interval;
-        let mut keepalive = tokio::time::interval_at(start, config.ping_interval);
+        let mut next_ping = Instant::now() + config.ping_interval;
+        // Wakes for the next ping or for the idle deadline, whichever comes first; frames that
+        // arrive meanwhile move the deadline, which is checked again when the timer fires.
+        let timer = tokio::time::sleep_until(next_ping.min(self.idle_deadline()).into());
+        tokio::pin!(timer);
         loop {
             let next = tokio::select! {
                 biased;
@@ -135,14 +138,19 @@ impl LiveSession<'_> {
                     close(ws, CloseCode::Normal, "replaced by a newer connection").await;
                     return DisconnectReason::Replaced;
                 }
-                _ = keepalive.tick() => {
-                    if self.last_seen.elapsed() >= config.idle_timeout {
+                _ = &mut timer => {
+                    let now = Instant::now();
+                    if now >= self.idle_deadline() {
                         close(ws, CloseCode::Normal, "idle timeout").await;
                         return DisconnectReason::IdleTimeout;
                     }
-                    if ws.send(Message::Ping(Bytes::new())).await.is_err() {
-                        return DisconnectReason::ConnectionLost;
+                    if now >= next_ping {
+                        if ws.send(Message::Ping(Bytes::new())).await.is_err() {
+                            return DisconnectReason::ConnectionLost;
+                        }
+                        next_ping = now + config.ping_interval;
                     }
+                    timer.as_mut().reset(next_ping.min(self.idle_deadline()).into());
                     continue;
                 }
                 next = ws.next() => next,
@@ -151,6 +159,10 @@ impl LiveSession<'_> {
                 return reason;
             }
         }
+    }
+
+    fn idle_deadline(&self) -> Instant {
+        self.last_seen + self.shared.config.idle_timeout
     }
 
     /// Handles a received item and whatever else is already buffered, then flushes the answers

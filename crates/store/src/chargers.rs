@@ -67,41 +67,19 @@ const VISIBLE_TO_USER: &str = "FROM chargers c
 impl Store {
     /// Registers a charger and returns its uuid.
     pub async fn add_charger(&self, new: &NewCharger) -> Result<String> {
+        let mut uuids = self.add_chargers(std::slice::from_ref(new)).await?;
+        Ok(uuids.remove(0))
+    }
+
+    /// Registers chargers in one transaction (all or none) and returns their uuids in order.
+    pub async fn add_chargers(&self, chargers: &[NewCharger]) -> Result<Vec<String>> {
         let mut tx = self.pool.begin().await?;
-        let site_id = match &new.site_uuid {
-            Some(uuid) => sqlx::query_scalar("SELECT id FROM sites WHERE uuid = ?")
-                .bind(uuid)
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(format!("no site with uuid {uuid}")))?,
-            None => default_site(&mut tx).await?,
-        };
-        let uuid = uuid::Uuid::new_v4().to_string();
-        let now = now_record_time();
-        let inserted = sqlx::query(
-            "INSERT INTO chargers (uuid, site_id, identity, reference, password_hash, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&uuid)
-        .bind(site_id)
-        .bind(&new.identity)
-        .bind(&new.reference)
-        .bind(&new.password_hash)
-        .bind(&now)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await;
-        match inserted {
-            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-                return Err(StoreError::Conflict(format!(
-                    "a charger with identity {:?} already exists",
-                    new.identity
-                )));
-            }
-            other => other?,
-        };
+        let mut uuids = Vec::with_capacity(chargers.len());
+        for new in chargers {
+            uuids.push(insert_charger(&mut tx, new).await?);
+        }
         tx.commit().await?;
-        Ok(uuid)
+        Ok(uuids)
     }
 
     /// The gateway's question at handshake: is this charger registered, and with which password
@@ -171,6 +149,43 @@ impl Store {
         .fetch_all(&self.pool)
         .await?)
     }
+}
+
+/// Inserts one charger.
+async fn insert_charger(db: &mut sqlx::SqliteConnection, new: &NewCharger) -> Result<String> {
+    let site_id = match &new.site_uuid {
+        Some(uuid) => sqlx::query_scalar("SELECT id FROM sites WHERE uuid = ?")
+            .bind(uuid)
+            .fetch_optional(&mut *db)
+            .await?
+            .ok_or_else(|| StoreError::NotFound(format!("no site with uuid {uuid}")))?,
+        None => default_site(db).await?,
+    };
+    let uuid = uuid::Uuid::new_v4().to_string();
+    let now = now_record_time();
+    let inserted = sqlx::query(
+        "INSERT INTO chargers (uuid, site_id, identity, reference, password_hash, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&uuid)
+    .bind(site_id)
+    .bind(&new.identity)
+    .bind(&new.reference)
+    .bind(&new.password_hash)
+    .bind(&now)
+    .bind(&now)
+    .execute(&mut *db)
+    .await;
+    match inserted {
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+            return Err(StoreError::Conflict(format!(
+                "a charger with identity {:?} already exists",
+                new.identity
+            )));
+        }
+        other => other?,
+    };
+    Ok(uuid)
 }
 
 /// The operators' default site, created on first use.

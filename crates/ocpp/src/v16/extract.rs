@@ -65,6 +65,16 @@ pub(crate) struct Obj<'a, 'p, const N: usize> {
     slots: [Option<Json<'a>>; N],
     names: &'static [&'static str; N],
     path: &'p Path<'p>,
+    /// Where the next lookup starts: fields are read in schema order.
+    next: usize,
+}
+
+/// Index of `key` in `names`, searching from `from` first: chargers mostly send
+/// properties in schema order, so the first comparison usually hits.
+fn find(names: &[&str], key: &str, from: usize) -> Option<usize> {
+    (from..names.len())
+        .chain(0..from.min(names.len()))
+        .find(|&i| names[i] == key)
 }
 
 impl<'a, 'p, const N: usize> Obj<'a, 'p, N> {
@@ -88,10 +98,14 @@ impl<'a, 'p, const N: usize> Obj<'a, 'p, N> {
             other => return Err(wrong_type(path, "object", &other)),
         };
         let mut slots = [const { None }; N];
+        let mut next = 0;
         for (key, value) in members {
             // A repeated key keeps its last value, as most JSON readers do.
-            match names.iter().position(|name| *name == key) {
-                Some(i) => slots[i] = Some(value),
+            match find(names, &key, next) {
+                Some(i) => {
+                    slots[i] = Some(value);
+                    next = i + 1;
+                }
                 None => {
                     let key = excerpt(&key);
                     let message = format_args!("unknown property {key:?}");
@@ -99,7 +113,12 @@ impl<'a, 'p, const N: usize> Obj<'a, 'p, N> {
                 }
             }
         }
-        Ok(Obj { slots, names, path })
+        Ok(Obj {
+            slots,
+            names,
+            path,
+            next: 0,
+        })
     }
 
     fn path_of(&self, name: &'static str) -> Path<'p> {
@@ -107,8 +126,14 @@ impl<'a, 'p, const N: usize> Obj<'a, 'p, N> {
     }
 
     fn take(&mut self, name: &'static str) -> Option<Json<'a>> {
-        let i = self.names.iter().position(|n| *n == name);
-        self.slots[i.expect("field is listed in the schema")].take()
+        // Field names are literals that usually share storage with `names`, so an
+        // address check saves the byte comparison on the hot path.
+        let i = match self.names.get(self.next) {
+            Some(&listed) if std::ptr::eq(listed, name) => self.next,
+            _ => find(self.names, name, self.next).expect("field is listed in the schema"),
+        };
+        self.next = i + 1;
+        self.slots[i].take()
     }
 
     pub(crate) fn optional<T>(

@@ -285,3 +285,18 @@ fn celcius_and_celsius_are_distinct_valid_units() {
         });
     }
 }
+
+#[test]
+fn properties_in_any_order_are_accepted() {
+    let text = r#"{"meterValue":[{"sampledValue":[{"unit":"V","phase":"L3-N","value":"229.8","measurand":"Voltage","location":"Outlet","format":"Raw","context":"Trigger"}],"timestamp":"2026-11-21T10:00:00Z"}],"transactionId":3,"connectorId":1}"#;
+    let m = meter_values(crate::v16::parse_request(A, text).unwrap());
+    assert_eq!((m.connector_id, m.transaction_id), (1, Some(3)));
+    let sv = &m.meter_value[0].sampled_value[0];
+    assert_eq!(sv.value, "229.8");
+    assert_eq!(sv.context, Some(ReadingContext::Trigger));
+    assert_eq!(sv.format, Some(ValueFormat::Raw));
+    assert_eq!(sv.measurand, Some(Measurand::Voltage));
+    assert_eq!(sv.phase, Some(Phase::L3N));
+    assert_eq!(sv.location, Some(Location::Outlet));
+    assert_eq!(sv.unit, Some(UnitOfMeasure::V));
+}
