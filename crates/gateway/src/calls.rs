@@ -52,7 +52,12 @@ pub fn handle_text(
     let parsed = match parse_frame(text) {
         Ok(parsed) => parsed,
         Err(e) => {
-            let id = e.message_id.as_deref().unwrap_or("-1");
+            // "-1" when no usable id could be read, as OCPP 2.0.1 spells it out.
+            let id = e
+                .message_id
+                .as_deref()
+                .filter(|id| !id.is_empty())
+                .unwrap_or("-1");
             return refuse(FrameKind::Invalid, id, e.code, &e.description);
         }
     };

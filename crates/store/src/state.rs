@@ -191,15 +191,15 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
             vendor_error_code,
             at,
         } => {
-            sqlx::query(&format!(
+            sqlx::query(
                 "INSERT INTO connectors (charger_id, connector_id, status, error, error_info,
                    vendor_id, vendor_error_code, created_at, updated_at)
                  SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM chargers WHERE identity = ?
                  ON CONFLICT (charger_id, connector_id) DO UPDATE SET status = excluded.status,
                    error = excluded.error, error_info = excluded.error_info,
                    vendor_id = excluded.vendor_id, vendor_error_code = excluded.vendor_error_code,
-                   updated_at = excluded.updated_at"
-            ))
+                   updated_at = excluded.updated_at",
+            )
             .bind(connector_id)
             .bind(status)
             .bind(error)
