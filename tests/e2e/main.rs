@@ -8,6 +8,7 @@ mod bad_frames;
 mod charger_auth;
 mod charger_state;
 mod connections;
+mod interop;
 mod keepalive;
 mod lifecycle;
 mod meter_values;

@@ -6,9 +6,11 @@ mod cache;
 mod http;
 mod materialiser;
 mod normalise;
+mod registry;
 
 pub use cache::{LatestReading, LatestValueCache};
-pub use http::ApiError;
+pub use http::{ApiError, ops_router};
+pub use registry::RegistryPublisher;
 
 use bytes::Bytes;
 use cms_bus::{Bus, Topics};

@@ -5,10 +5,12 @@
 
 mod in_process;
 mod record;
+mod registry;
 mod topics;
 
 pub use in_process::{InProcessBus, InProcessConfig};
 pub use record::{Delivered, Header, Message, Record};
+pub use registry::{RegistryState, registry_record, registry_state};
 pub use topics::Topics;
 
 use std::future::Future;

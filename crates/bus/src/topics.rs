@@ -7,10 +7,13 @@ pub struct Topics {
     pub messages: &'static str,
     /// Connect and disconnect events; value = a JSON document.
     pub connections: &'static str,
+    /// The chargers allowed to connect (compacted: the last record per identity is its state);
+    /// written by the API, read by every gateway from the beginning.
+    pub registry: &'static str,
 }
 
 impl Topics {
-    /// `<prefix>.ocpp.messages` and `<prefix>.ocpp.connections`.
+    /// `<prefix>.ocpp.messages`, `<prefix>.ocpp.connections` and `<prefix>.chargers.registry`.
     pub fn with_prefix(prefix: &str) -> Topics {
         // Topic names live as long as the process; leaking two short strings once saves a copy
         // of the topic name in every record.
@@ -18,9 +21,11 @@ impl Topics {
         Topics {
             messages: leak(format!("{prefix}.ocpp.messages")),
             connections: leak(format!("{prefix}.ocpp.connections")),
+            registry: leak(format!("{prefix}.chargers.registry")),
         }
     }
 
+    /// The topics of charger traffic, which the API consumes as a group.
     pub fn all(&self) -> [&'static str; 2] {
         [self.messages, self.connections]
     }

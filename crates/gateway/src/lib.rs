@@ -8,6 +8,7 @@ mod events;
 mod handshake;
 mod identity;
 mod metrics;
+mod registry;
 mod session;
 mod shard;
 mod transactions;
@@ -16,6 +17,7 @@ pub use directory::{ChargerDirectory, DirectoryError, Registration};
 pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
+pub use registry::RegistryDirectory;
 
 use bytes::Bytes;
 use cms_bus::{Publisher, Topics};
@@ -25,6 +27,17 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_util::sync::CancellationToken;
+
+/// When a charger message that carries data is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckAfter {
+    /// Once the bus acknowledged its record (for Kafka: the broker has it). Nothing answered
+    /// is lost.
+    Broker,
+    /// As soon as it is received and valid: lower latency, but a record the bus then fails to
+    /// take is lost although the charger was told it was taken.
+    Receive,
+}
 
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
@@ -43,6 +56,7 @@ pub struct GatewayConfig {
     /// Largest frame (and message) accepted; a larger one closes the connection with 1009.
     pub max_frame_size: usize,
     pub handshake_timeout: Duration,
+    pub ack_after: AckAfter,
 }
 
 impl GatewayConfig {
@@ -57,6 +71,7 @@ impl GatewayConfig {
             idle_timeout: Duration::from_secs(180),
             max_frame_size: 64 * 1024,
             handshake_timeout: Duration::from_secs(10),
+            ack_after: AckAfter::Broker,
         }
     }
 

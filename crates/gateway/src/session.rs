@@ -1,11 +1,11 @@
 //! One charger's connection: handshake, then frames in and answers out until it ends, with
 //! keepalive, takeover by a newer connection and graceful shutdown.
 
-use crate::Shared;
 use crate::calls::{CallContext, Outcome, handle_text};
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
+use crate::{AckAfter, Shared};
 use bytes::Bytes;
 use chrono::Utc;
 use cms_ocpp::{ErrorCode, call_error};
@@ -200,7 +200,7 @@ impl LiveSession<'_> {
         let reply = match message {
             Message::Text(text) => {
                 let frame = Bytes::from(text.clone());
-                self.on_text(text.as_str(), &frame).await
+                self.on_text(ws, text.as_str(), &frame).await?
             }
             Message::Binary(_) => {
                 self.shared.metrics.frame_in(FrameKind::Invalid);
@@ -226,8 +226,16 @@ impl LiveSession<'_> {
         Ok(())
     }
 
-    /// The answer to one text frame, after its record (if any) is on the bus.
-    async fn on_text(&self, text: &str, frame: &Bytes) -> Option<String> {
+    /// Handles one text frame and returns the answer still to send. A record that carries data
+    /// is answered only once the bus acknowledged it (unless `--ack-after receive`); others are
+    /// answered first and published after, still before the next frame is read, so per-charger
+    /// order and backpressure hold either way.
+    async fn on_text(
+        &self,
+        ws: &mut Ws,
+        text: &str,
+        frame: &Bytes,
+    ) -> Result<Option<String>, DisconnectReason> {
         let shared = self.shared;
         let ctx = CallContext {
             identity: self.identity,
@@ -240,40 +248,61 @@ impl LiveSession<'_> {
         };
         let handled = handle_text(&ctx, text, frame, Utc::now());
         shared.metrics.frame_in(handled.kind);
-        match handled.outcome {
-            Outcome::Ignore => None,
+        let (action, record, answer) = match handled.outcome {
+            Outcome::Ignore => return Ok(None),
             Outcome::Refuse { reply, code } => {
                 tracing::debug!(code = code.as_str(), "frame refused");
                 shared.metrics.error_out(code);
-                Some(reply)
+                return Ok(Some(reply));
             }
             Outcome::Publish {
                 action,
                 record,
                 answer,
-            } => {
-                let started = Instant::now();
-                match shared.bus.publish(record).await {
-                    Ok(_) => {
-                        shared.metrics.publish_latency.record(started.elapsed());
-                        shared.metrics.result_out(action);
-                        Some(answer)
-                    }
-                    Err(e) => {
-                        // Not taken, so not acknowledged: the charger keeps the message and retries.
-                        tracing::warn!(error = %e, action = action.as_str(), "publish failed");
-                        shared.metrics.publish_failures.increment(1);
-                        shared.metrics.error_out(ErrorCode::InternalError);
-                        let id = message_id_of(text);
-                        Some(call_error(
-                            &id,
-                            ErrorCode::InternalError,
-                            "message not stored, retry later",
-                        ))
-                    }
-                }
-            }
+            } => (action, record, answer),
+        };
+        let durable = action.carries_data() && shared.config.ack_after == AckAfter::Broker;
+        let started = Instant::now();
+        let delivery = shared.bus.publish(record);
+        let mut answer = Some(answer);
+        if !durable {
+            shared.metrics.result_out(action);
+            let early = answer.take().unwrap_or_default();
+            ws.send(Message::text(early))
+                .await
+                .map_err(|_| DisconnectReason::ConnectionLost)?;
         }
+        let published = delivery.await;
+        match (&published, durable) {
+            (Ok(_), _) => shared.metrics.publish_latency.record(started.elapsed()),
+            (Err(e), false) => {
+                // Already answered: the record is lost, and that is the trade-off chosen.
+                tracing::error!(error = %e, action = action.as_str(), "publish failed after answering");
+                shared.metrics.publish_failures.increment(1);
+            }
+            (Err(_), true) => {}
+        }
+        let Some(answer) = answer else {
+            return Ok(None);
+        };
+        Ok(Some(match published {
+            Ok(_) => {
+                shared.metrics.result_out(action);
+                answer
+            }
+            Err(e) => {
+                // Not taken, so not acknowledged: the charger keeps the message and retries.
+                tracing::warn!(error = %e, action = action.as_str(), "publish failed");
+                shared.metrics.publish_failures.increment(1);
+                shared.metrics.error_out(ErrorCode::InternalError);
+                let id = message_id_of(text);
+                call_error(
+                    &id,
+                    ErrorCode::InternalError,
+                    "message not stored, retry later",
+                )
+            }
+        }))
     }
 
     async fn failed(&mut self, ws: &mut Ws, error: WsError) -> DisconnectReason {

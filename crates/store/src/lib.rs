@@ -4,11 +4,13 @@
 
 mod accounts;
 mod chargers;
+mod registry;
 mod state;
 mod time;
 
 pub use accounts::{Scope, TokenOwner, User};
 pub use chargers::{ChargerRow, NewCharger, StoredMeterValue};
+pub use registry::{RegistryChange, RegistryEntry};
 pub use state::StateChange;
 pub use time::{format_record_time, now_record_time};
 

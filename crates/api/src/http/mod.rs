@@ -54,8 +54,37 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 async fn render_metrics(State(state): State<AppState>) -> impl IntoResponse {
+    prometheus_text(&state.metrics)
+}
+
+fn prometheus_text(metrics: &PrometheusHandle) -> impl IntoResponse + use<> {
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(),
+        metrics.render(),
     )
+}
+
+/// `/healthz`, `/readyz` and `/metrics` alone, for processes without the REST API (gateways).
+pub fn ops_router(metrics: PrometheusHandle, ready: Arc<dyn Fn() -> bool + Send + Sync>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route(
+            "/readyz",
+            get(move || {
+                let ready = ready();
+                async move {
+                    match ready {
+                        true => (StatusCode::OK, "ready\n"),
+                        false => (StatusCode::SERVICE_UNAVAILABLE, "not ready\n"),
+                    }
+                }
+            }),
+        )
+        .route(
+            "/metrics",
+            get(move || {
+                let text = prometheus_text(&metrics);
+                async move { text }
+            }),
+        )
 }

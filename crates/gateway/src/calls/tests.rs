@@ -14,6 +14,7 @@ impl Fixture {
             topics: Topics {
                 messages: "t.messages",
                 connections: "t.connections",
+                registry: "t.registry",
             },
             ids: TransactionIds::default(),
             key: Bytes::from_static(b"CP-1"),

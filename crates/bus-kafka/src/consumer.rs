@@ -1,0 +1,304 @@
+//! The consumers: a group member that commits only what it is told to, and a group-less replay
+//! of a whole (compacted) topic that knows when it has caught up.
+
+use crate::{KafkaConfig, client_config, failed};
+use bytes::Bytes;
+use cms_bus::{BoxFuture, BusError, Header, Message, Record, Subscriber};
+use futures_util::{FutureExt as _, StreamExt as _};
+use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
+use rdkafka::message::{BorrowedMessage, Headers as _, Message as _};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Bound of the metadata and watermark requests `replay` makes before reading.
+const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Settings of both consumers.
+fn consumer_config(config: &KafkaConfig) -> ClientConfig {
+    let mut client = client_config(config);
+    client
+        // Offsets move only through `Subscriber::commit`, after the records were applied.
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "earliest");
+    client
+}
+
+/// A member of a consumer group.
+pub(crate) struct GroupSubscriber {
+    consumer: StreamConsumer,
+    closed: watch::Receiver<bool>,
+    topics: Vec<&'static str>,
+}
+
+impl GroupSubscriber {
+    pub(crate) fn start(
+        config: &KafkaConfig,
+        group: &str,
+        topics: &[&str],
+        closed: watch::Receiver<bool>,
+    ) -> Result<GroupSubscriber, BusError> {
+        let consumer: StreamConsumer = consumer_config(config)
+            .set("group.id", group)
+            // librdkafka's defaults (45 s session, 5 min poll interval) make a group join take
+            // ~23 s on tansu; these make it ~3 s and notice a dead member within 6 s. The cost:
+            // a batch must be handled within 7 s or the member is evicted.
+            .set("session.timeout.ms", "6000")
+            .set("heartbeat.interval.ms", "2000")
+            .set("max.poll.interval.ms", "7000")
+            .create()
+            .map_err(|e| failed("consumer", e))?;
+        consumer
+            .subscribe(topics)
+            .map_err(|e| failed("subscribe", e))?;
+        Ok(GroupSubscriber {
+            consumer,
+            closed,
+            topics: topics.iter().map(|t| intern(t)).collect(),
+        })
+    }
+}
+
+impl Subscriber for GroupSubscriber {
+    fn next_batch<'a>(
+        &'a mut self,
+        out: &'a mut Vec<Message>,
+        max: usize,
+    ) -> BoxFuture<'a, Result<usize, BusError>> {
+        Box::pin(read_batch(
+            &self.consumer,
+            &mut self.closed,
+            &self.topics,
+            out,
+            max,
+        ))
+    }
+
+    /// Commits `message.offset + 1` of its partition, asynchronously (a lost commit only means
+    /// the next member re-reads a few records).
+    fn commit(&mut self, message: &Message) -> Result<(), BusError> {
+        let mut offsets = TopicPartitionList::with_capacity(1);
+        offsets
+            .add_partition_offset(
+                &message.record.topic,
+                message.partition,
+                Offset::Offset(message.offset + 1),
+            )
+            .map_err(|e| failed("commit", e))?;
+        self.consumer
+            .commit(&offsets, CommitMode::Async)
+            .map_err(|e| failed("commit", e))
+    }
+}
+
+/// A read of one topic from its beginning, outside any group: every partition assigned, nothing
+/// committed. It keeps following the topic after catching up.
+pub struct Replay {
+    consumer: StreamConsumer,
+    closed: watch::Receiver<bool>,
+    topic: [&'static str; 1],
+    /// Per partition: the high watermark when the replay started, and the next offset to read.
+    progress: Vec<(i64, i64)>,
+    /// Partitions whose next offset is still below their start-time high watermark.
+    behind: usize,
+}
+
+impl Replay {
+    pub(crate) async fn start(
+        config: &KafkaConfig,
+        topic: &str,
+        closed: watch::Receiver<bool>,
+    ) -> Result<Replay, BusError> {
+        let consumer: StreamConsumer = consumer_config(config)
+            .create()
+            .map_err(|e| failed("consumer", e))?;
+        let name = topic.to_owned();
+        // Metadata and watermarks are blocking requests: off the runtime's workers.
+        let (consumer, progress) = tokio::task::spawn_blocking(move || -> Result<_, BusError> {
+            let progress = watermarks(&consumer, &name)?;
+            let mut assignment = TopicPartitionList::with_capacity(progress.len());
+            for partition in 0..progress.len() as i32 {
+                assignment
+                    .add_partition_offset(&name, partition, Offset::Beginning)
+                    .map_err(|e| failed("assign", e))?;
+            }
+            consumer
+                .assign(&assignment)
+                .map_err(|e| failed("assign", e))?;
+            Ok((consumer, progress))
+        })
+        .await
+        .map_err(|e| failed("replay", e))??;
+        let behind = progress.iter().filter(|(high, next)| next < high).count();
+        Ok(Replay {
+            consumer,
+            closed,
+            topic: [intern(topic)],
+            progress,
+            behind,
+        })
+    }
+
+    /// Whether every record that was in the topic when the replay started has been handed out.
+    pub fn caught_up(&self) -> bool {
+        self.behind == 0
+    }
+}
+
+impl Subscriber for Replay {
+    fn next_batch<'a>(
+        &'a mut self,
+        out: &'a mut Vec<Message>,
+        max: usize,
+    ) -> BoxFuture<'a, Result<usize, BusError>> {
+        Box::pin(async move {
+            let start = out.len();
+            let n = read_batch(&self.consumer, &mut self.closed, &self.topic, out, max).await?;
+            for message in &out[start..] {
+                let Some((high, next)) = self.progress.get_mut(message.partition as usize) else {
+                    continue;
+                };
+                let was_behind = *next < *high;
+                *next = (*next).max(message.offset + 1);
+                if was_behind && *next >= *high {
+                    self.behind -= 1;
+                }
+            }
+            Ok(n)
+        })
+    }
+
+    /// Nothing to commit: a replay always starts from the beginning.
+    fn commit(&mut self, _message: &Message) -> Result<(), BusError> {
+        Ok(())
+    }
+}
+
+/// `(high watermark, low watermark)` of every partition of `topic`, as `(target, next)`.
+fn watermarks(consumer: &StreamConsumer, topic: &str) -> Result<Vec<(i64, i64)>, BusError> {
+    let metadata = consumer
+        .fetch_metadata(Some(topic), METADATA_TIMEOUT)
+        .map_err(|e| failed("metadata", e))?;
+    let found = metadata
+        .topics()
+        .iter()
+        .find(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty())
+        .ok_or_else(|| BusError::UnknownTopic(topic.to_owned()))?;
+    (0..found.partitions().len() as i32)
+        .map(|partition| {
+            let (low, high) = consumer
+                .fetch_watermarks(topic, partition, METADATA_TIMEOUT)
+                .map_err(|e| failed("watermarks", e))?;
+            Ok((high, low))
+        })
+        .collect()
+}
+
+/// Waits for one message (or the bus closing), then takes what is already fetched, up to `max`.
+async fn read_batch(
+    consumer: &StreamConsumer,
+    closed: &mut watch::Receiver<bool>,
+    topics: &[&'static str],
+    out: &mut Vec<Message>,
+    max: usize,
+) -> Result<usize, BusError> {
+    let mut stream = consumer.stream();
+    let first = loop {
+        tokio::select! {
+            _ = until_closed(closed) => return Ok(0),
+            next = stream.next() => match next {
+                Some(Ok(message)) => break message,
+                Some(Err(error)) => consumer_error(error)?,
+                None => return Ok(0),
+            },
+        }
+    };
+    let start = out.len();
+    out.push(owned(&first, topics));
+    drop(first);
+    while out.len() - start < max.max(1) {
+        match stream.next().now_or_never() {
+            Some(Some(Ok(message))) => out.push(owned(&message, topics)),
+            Some(Some(Err(error))) => {
+                consumer_error(error)?;
+                break;
+            }
+            Some(None) | None => break,
+        }
+    }
+    Ok(out.len() - start)
+}
+
+/// Resolves once the bus is closed. A bus dropped without `close` leaves its subscribers running.
+async fn until_closed(closed: &mut watch::Receiver<bool>) {
+    if closed.wait_for(|closed| *closed).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Consumer errors are mostly transient (a broker away, a topic not yet created) and librdkafka
+/// recovers from them by itself: log and keep reading. Only a fatal error ends the subscriber.
+fn consumer_error(error: rdkafka::error::KafkaError) -> Result<(), BusError> {
+    if let rdkafka::error::KafkaError::MessageConsumptionFatal(_) = error {
+        return Err(failed("consume", error));
+    }
+    tracing::warn!(%error, "kafka consumer error");
+    Ok(())
+}
+
+fn owned(message: &BorrowedMessage<'_>, topics: &[&'static str]) -> Message {
+    let topic = match topics.iter().find(|t| **t == message.topic()) {
+        Some(topic) => Cow::Borrowed(*topic),
+        None => Cow::Owned(message.topic().to_owned()),
+    };
+    let headers = message
+        .headers()
+        .map(|headers| {
+            headers
+                .iter()
+                .map(|h| Header {
+                    name: Cow::Owned(h.key.to_owned()),
+                    value: h.value.map(Bytes::copy_from_slice).unwrap_or_default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Message {
+        record: Record {
+            topic,
+            key: message
+                .key()
+                .map(Bytes::copy_from_slice)
+                .unwrap_or_default(),
+            headers,
+            value: message
+                .payload()
+                .map(Bytes::copy_from_slice)
+                .unwrap_or_default(),
+        },
+        partition: message.partition(),
+        offset: message.offset(),
+    }
+}
+
+/// A `'static` copy of a topic name, made once per name for the process: consumed messages then
+/// carry their topic without an allocation each.
+fn intern(topic: &str) -> &'static str {
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    match names.get(topic) {
+        Some(name) => name,
+        None => {
+            let name: &'static str = Box::leak(topic.to_owned().into_boxed_str());
+            names.insert(name);
+            name
+        }
+    }
+}

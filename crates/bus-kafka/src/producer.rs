@@ -1,0 +1,282 @@
+//! The producer: records enter librdkafka's queue inside `publish`; librdkafka's delivery
+//! callback completes each record's oneshot. When librdkafka's queue is full, records wait in an
+//! ordered backlog that a task feeds into librdkafka as room frees up.
+
+use crate::{KafkaConfig, client_config, failed};
+use cms_bus::{BusError, Delivered, Record};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Header, Message as _, OwnedHeaders};
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{ClientContext, config::FromClientConfigAndContext};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, oneshot};
+
+pub(crate) type Delivery = oneshot::Receiver<Result<Delivered, BusError>>;
+
+/// Rides with a record through librdkafka and comes back in the delivery callback.
+pub(crate) struct Pending {
+    tx: oneshot::Sender<Result<Delivered, BusError>>,
+    enqueued: Instant,
+}
+
+/// Backoff of the backlog task while librdkafka's queue stays full: short enough to refill the
+/// queue before it drains, long enough not to spin.
+const MIN_BACKOFF: Duration = Duration::from_millis(1);
+const MAX_BACKOFF: Duration = Duration::from_millis(16);
+
+/// Receives delivery reports on librdkafka's polling thread.
+pub(crate) struct DeliveryContext {
+    /// Records inside librdkafka (enqueued, not yet reported); the queue-depth gauge.
+    in_flight: AtomicI64,
+    queue_depth: metrics::Gauge,
+    latency: metrics::Histogram,
+    errors: metrics::Counter,
+}
+
+impl ClientContext for DeliveryContext {}
+
+impl ProducerContext for DeliveryContext {
+    type DeliveryOpaque = Box<Pending>;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, pending: Box<Pending>) {
+        let depth = self.in_flight.fetch_sub(1, Ordering::Relaxed) - 1;
+        self.queue_depth.set(depth as f64);
+        self.latency.record(pending.enqueued.elapsed());
+        let outcome = match result {
+            Ok(message) => Ok(Delivered {
+                partition: message.partition(),
+                offset: message.offset(),
+            }),
+            Err((error, message)) => {
+                self.errors.increment(1);
+                tracing::error!(topic = message.topic(), %error, "kafka delivery failed");
+                Err(failed("delivery", error))
+            }
+        };
+        // The publisher may have dropped its future; then nobody is waiting for the outcome.
+        let _ = pending.tx.send(outcome);
+    }
+}
+
+struct Parked {
+    record: Record,
+    pending: Box<Pending>,
+}
+
+enum SendError {
+    Full(Box<Pending>),
+    Failed(BusError, Box<Pending>),
+}
+
+pub(crate) struct KafkaProducer {
+    producer: ThreadedProducer<DeliveryContext>,
+    /// Records that found librdkafka's queue full, oldest first. While it is not empty every new
+    /// record queues behind it, so records keep their publish order.
+    backlog: Mutex<VecDeque<Parked>>,
+    /// `backlog` is not empty: lets `publish` skip the lock in the common case.
+    backlogged: AtomicBool,
+    /// Wakes the backlog task.
+    wake: Arc<Notify>,
+    /// Seconds publishers' records waited for room in librdkafka's queue. A gauge only because
+    /// `metrics` counters count integers; it never decreases.
+    backpressure: metrics::Gauge,
+}
+
+impl KafkaProducer {
+    /// The producer and its backlog task (on the current tokio runtime).
+    pub(crate) fn start(config: &KafkaConfig) -> Result<Arc<KafkaProducer>, BusError> {
+        let mut client = client_config(config);
+        client
+            // Exactly-once per partition, in order, across retries; implies acks=all.
+            .set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("max.in.flight.requests.per.connection", "5")
+            // Never give up on a record: no local timeout, unbounded retries with a capped
+            // backoff. During a broker outage records wait (and publishers, once the queue is
+            // full, wait with them) instead of failing; nothing acknowledged-to-be is dropped.
+            .set("message.timeout.ms", "0")
+            .set("retries", "2147483647")
+            .set("retry.backoff.ms", "100")
+            .set("retry.backoff.max.ms", "1000")
+            // Throughput with bounded latency: fill batches for at most `linger`.
+            .set("compression.type", "lz4")
+            .set("linger.ms", config.linger.as_millis().to_string())
+            .set("batch.num.messages", "10000")
+            .set(
+                "queue.buffering.max.messages",
+                config.producer_queue_messages.max(1).to_string(),
+            )
+            // The Java client's key hashing, so Java and librdkafka producers agree on partitions.
+            .set("partitioner", "murmur2_random");
+        let context = DeliveryContext {
+            in_flight: AtomicI64::new(0),
+            queue_depth: metrics::gauge!("cms_kafka_producer_queue_depth"),
+            latency: metrics::histogram!("cms_kafka_delivery_latency_seconds"),
+            errors: metrics::counter!("cms_kafka_delivery_errors_total"),
+        };
+        let producer = ThreadedProducer::from_config_and_context(&client, context)
+            .map_err(|e| failed("producer", e))?;
+        let wake = Arc::new(Notify::new());
+        let this = Arc::new(KafkaProducer {
+            producer,
+            backlog: Mutex::new(VecDeque::new()),
+            backlogged: AtomicBool::new(false),
+            wake: wake.clone(),
+            backpressure: metrics::gauge!("cms_kafka_backpressure_seconds_total"),
+        });
+        tokio::spawn(feed_backlog(Arc::downgrade(&this), wake));
+        Ok(this)
+    }
+
+    /// Hands the record to librdkafka now, or parks it behind earlier parked records.
+    pub(crate) fn publish(&self, record: Record) -> Result<Delivery, BusError> {
+        let (tx, rx) = oneshot::channel();
+        let pending = Box::new(Pending {
+            tx,
+            enqueued: Instant::now(),
+        });
+        if self.backlogged.load(Ordering::Acquire) {
+            self.park(record, pending);
+            return Ok(rx);
+        }
+        match self.send(&record, pending) {
+            Ok(()) => {}
+            Err(SendError::Full(pending)) => self.park(record, pending),
+            Err(SendError::Failed(error, _)) => return Err(error),
+        }
+        Ok(rx)
+    }
+
+    /// Waits until the backlog is empty and librdkafka has reported every record.
+    pub(crate) async fn flush(&self, timeout: Duration) -> Result<(), BusError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let in_flight = self.producer.context().in_flight.load(Ordering::Relaxed);
+            if in_flight <= 0 && !self.backlogged.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(failed(
+                    "flush",
+                    format!("{in_flight} records unacknowledged after {timeout:?}"),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    fn send(&self, record: &Record, pending: Box<Pending>) -> Result<(), SendError> {
+        let mut base = BaseRecord::with_opaque_to(record.topic.as_ref(), pending)
+            .key(&record.key[..])
+            .payload(&record.value[..]);
+        if !record.headers.is_empty() {
+            let headers = record.headers.iter().fold(
+                OwnedHeaders::new_with_capacity(record.headers.len()),
+                |headers, h| {
+                    headers.insert(Header {
+                        key: h.name.as_ref(),
+                        value: Some(&h.value[..]),
+                    })
+                },
+            );
+            base = base.headers(headers);
+        }
+        // Counted before the send: the delivery report may arrive before `send` returns.
+        let context = self.producer.context();
+        let depth = context.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        match self.producer.send(base) {
+            Ok(()) => {
+                context.queue_depth.set(depth as f64);
+                Ok(())
+            }
+            Err((error, base)) => {
+                context.in_flight.fetch_sub(1, Ordering::Relaxed);
+                let pending = base.delivery_opaque;
+                match error {
+                    KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull) => {
+                        Err(SendError::Full(pending))
+                    }
+                    KafkaError::MessageProduction(
+                        RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownTopicOrPartition,
+                    ) => Err(SendError::Failed(
+                        BusError::UnknownTopic(record.topic.to_string()),
+                        pending,
+                    )),
+                    error => Err(SendError::Failed(failed("produce", error), pending)),
+                }
+            }
+        }
+    }
+
+    fn park(&self, record: Record, pending: Box<Pending>) {
+        let mut backlog = self.lock_backlog();
+        backlog.push_back(Parked { record, pending });
+        self.backlogged.store(true, Ordering::Release);
+        drop(backlog);
+        self.wake.notify_one();
+    }
+
+    /// Moves parked records into librdkafka, oldest first, until it is full again. Returns how
+    /// many moved and whether the backlog is now empty.
+    fn feed(&self) -> (usize, bool) {
+        let mut backlog = self.lock_backlog();
+        let mut moved = 0;
+        while let Some(Parked { record, pending }) = backlog.pop_front() {
+            match self.send(&record, pending) {
+                Ok(()) => moved += 1,
+                Err(SendError::Full(pending)) => {
+                    backlog.push_front(Parked { record, pending });
+                    return (moved, false);
+                }
+                Err(SendError::Failed(error, pending)) => {
+                    let _ = pending.tx.send(Err(error));
+                }
+            }
+        }
+        self.backlogged.store(false, Ordering::Release);
+        (moved, true)
+    }
+
+    fn lock_backlog(&self) -> MutexGuard<'_, VecDeque<Parked>> {
+        // A panic while holding the lock cannot leave the queue half-updated.
+        self.backlog.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for KafkaProducer {
+    fn drop(&mut self) {
+        // Lets the backlog task notice that the producer is gone.
+        self.wake.notify_one();
+    }
+}
+
+/// Feeds parked records into librdkafka while it has room, backing off while it is full.
+async fn feed_backlog(producer: Weak<KafkaProducer>, wake: Arc<Notify>) {
+    loop {
+        wake.notified().await;
+        let since = Instant::now();
+        let mut backoff = MIN_BACKOFF;
+        loop {
+            let Some(producer) = producer.upgrade() else {
+                return;
+            };
+            let (moved, empty) = producer.feed();
+            if empty {
+                producer
+                    .backpressure
+                    .increment(since.elapsed().as_secs_f64());
+                break;
+            }
+            drop(producer);
+            backoff = if moved > 0 {
+                MIN_BACKOFF
+            } else {
+                (backoff * 2).min(MAX_BACKOFF)
+            };
+            tokio::time::sleep(backoff).await;
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The Kafka bus against a real broker (see `broker` for which one).
+
+mod broker;
+
+use broker::Broker;
+use bytes::Bytes;
+use cms_bus::{Bus, BusError, Delivered, Header, Message, Publisher, Record, Subscriber};
+use cms_bus_kafka::{KafkaBus, KafkaConfig};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// A topic name no other test (or earlier run on a shared broker) uses.
+fn unique(name: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("cms-test-{name}-{}-{nanos}-{n}", std::process::id())
+}
+
+fn config(broker: &Broker, partitions: i32) -> KafkaConfig {
+    KafkaConfig {
+        brokers: broker.brokers.clone(),
+        partitions,
+        client_id: "cms-bus-kafka-test".into(),
+        ..KafkaConfig::default()
+    }
+}
+
+fn record(topic: &str, key: &str, seq: usize) -> Record {
+    Record {
+        topic: Cow::Owned(topic.to_owned()),
+        key: Bytes::from(key.to_owned()),
+        headers: vec![
+            Header::new("action", "MeterValues"),
+            Header::new("seq", seq.to_string()),
+            // Binary header bytes must survive as they are.
+            Header::new("raw", vec![0u8, 255, 1]),
+        ],
+        value: Bytes::from(format!("{{\"key\":\"{key}\",\"seq\":{seq}}}")),
+    }
+}
+
+/// Reads until `n` messages arrived, every wait bounded.
+async fn read(subscriber: &mut dyn Subscriber, n: usize, within: Duration) -> Vec<Message> {
+    let deadline = Instant::now() + within;
+    let mut out = Vec::new();
+    while out.len() < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, subscriber.next_batch(&mut out, 100)).await {
+            Ok(Ok(0)) => panic!("subscriber ended after {} of {n} messages", out.len()),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => panic!("subscriber failed: {e}"),
+            Err(_) => panic!("only {} of {n} messages within {within:?}", out.len()),
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn published_records_arrive_exactly_and_in_order_per_key() {
+    let broker = Broker::get();
+    let topic = unique("order");
+    let bus = KafkaBus::connect(config(&broker, 4), &[&topic], &[])
+        .await
+        .expect("connect");
+    let keys: Vec<String> = (0..8).map(|k| format!("charger-{k}")).collect();
+    let n = 400;
+    let records: Vec<Record> = (0..n)
+        .map(|seq| record(&topic, &keys[seq % keys.len()], seq))
+        .collect();
+
+    // Publish everything before awaiting anything: order comes from publish() itself.
+    let started = Instant::now();
+    let futures: Vec<_> = records.iter().map(|r| bus.publish(r.clone())).collect();
+    let mut delivered: Vec<Delivered> = Vec::new();
+    for future in futures {
+        let d = tokio::time::timeout(Duration::from_secs(20), future)
+            .await
+            .expect("delivery within 20 s")
+            .expect("delivered");
+        delivered.push(d);
+    }
+    eprintln!("{n} records acknowledged in {:?}", started.elapsed());
+
+    let mut partition_of_key: HashMap<&Bytes, i32> = HashMap::new();
+    let mut last_offset: HashMap<i32, i64> = HashMap::new();
+    for (record, d) in records.iter().zip(&delivered) {
+        let p = *partition_of_key.entry(&record.key).or_insert(d.partition);
+        assert_eq!(p, d.partition, "one key, one partition");
+        if let Some(last) = last_offset.insert(d.partition, d.offset) {
+            assert!(
+                d.offset > last,
+                "offsets grow in publish order per partition"
+            );
+        }
+    }
+
+    let joined = Instant::now();
+    let mut subscriber = bus.subscribe(&unique("group"), &[&topic]).unwrap();
+    let messages = read(subscriber.as_mut(), n, Duration::from_secs(30)).await;
+    eprintln!("group join + read of {n} took {:?}", joined.elapsed());
+    assert_eq!(messages.len(), n);
+    let by_position: HashMap<(i32, i64), &Record> = records
+        .iter()
+        .zip(&delivered)
+        .map(|(r, d)| ((d.partition, d.offset), r))
+        .collect();
+    let mut last_seq: HashMap<Bytes, usize> = HashMap::new();
+    for m in &messages {
+        let sent = by_position[&(m.partition, m.offset)];
+        assert_eq!(&m.record, sent, "exact topic, key, headers and value");
+        let seq: usize = m.record.header_str("seq").unwrap().parse().unwrap();
+        if let Some(last) = last_seq.insert(m.record.key.clone(), seq) {
+            assert!(seq > last, "per-key order");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_member_resumes_after_the_committed_offset() {
+    let broker = Broker::get();
+    let topic = unique("commit");
+    let group = unique("group");
+    let bus = KafkaBus::connect(config(&broker, 1), &[&topic], &[])
+        .await
+        .expect("connect");
+    for seq in 0..10 {
+        bus.publish(record(&topic, "charger-1", seq)).await.unwrap();
+    }
+
+    let mut first = bus.subscribe(&group, &[&topic]).unwrap();
+    let messages = read(first.as_mut(), 10, Duration::from_secs(30)).await;
+    // Processed the first six: commit the sixth.
+    first.commit(&messages[5]).unwrap();
+    drop(first);
+
+    let mut second = bus.subscribe(&group, &[&topic]).unwrap();
+    let messages = read(second.as_mut(), 4, Duration::from_secs(30)).await;
+    let offsets: Vec<i64> = messages.iter().map(|m| m.offset).collect();
+    assert_eq!(
+        offsets,
+        vec![6, 7, 8, 9],
+        "resumes after the commit, nothing re-read"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_reads_a_compacted_topic_from_the_beginning() {
+    let broker = Broker::get();
+    let registry = unique("registry");
+    let empty = unique("empty");
+    let bus = KafkaBus::connect(config(&broker, 2), &[], &[&registry, &empty])
+        .await
+        .expect("connect");
+    let entries = [("a", 1), ("b", 1), ("a", 2), ("c", 1), ("b", 2)];
+    for (key, version) in entries {
+        bus.publish(record(&registry, key, version)).await.unwrap();
+    }
+
+    let mut replay = bus.replay(&registry).await.expect("replay");
+    assert!(!replay.caught_up());
+    let mut latest: HashMap<Bytes, usize> = HashMap::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut out = Vec::new();
+    while !replay.caught_up() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        tokio::time::timeout(left, replay.next_batch(&mut out, 100))
+            .await
+            .expect("caught up within 20 s")
+            .expect("replay read");
+    }
+    for m in out.drain(..) {
+        let seq = m.record.header_str("seq").unwrap().parse().unwrap();
+        latest.insert(m.record.key, seq);
+    }
+    let expected: HashMap<Bytes, usize> = [("a", 2), ("b", 2), ("c", 1)]
+        .into_iter()
+        .map(|(k, v)| (Bytes::from(k), v))
+        .collect();
+    assert_eq!(latest, expected);
+
+    // It keeps following the topic after catching up.
+    bus.publish(record(&registry, "d", 1)).await.unwrap();
+    let more = read(&mut replay, 1, Duration::from_secs(10)).await;
+    assert_eq!(more[0].record.key, Bytes::from("d"));
+
+    let empty = bus.replay(&empty).await.expect("replay of an empty topic");
+    assert!(empty.caught_up(), "nothing to read is caught up at once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_waits_out_a_broker_outage() {
+    // This test stops and restarts the broker, so it needs its own.
+    let mut broker = Broker::own();
+    let topic = unique("outage");
+    let cfg = config(&broker, 2);
+    let bus = KafkaBus::connect(cfg.clone(), &[&topic], &[])
+        .await
+        .expect("connect");
+    bus.publish(record(&topic, "charger-1", 0))
+        .await
+        .expect("delivered while up");
+
+    broker.stop();
+    let mut during = bus.publish(record(&topic, "charger-1", 1));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1500), &mut during)
+            .await
+            .is_err(),
+        "a publish during the outage neither succeeds nor fails"
+    );
+
+    broker.start();
+    // In-memory storage forgot the topic: create it again.
+    let _admin = KafkaBus::connect(cfg, &[&topic], &[])
+        .await
+        .expect("recreate");
+    let back = Instant::now();
+    let delivered = tokio::time::timeout(Duration::from_secs(20), during)
+        .await
+        .expect("delivered within 20 s of the broker's return");
+    eprintln!(
+        "outage publish resolved {:?} after restart: {delivered:?}",
+        back.elapsed()
+    );
+    delivered.expect("delivered after the outage");
+    bus.flush(Duration::from_secs(5)).await.expect("flush");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_producer_queue_makes_publish_wait_not_fail() {
+    let broker = Broker::get();
+    let topic = unique("backpressure");
+    let cfg = KafkaConfig {
+        producer_queue_messages: 8,
+        ..config(&broker, 2)
+    };
+    let bus = KafkaBus::connect(cfg, &[&topic], &[])
+        .await
+        .expect("connect");
+    let n = 2000;
+    let records: Vec<Record> = (0..n)
+        .map(|seq| record(&topic, if seq % 2 == 0 { "even" } else { "odd" }, seq))
+        .collect();
+    // Far more than 8 at once: most find the queue full and must wait their turn.
+    let started = Instant::now();
+    let futures: Vec<_> = records.iter().map(|r| bus.publish(r.clone())).collect();
+    let mut last: HashMap<i32, i64> = HashMap::new();
+    for future in futures {
+        let d = tokio::time::timeout(Duration::from_secs(30), future)
+            .await
+            .expect("delivered within 30 s")
+            .expect("waits rather than fails");
+        if let Some(before) = last.insert(d.partition, d.offset) {
+            assert!(d.offset > before, "order kept through the wait");
+        }
+    }
+    eprintln!(
+        "{n} records through an 8-record queue in {:?}",
+        started.elapsed()
+    );
+    bus.flush(Duration::from_secs(5)).await.expect("flush");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_ends_subscribers_and_refuses_publishes() {
+    let broker = Broker::get();
+    let topic = unique("close");
+    let bus = KafkaBus::connect(config(&broker, 1), &[&topic], &[])
+        .await
+        .expect("connect");
+    let mut subscriber = bus.subscribe(&unique("group"), &[&topic]).unwrap();
+    let waiting = tokio::spawn(async move {
+        let mut out = Vec::new();
+        subscriber.next_batch(&mut out, 10).await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    bus.close();
+    let ended = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("next_batch returns after close")
+        .unwrap();
+    assert_eq!(ended, Ok(0));
+    assert_eq!(
+        bus.publish(record(&topic, "k", 0)).await,
+        Err(BusError::Closed)
+    );
+    assert!(bus.subscribe("g", &[&topic]).is_err());
+}

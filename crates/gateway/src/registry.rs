@@ -1,0 +1,142 @@
+//! The charger directory of a `cms gateway`: the compacted registry topic, read from its
+//! beginning into memory and followed from then on. Handshakes look chargers up here; no
+//! database is ever asked, so gateways depend on nothing but the bus.
+
+use crate::directory::{ChargerDirectory, DirectoryError, Registration};
+use cms_bus::{BoxFuture, Message, RegistryState, Subscriber, registry_state};
+use dashmap::DashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Default)]
+pub struct RegistryDirectory {
+    chargers: DashMap<String, Registration>,
+    /// False until the topic has been read up to where it stood at start: until then an
+    /// unknown charger may just not be read yet, so handshakes are answered 503, not 404.
+    caught_up: AtomicBool,
+}
+
+impl RegistryDirectory {
+    /// Applies one registry record; the last record of an identity is its state.
+    pub fn apply(&self, message: &Message) {
+        let Ok(identity) = std::str::from_utf8(&message.record.key) else {
+            return;
+        };
+        match registry_state(&message.record.value) {
+            RegistryState::Registered { password_hash } => {
+                let registration = Registration { password_hash };
+                self.chargers.insert(identity.to_string(), registration);
+            }
+            RegistryState::Unregistered => {
+                self.chargers.remove(identity);
+            }
+        }
+    }
+
+    pub fn set_caught_up(&self) {
+        self.caught_up.store(true, Ordering::Release);
+    }
+
+    pub fn is_caught_up(&self) -> bool {
+        self.caught_up.load(Ordering::Acquire)
+    }
+
+    pub fn len(&self) -> usize {
+        self.chargers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.chargers.is_empty()
+    }
+
+    /// Follows the registry until the bus closes; `caught_up` tells when the reader has
+    /// reached the end of the topic as it stood at start.
+    pub async fn follow<S: Subscriber>(&self, mut subscriber: S, caught_up: impl Fn(&S) -> bool) {
+        let mut batch = Vec::new();
+        loop {
+            if !self.is_caught_up() && caught_up(&subscriber) {
+                tracing::info!(chargers = self.len(), "charger registry loaded");
+                self.set_caught_up();
+            }
+            batch.clear();
+            match subscriber.next_batch(&mut batch, 1024).await {
+                Ok(0) => return,
+                Ok(_) => batch.iter().for_each(|m| self.apply(m)),
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read the charger registry; retrying");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+}
+
+impl ChargerDirectory for RegistryDirectory {
+    fn lookup<'a>(
+        &'a self,
+        identity: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Registration>, DirectoryError>> {
+        Box::pin(async move {
+            if !self.is_caught_up() {
+                return Err(DirectoryError(
+                    "the charger registry is still loading".into(),
+                ));
+            }
+            Ok(self.chargers.get(identity).map(|r| r.clone()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use cms_bus::{Topics, registry_record};
+
+    fn message(identity: &str, state: Option<Option<&str>>) -> Message {
+        let state = match state {
+            Some(password_hash) => RegistryState::Registered {
+                password_hash: password_hash.map(str::to_string),
+            },
+            None => RegistryState::Unregistered,
+        };
+        let record = registry_record(&Topics::with_prefix("t"), identity, &state);
+        Message {
+            record,
+            partition: 0,
+            offset: 0,
+        }
+    }
+
+    fn tombstone(identity: &str) -> Message {
+        let mut message = message(identity, None);
+        message.record.value = Bytes::new();
+        message
+    }
+
+    #[tokio::test]
+    async fn the_last_record_of_a_charger_is_its_registration() {
+        let directory = RegistryDirectory::default();
+        let hash = "sha256$00$11";
+        directory.apply(&message("CP-1", Some(None)));
+        directory.apply(&message("CP-2", Some(Some(hash))));
+        directory.apply(&message("CP-3", Some(Some(hash))));
+        directory.apply(&message("CP-3", None));
+        directory.apply(&message("CP-4", Some(Some(hash))));
+        directory.apply(&tombstone("CP-4"));
+        assert!(directory.lookup("CP-2").await.is_err(), "not caught up yet");
+        directory.set_caught_up();
+        let without_password = Registration {
+            password_hash: None,
+        };
+        let with_password = Registration {
+            password_hash: Some(hash.into()),
+        };
+        assert_eq!(
+            directory.lookup("CP-1").await.unwrap(),
+            Some(without_password)
+        );
+        assert_eq!(directory.lookup("CP-2").await.unwrap(), Some(with_password));
+        assert_eq!(directory.lookup("CP-3").await.unwrap(), None);
+        assert_eq!(directory.lookup("CP-4").await.unwrap(), None);
+    }
+}
