@@ -3,6 +3,10 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod api;
 pub mod duration;
+pub mod gateway;
+pub mod kafka;
 pub mod observability;
+pub mod shutdown;
 pub mod up;

@@ -20,6 +20,10 @@ struct Cli {
 enum Command {
     /// Run everything in one process on embedded defaults (in-process bus, SQLite).
     Up(UpArgs),
+    /// Run an OCPP gateway publishing to Kafka (several may share a port).
+    Gateway(cms::gateway::GatewayCmdArgs),
+    /// Run the REST API consuming from Kafka (replicas share the work).
+    Api(cms::api::ApiCmdArgs),
     /// Personal access tokens for the REST API.
     #[command(subcommand)]
     Token(TokenCommand),
@@ -57,6 +61,8 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Up(args) => cms::up::run(args).await.map_err(|e| e.to_string()),
+            Command::Gateway(args) => cms::gateway::run(args).await,
+            Command::Api(args) => cms::api::run(args).await,
             Command::Token(TokenCommand::Create(args)) => cms::admin::token_create(args).await,
             Command::Charger(ChargerCommand::Add(args)) => cms::admin::charger_add(args).await,
             Command::Charger(ChargerCommand::Import(args)) => {

@@ -5,7 +5,9 @@ use crate::duration::parse_duration;
 use crate::observability::{self, LogFormat};
 use cms_api::{Api, ApiConfig};
 use cms_bus::{BoxFuture, Bus, BusError, InProcessBus, InProcessConfig, Topics};
-use cms_gateway::{ChargerDirectory, DirectoryError, Gateway, GatewayConfig, Registration};
+use cms_gateway::{
+    AckAfter, ChargerDirectory, DirectoryError, Gateway, GatewayConfig, Registration,
+};
 use cms_store::Store;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -50,9 +52,20 @@ pub struct GatewayArgs {
     /// This gateway's name in records and in the chargers' `server` field; default: hostname.
     #[arg(long, env = "CMS_NODE_ID")]
     pub node_id: Option<String>,
-    /// Topics are named `<prefix>.ocpp.messages` and `<prefix>.ocpp.connections`.
+    /// When a charger message that carries data is answered: once the bus has its record
+    /// (`broker`, nothing answered is lost) or as soon as it is valid (`receive`).
+    #[arg(long, env = "CMS_ACK_AFTER", value_enum, default_value = "broker")]
+    pub ack_after: AckAfterArg,
+    /// Topics are named `<prefix>.ocpp.messages`, `<prefix>.ocpp.connections` and
+    /// `<prefix>.chargers.registry`.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
     pub topic_prefix: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AckAfterArg {
+    Broker,
+    Receive,
 }
 
 impl GatewayArgs {
@@ -67,6 +80,10 @@ impl GatewayArgs {
         config.ping_interval = self.ws_ping_interval;
         config.idle_timeout = self.ws_idle_timeout;
         config.max_frame_size = self.max_frame_size;
+        config.ack_after = match self.ack_after {
+            AckAfterArg::Broker => AckAfter::Broker,
+            AckAfterArg::Receive => AckAfter::Receive,
+        };
         config
     }
 }
@@ -138,7 +155,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     );
     println!("cms: serving REST on http://{}", api.local_addr());
     tracing::info!(data_dir = %args.data_dir.display(), "cms up");
-    shutdown_signal().await;
+    crate::shutdown::signal().await;
     tracing::info!("shutting down: closing charger sessions");
     gateway.shutdown().await;
     bus.close();
@@ -146,13 +163,4 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-    }
 }

@@ -30,6 +30,8 @@ pub enum StoreError {
         path: String,
         source: std::io::Error,
     },
+    #[error("unsupported database URL {0:?}: this build stores in SQLite (sqlite://PATH)")]
+    UnsupportedUrl(String),
     #[error("{0}")]
     Conflict(String),
     #[error("{0}")]
@@ -53,8 +55,30 @@ impl Store {
             path: data_dir.display().to_string(),
             source,
         })?;
+        Self::open_file(&data_dir.join("cms.sqlite3")).await
+    }
+
+    /// Opens a store by URL: `sqlite://PATH` (or `sqlite:PATH`).
+    pub async fn open_url(url: &str) -> Result<Store> {
+        match url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            Some(path) => Self::open_file(Path::new(path)).await,
+            None => Err(StoreError::UnsupportedUrl(url.to_string())),
+        }
+    }
+
+    /// Opens (creating when missing) the SQLite database in `file` and applies the migrations.
+    pub async fn open_file(file: &Path) -> Result<Store> {
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::DataDir {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
         let options = SqliteConnectOptions::new()
-            .filename(data_dir.join("cms.sqlite3"))
+            .filename(file)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)

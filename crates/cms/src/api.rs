@@ -1,0 +1,69 @@
+//! `cms api`: the REST API alone, consuming the charger topics from Kafka as the consumer group
+//! `cms-api` (replicas share the partitions) and publishing the charger registry for gateways.
+
+use crate::kafka::KafkaArgs;
+use crate::observability::{self, LogFormat};
+use cms_api::{Api, ApiConfig, RegistryPublisher};
+use cms_bus::{Bus, Topics};
+use cms_store::Store;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ApiCmdArgs {
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    /// The store: `sqlite://PATH`; default: `cms.sqlite3` in `--data-dir`.
+    #[arg(long, env = "CMS_DATABASE_URL")]
+    pub database_url: Option<String>,
+    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
+    pub data_dir: PathBuf,
+    /// REST API, /healthz, /readyz and /metrics.
+    #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
+    pub http_addr: SocketAddr,
+    /// Must match the gateways' prefix.
+    #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
+    pub topic_prefix: String,
+    #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
+    observability::init_logs(args.log_format);
+    let metrics = observability::metrics();
+    let store = match &args.database_url {
+        Some(url) => Store::open_url(url).await,
+        None => Store::open(&args.data_dir).await,
+    }
+    .map_err(|e| e.to_string())?;
+    let topics = Topics::with_prefix(&args.topic_prefix);
+    let bus = args.kafka.connect("cms-api", &topics).await?;
+    let api_config = ApiConfig {
+        http_addr: args.http_addr,
+        topics,
+    };
+    let api = Api::start(api_config, store.clone(), &bus, metrics)
+        .await
+        .map_err(|e| e.to_string())?;
+    let stop_registry = CancellationToken::new();
+    let registry = tokio::spawn(
+        RegistryPublisher {
+            store: store.clone(),
+            bus: Arc::new(bus.clone()),
+            topics,
+        }
+        .run(stop_registry.clone()),
+    );
+    println!("cms: serving REST on http://{}", api.local_addr());
+    crate::shutdown::signal().await;
+    tracing::info!("shutting down");
+    stop_registry.cancel();
+    let _ = registry.await;
+    bus.close();
+    api.shutdown().await;
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}

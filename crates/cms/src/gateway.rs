@@ -1,0 +1,103 @@
+//! `cms gateway`: the OCPP gateway alone, publishing to Kafka and learning which chargers may
+//! connect from the compacted registry topic. Shares nothing with the API but Kafka.
+
+use crate::kafka::KafkaArgs;
+use crate::observability::{self, LogFormat};
+use crate::up::GatewayArgs;
+use cms_bus::Bus;
+use cms_gateway::{Gateway, RegistryDirectory};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct GatewayCmdArgs {
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    /// Where chargers connect: ws://OCPP_ADDR/ocpp/{identity}. Several gateways may share it.
+    #[arg(long, env = "CMS_OCPP_ADDR", default_value = "127.0.0.1:9000")]
+    pub ocpp_addr: SocketAddr,
+    /// /healthz, /readyz (200 once the registry is loaded) and /metrics.
+    #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:9100")]
+    pub http_addr: SocketAddr,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
+    #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+/// How long a stopping gateway waits for the broker to take what chargers were answered for.
+const FLUSH: Duration = Duration::from_secs(30);
+
+pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
+    observability::init_logs(args.log_format);
+    let metrics = observability::metrics();
+    let config = args.gateway.config(args.ocpp_addr);
+    let topics = config.topics;
+    let bus = args.kafka.connect(&config.node_id, &topics).await?;
+    let directory = Arc::new(RegistryDirectory::default());
+    let replay = bus
+        .replay(topics.registry)
+        .await
+        .map_err(|e| e.to_string())?;
+    let follower = tokio::spawn({
+        let directory = directory.clone();
+        async move { directory.follow(replay, |r| r.caught_up()).await }
+    });
+    let ready = {
+        let directory = directory.clone();
+        Arc::new(move || directory.is_caught_up())
+    };
+    let ops = serve_ops(args.http_addr, cms_api::ops_router(metrics, ready)).await?;
+    let gateway = Gateway::start(config, directory, Arc::new(bus.clone()))
+        .map_err(|e| format!("cannot listen for chargers on {}: {e}", args.ocpp_addr))?;
+    println!(
+        "cms: serving OCPP on ws://{}/ocpp/{{identity}}",
+        gateway.local_addr()
+    );
+    println!("cms: serving metrics on http://{}", ops.addr);
+    crate::shutdown::signal().await;
+    tracing::info!("shutting down: closing charger sessions");
+    gateway.shutdown().await;
+    if let Err(e) = bus.flush(FLUSH).await {
+        tracing::error!(error = %e, "records still unacknowledged at shutdown");
+    }
+    bus.close();
+    let _ = follower.await;
+    ops.stop().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// A small HTTP server for probes and metrics.
+pub struct OpsServer {
+    pub addr: SocketAddr,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl OpsServer {
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+pub async fn serve_ops(addr: SocketAddr, router: axum::Router) -> Result<OpsServer, String> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let stop = CancellationToken::new();
+    let until = stop.clone().cancelled_owned();
+    let task = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router)
+            .with_graceful_shutdown(until)
+            .await
+        {
+            tracing::error!(error = %e, "ops HTTP server failed");
+        }
+    });
+    Ok(OpsServer { addr, stop, task })
+}
