@@ -9,6 +9,8 @@ mod charger_auth;
 mod charger_state;
 mod connections;
 mod interop;
+mod kafka_faults;
+mod kafka_fleet;
 mod keepalive;
 mod lifecycle;
 mod meter_values;

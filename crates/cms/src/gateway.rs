@@ -59,7 +59,7 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     println!("cms: serving metrics on http://{}", ops.addr);
     crate::shutdown::signal().await;
     tracing::info!("shutting down: closing charger sessions");
-    gateway.shutdown().await;
+    gateway.shutdown(FLUSH).await;
     if let Err(e) = bus.flush(FLUSH).await {
         tracing::error!(error = %e, "records still unacknowledged at shutdown");
     }

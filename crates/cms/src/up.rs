@@ -157,7 +157,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     tracing::info!(data_dir = %args.data_dir.display(), "cms up");
     crate::shutdown::signal().await;
     tracing::info!("shutting down: closing charger sessions");
-    gateway.shutdown().await;
+    gateway.shutdown(Duration::from_secs(30)).await;
     bus.close();
     api.shutdown().await;
     store.close().await;

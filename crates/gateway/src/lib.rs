@@ -153,15 +153,22 @@ impl Gateway {
     }
 
     /// Stops accepting, closes every session with 1001 (each publishes its disconnect), and
-    /// returns when all shards are done.
-    pub async fn shutdown(self) {
+    /// returns when all shards are done, or after `grace` (sessions still waiting for the bus
+    /// to acknowledge a record, when the broker is down, are then abandoned unanswered).
+    pub async fn shutdown(self, grace: Duration) {
         self.shared.shutdown.cancel();
         let shards = self.shards;
-        let _ = tokio::task::spawn_blocking(move || {
+        let joined = tokio::task::spawn_blocking(move || {
             for shard in shards {
                 let _ = shard.join();
             }
-        })
-        .await;
+        });
+        if tokio::time::timeout(grace, joined).await.is_err() {
+            let left = self.shared.sessions.len();
+            tracing::warn!(
+                sessions = left,
+                "shutdown grace period over; abandoning sessions"
+            );
+        }
     }
 }

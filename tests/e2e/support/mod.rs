@@ -3,10 +3,15 @@
 //! eventually consistent state and to read timestamps and Prometheus text.
 
 mod api;
+pub mod broker;
 mod charger;
 mod cms;
+pub mod fleet;
 mod metrics;
+mod process;
+pub mod station;
 mod time;
+pub mod topic;
 
 pub use api::Api;
 pub use charger::{Charger, Handshake};

@@ -45,11 +45,11 @@ impl Broker {
         let url = format!("tcp://127.0.0.1:{port}");
         let storage = std::env::var("CMS_TEST_TANSU_STORAGE")
             .unwrap_or_else(|_| "memory://tansu/".to_owned());
-        let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tansu-{port}.log"));
+        let log_path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("tansu-{port}.log"));
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&log)
+            .open(&log_path)
             .expect("tansu log file");
         let spawned = Command::new(tansu_binary())
             .args(["broker", "--listener-url", &url])
@@ -65,7 +65,14 @@ impl Broker {
         let deadline = Instant::now() + Duration::from_secs(15);
         while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
             if let Some(status) = child.as_mut().unwrap().try_wait().unwrap() {
-                panic!("tansu exited at start with {status}; see its log in CARGO_TARGET_TMPDIR");
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                // A default `cargo install tansu` lacks the in-memory engine: say how to get it.
+                panic!(
+                    "tansu exited at start with {status} (an in-memory tansu needs \
+                     `cargo install tansu --version 0.6.0 --locked --features dynostore`); \
+                     its log {}:\n{log}",
+                    log_path.display()
+                );
             }
             assert!(
                 Instant::now() < deadline,

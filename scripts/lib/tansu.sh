@@ -1,0 +1,41 @@
+# The Kafka-protocol broker of the tests and benches: tansu, built from crates.io once and cached
+# in ~/.cargo/bin (about 8 minutes on a 2-core machine the first time).
+TANSU_VERSION=0.6.0
+export PATH="$HOME/.cargo/bin:$PATH"
+
+ensure_tansu() {
+  if command -v tansu >/dev/null 2>&1 && tansu --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
+    return
+  fi
+  echo "== installing tansu $TANSU_VERSION (once; several minutes)"
+  cargo install tansu --version "$TANSU_VERSION" --locked --quiet
+}
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Starts an in-memory tansu on a free port, exports CMS_TEST_KAFKA_BROKERS, and stops it when the
+# calling shell exits.
+start_test_broker() {
+  local port log
+  port=$(free_port)
+  log="${TMPDIR:-/tmp}/cms-test-tansu-$port.log"
+  tansu broker --listener-url "tcp://127.0.0.1:$port" \
+    --advertised-listener-url "tcp://127.0.0.1:$port" \
+    --storage-engine "memory://tansu/" >"$log" 2>&1 &
+  TEST_BROKER_PID=$!
+  trap 'kill "$TEST_BROKER_PID" 2>/dev/null || true' EXIT
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      export CMS_TEST_KAFKA_BROKERS="127.0.0.1:$port"
+      echo "== test broker: tansu on $CMS_TEST_KAFKA_BROKERS (log: $log)"
+      return
+    fi
+    sleep 0.1
+  done
+  echo "tansu did not start; its log:" >&2
+  cat "$log" >&2
+  return 1
+}

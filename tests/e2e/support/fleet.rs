@@ -1,0 +1,415 @@
+//! A fleet on Kafka: one `cms api` (with its data dir) and any number of `cms gateway`s, all on
+//! one broker and one topic prefix of their own; plus the admin commands against the API's data
+//! dir, a REST client, and registry propagation measured without leaving a trace.
+
+pub use super::cms::is_uuid;
+
+use super::cms::CliOutput;
+use super::process::CmsProcess;
+use super::station::{Refused, probe};
+use super::{POLL_EVERY, REPLY_TIMEOUT};
+use futures_util::future::join_all;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// Partitions of the fleet's topics: a few, so a key's partition is not trivially 0, without
+/// loading the shared broker with sixteen per topic per test.
+const PARTITIONS: &str = "4";
+/// How long an admin command may take.
+const CLI_TIMEOUT: Duration = Duration::from_secs(15);
+
+pub struct Gateway {
+    pub node_id: String,
+    /// `127.0.0.1:PORT` of its OCPP listener.
+    pub ocpp_addr: String,
+    /// `http://127.0.0.1:PORT` of /healthz, /readyz and /metrics.
+    pub ops_base: String,
+    pub process: CmsProcess,
+}
+
+pub struct Fleet {
+    pub brokers: String,
+    /// The `--topic-prefix` of every process of this fleet.
+    pub prefix: String,
+    /// `http://127.0.0.1:PORT` of the API's REST listener.
+    pub rest_base: String,
+    pub gateways: Vec<Gateway>,
+    pub api: CmsProcess,
+    // Dropped after the processes (fields drop in order): the store outlives its users.
+    data: TempDir,
+    logs: TempDir,
+}
+
+/// A topic prefix no other test or earlier run on the same broker uses.
+pub fn unique_prefix() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("t{:x}{:x}{n}", std::process::id(), nanos % (1 << 40))
+}
+
+impl Fleet {
+    /// Starts the API and one gateway per node id, all at once, and waits until every gateway
+    /// answers /readyz 200 (its registry is loaded).
+    pub async fn start(brokers: &str, node_ids: &[&str]) -> Fleet {
+        let prefix = unique_prefix();
+        let data = TempDir::new().expect("temp data dir");
+        let logs = TempDir::new().expect("temp log dir");
+        let started = Instant::now();
+        let api_args: Vec<String> = [
+            "api",
+            "--kafka-brokers",
+            brokers,
+            "--kafka-partitions",
+            PARTITIONS,
+            "--topic-prefix",
+            &prefix,
+            "--http-addr",
+            "127.0.0.1:0",
+            "--data-dir",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([data.path().display().to_string()])
+        .collect();
+        let api_log = logs.path().join("api.log");
+        let api = CmsProcess::start("cms api", &api_args, &api_log, &["cms: serving REST on "]);
+        let gateways = node_ids
+            .iter()
+            .map(|node| start_gateway(brokers, &prefix, node, &logs));
+        let (api, gateways) = tokio::join!(api, join_all(gateways));
+        let (api, lines) = api;
+        let fleet = Fleet {
+            brokers: brokers.to_string(),
+            rest_base: lines[0].trim_end_matches('/').to_string(),
+            prefix,
+            gateways,
+            api,
+            data,
+            logs,
+        };
+        for gateway in &fleet.gateways {
+            wait_ready(gateway).await;
+        }
+        eprintln!(
+            "fleet {} (api + {:?}) ready in {:?}",
+            fleet.prefix,
+            node_ids,
+            started.elapsed()
+        );
+        fleet
+    }
+
+    pub fn gateway(&self, node_id: &str) -> &Gateway {
+        self.gateways
+            .iter()
+            .find(|g| g.node_id == node_id)
+            .unwrap_or_else(|| panic!("no gateway {node_id} in this fleet"))
+    }
+
+    pub fn gateway_mut(&mut self, node_id: &str) -> &mut Gateway {
+        self.gateways
+            .iter_mut()
+            .find(|g| g.node_id == node_id)
+            .unwrap_or_else(|| panic!("no gateway {node_id} in this fleet"))
+    }
+
+    pub fn messages_topic(&self) -> String {
+        format!("{}.ocpp.messages", self.prefix)
+    }
+
+    pub fn connections_topic(&self) -> String {
+        format!("{}.ocpp.connections", self.prefix)
+    }
+
+    /// Runs `cms <args> --data-dir <the API's data dir>` to completion (bounded).
+    pub async fn cli(&self, args: &[&str]) -> CliOutput {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
+            .args(args)
+            .arg("--data-dir")
+            .arg(self.data.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn a cms admin command");
+        let deadline = Instant::now() + CLI_TIMEOUT;
+        while child.try_wait().expect("try_wait").is_none() {
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "`cms {}` did not finish within {CLI_TIMEOUT:?}",
+                    args.join(" ")
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // The outputs are small (a few lines): reading them after the exit cannot block.
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("join")
+            .expect("collect the admin command's output");
+        CliOutput {
+            status: output.status,
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// `cms charger add --identity ID` on the API's data dir; returns the new charger's uuid.
+    pub async fn add_charger(&self, identity: &str) -> String {
+        let out = self.cli(&["charger", "add", "--identity", identity]).await;
+        assert!(
+            out.status.success(),
+            "cms charger add --identity {identity} failed ({}): {}",
+            out.status,
+            out.stderr
+        );
+        let uuid = out.last_line().to_string();
+        assert!(is_uuid(&uuid), "charger add printed {:?}", out.stdout);
+        uuid
+    }
+
+    /// `cms charger import` of these identities (one store transaction); returns each uuid.
+    pub async fn import_chargers(&self, identities: &[String]) -> HashMap<String, String> {
+        let file = self.logs.path().join("chargers.txt");
+        std::fs::write(&file, identities.join("\n")).expect("write the import file");
+        let file = file.display().to_string();
+        let out = self.cli(&["charger", "import", "--file", &file]).await;
+        assert!(out.status.success(), "charger import: {}", out.stderr);
+        let uuids: HashMap<String, String> = out
+            .stdout
+            .lines()
+            .filter_map(|line| line.split_once(' '))
+            .map(|(uuid, identity)| (identity.trim().to_string(), uuid.to_string()))
+            .collect();
+        assert_eq!(
+            uuids.len(),
+            identities.len(),
+            "import printed {}",
+            out.stdout
+        );
+        uuids
+    }
+
+    /// A REST client with a token of every scope.
+    pub async fn rest(&self) -> Rest {
+        let args = [
+            "token",
+            "create",
+            "--email",
+            "operator@example.com",
+            "--name",
+            "Kafka E2E",
+        ];
+        let out = self.cli(&args).await;
+        assert!(out.status.success(), "token create: {}", out.stderr);
+        Rest {
+            base: self.rest_base.clone(),
+            token: out.last_line().to_string(),
+            client: reqwest::Client::builder()
+                .no_proxy()
+                .timeout(REPLY_TIMEOUT)
+                .build()
+                .expect("http client"),
+        }
+    }
+
+    /// Polls every gateway named, without opening a session, until each accepts `identity`;
+    /// returns how long each took from `since` (bounded by `limit`).
+    pub async fn wait_until_accepted(
+        &self,
+        identity: &str,
+        node_ids: &[&str],
+        since: Instant,
+        limit: Duration,
+    ) -> Vec<Duration> {
+        let mut took = Vec::new();
+        for node in node_ids {
+            let addr = &self.gateway(node).ocpp_addr;
+            loop {
+                let last = match probe(addr, identity).await {
+                    Ok(_) => break,
+                    Err(Refused::Status(status)) => format!("HTTP {status}"),
+                    Err(Refused::Unreachable(why)) => why,
+                };
+                assert!(
+                    since.elapsed() < limit,
+                    "gateway {node} still refuses {identity} {:?} after it was registered \
+                     (last answer: {last})",
+                    since.elapsed()
+                );
+                tokio::time::sleep(POLL_EVERY).await;
+            }
+            took.push(since.elapsed());
+        }
+        took
+    }
+}
+
+async fn start_gateway(brokers: &str, prefix: &str, node_id: &str, logs: &TempDir) -> Gateway {
+    let args: Vec<String> = [
+        "gateway",
+        "--kafka-brokers",
+        brokers,
+        "--kafka-partitions",
+        PARTITIONS,
+        "--topic-prefix",
+        prefix,
+        "--node-id",
+        node_id,
+        "--ocpp-addr",
+        "127.0.0.1:0",
+        "--http-addr",
+        "127.0.0.1:0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let log = logs.path().join(format!("gateway-{node_id}.log"));
+    let (process, lines) = CmsProcess::start(
+        &format!("cms gateway {node_id}"),
+        &args,
+        &log,
+        &[
+            "cms: serving OCPP on ws://",
+            "cms: serving metrics on http://",
+        ],
+    )
+    .await;
+    let ocpp_addr = lines[0]
+        .strip_suffix("/ocpp/{identity}")
+        .unwrap_or_else(|| panic!("OCPP ready line should end with /ocpp/{{identity}}"))
+        .to_string();
+    assert!(
+        ocpp_addr.starts_with("127.0.0.1:"),
+        "gateway {node_id} serves OCPP on {ocpp_addr}"
+    );
+    Gateway {
+        node_id: node_id.to_string(),
+        ocpp_addr,
+        ops_base: format!("http://{}", lines[1].trim_end_matches('/')),
+        process,
+    }
+}
+
+/// Polls the gateway's /readyz until 200 (its registry is loaded), bounded.
+async fn wait_ready(gateway: &Gateway) {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(REPLY_TIMEOUT)
+        .build()
+        .expect("http client");
+    let url = format!("{}/readyz", gateway.ops_base);
+    let limit = Duration::from_secs(30);
+    let started = Instant::now();
+    loop {
+        let status = client.get(&url).send().await.map(|r| r.status().as_u16());
+        if matches!(status, Ok(200)) {
+            return;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "gateway {} not ready within {limit:?}: {status:?}\nstderr:\n{}",
+            gateway.node_id,
+            gateway.process.log_tail()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The REST API of `cms api` as an operator sees it.
+pub struct Rest {
+    base: String,
+    token: String,
+    client: reqwest::Client,
+}
+
+impl Rest {
+    /// GET with the token; (status, body parsed as JSON or `Null`, raw body).
+    pub async fn get(&self, path: &str) -> (u16, Value, String) {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("Authorization", format!("Bearer {}", self.token))
+            .header("Accept", "application/json")
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap_or_default();
+        let json = serde_json::from_str(&body).unwrap_or(Value::Null);
+        (status, json, body)
+    }
+
+    /// The charger `uuid` as the chargers list shows it (first pages only).
+    pub async fn charger(&self, uuid: &str) -> Option<Value> {
+        let mut path = "/api/v3/chargers?page=1".to_string();
+        for _ in 0..10 {
+            let (status, page, body) = self.get(&path).await;
+            assert_eq!(status, 200, "GET {path}: {body}");
+            let data = page["data"].as_array().expect("a data array");
+            if let Some(found) = data.iter().find(|c| c["uuid"] == uuid) {
+                return Some(found.clone());
+            }
+            path = page["links"]["next"].as_str()?.to_string();
+        }
+        None
+    }
+
+    /// Polls until the charger satisfies `expected`, for at most `limit`; returns it.
+    pub async fn wait_for_charger(
+        &self,
+        uuid: &str,
+        what: &str,
+        limit: Duration,
+        expected: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let started = Instant::now();
+        loop {
+            let seen = self.charger(uuid).await;
+            match seen {
+                Some(charger) if expected(&charger) => return charger,
+                seen => assert!(
+                    started.elapsed() < limit,
+                    "waited {limit:?} for charger {uuid}: {what}; last seen: {seen:?}"
+                ),
+            }
+            tokio::time::sleep(POLL_EVERY).await;
+        }
+    }
+
+    /// Polls latest-metervalue until it answers 200 with `expected` (whitespace-insensitive,
+    /// key order counts), for at most `limit`.
+    pub async fn wait_for_latest_meter_value(
+        &self,
+        uuid: &str,
+        connector: u32,
+        expected: &str,
+        limit: Duration,
+    ) {
+        let expected: String = expected.split_whitespace().collect();
+        let path = format!("/api/v3/chargers/{uuid}/connectors/{connector}/latest-metervalue");
+        let started = Instant::now();
+        loop {
+            let (status, _, body) = self.get(&path).await;
+            let compact: String = body.split_whitespace().collect();
+            if status == 200 && compact == expected {
+                return;
+            }
+            assert!(
+                started.elapsed() < limit,
+                "waited {limit:?} for {path} to be {expected}; last: {status} {body}"
+            );
+            tokio::time::sleep(POLL_EVERY).await;
+        }
+    }
+}
