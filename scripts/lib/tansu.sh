@@ -1,14 +1,18 @@
 # The Kafka-protocol broker of the tests and benches: tansu, built from crates.io once and cached
-# in ~/.cargo/bin (about 8 minutes on a 2-core machine the first time).
+# in its own root (about 8 minutes on a 2-core machine the first time). Its in-memory storage
+# engine needs the `dynostore` feature, which a plain `cargo install tansu` leaves out.
 TANSU_VERSION=0.6.0
-export PATH="$HOME/.cargo/bin:$PATH"
+TANSU_ROOT="${TANSU_ROOT:-$HOME/.cache/tansu-dynostore}"
+export PATH="$TANSU_ROOT/bin:$PATH"
+export CMS_TEST_TANSU="$TANSU_ROOT/bin/tansu"
 
 ensure_tansu() {
-  if command -v tansu >/dev/null 2>&1 && tansu --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
+  if "$CMS_TEST_TANSU" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
     return
   fi
-  echo "== installing tansu $TANSU_VERSION (once; several minutes)"
-  cargo install tansu --version "$TANSU_VERSION" --locked --quiet
+  echo "== installing tansu $TANSU_VERSION with in-memory storage (once; several minutes)"
+  cargo install tansu --version "$TANSU_VERSION" --locked --features dynostore \
+    --root "$TANSU_ROOT" --quiet
 }
 
 # A free TCP port on 127.0.0.1.

@@ -335,12 +335,13 @@ async fn kafka_fault_broker_stop_acknowledges_nothing_while_down_loses_nothing()
     let load = start_load(&fleet, &["gw-f1"]).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
 
-    tansu.kill();
+    tansu.take_down().await;
     let down = Instant::now();
     tokio::time::sleep(Duration::from_secs(3)).await;
     let up = Instant::now();
-    tansu.restart().await;
+    tansu.bring_back().await;
     let listening = up.elapsed();
+    println!("fault broker-stop: outage made by: {}", tansu.outage_kind());
     tokio::time::sleep(Duration::from_secs(4)).await;
     let reports = load.finish().await;
 
@@ -351,12 +352,14 @@ async fn kafka_fault_broker_stop_acknowledges_nothing_while_down_loses_nothing()
     for report in &reports {
         for frame in &report.frames {
             let Some(acked) = frame.acked else { continue };
-            if acked > down + IN_FLIGHT_GRACE && acked < up {
+            let sent_during = frame.first_sent > down && frame.first_sent < up;
+            if acked < up && (sent_during || acked > down + IN_FLIGHT_GRACE) {
                 during.push(format!(
-                    "{} seq {} answered {:?} into the outage",
+                    "{} seq {} sent {:?} and answered {:?} into the outage",
                     report.identity,
                     frame.seq,
-                    acked - down
+                    frame.first_sent.saturating_duration_since(down),
+                    acked.saturating_duration_since(down)
                 ));
             }
             if frame.first_sent < up && acked >= up {

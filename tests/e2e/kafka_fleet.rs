@@ -206,20 +206,29 @@ async fn kafka_fleet_two_gateways_publish_exact_frames_and_the_api_follows() {
         .map(|p| (p.identity, p.gateway))
         .chain([("KF-LATE-1", "gw-b")])
         .collect();
-    for (identity, gateway) in &ends {
-        let ended = connections.iter().any(|r| {
-            let value: Value = serde_json::from_slice(&r.value).unwrap_or(Value::Null);
-            r.key == identity.as_bytes()
-                && r.header("event") == Some("disconnected")
-                && r.header("gateway") == Some(*gateway)
-                && value["reason"] == "shutdown"
-        });
-        assert!(
-            ended,
-            "no disconnected/shutdown event of {identity} from {gateway} in Kafka after the \
-             gateway stopped"
-        );
-    }
+    let missing: Vec<String> = ends
+        .iter()
+        .filter(|(identity, gateway)| {
+            !connections.iter().any(|r| {
+                let value: Value = serde_json::from_slice(&r.value).unwrap_or(Value::Null);
+                r.key == identity.as_bytes()
+                    && r.header("event") == Some("disconnected")
+                    && r.header("gateway") == Some(*gateway)
+                    && value["reason"] == "shutdown"
+            })
+        })
+        .map(|(identity, gateway)| format!("{identity} from {gateway}"))
+        .collect();
+    let events: Vec<String> = connections
+        .iter()
+        .map(|r| format!("{} {}", r.key_str(), r.value_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "after SIGTERM no disconnected/shutdown event in Kafka of: {missing:?}; the topic \
+         holds:\n{}",
+        events.join("\n")
+    );
     let mut all_uuids: Vec<&String> = uuids.values().collect();
     all_uuids.push(&late_uuid);
     for uuid in all_uuids {
@@ -437,49 +446,76 @@ async fn kafka_fleet_a_charger_moving_to_another_gateway_ends_online_there() {
     );
     // Then the old connection ends: its disconnect reaches Kafka after gw-b's connect.
     on_a.close().await;
-    let connections = wait_for_disconnect(&fleet, id, "gw-a").await;
-    let connects: Vec<&str> = connections
+    wait_for_event(&fleet, id, "gw-a", "disconnected").await;
+    rest.wait_for_charger(&uuid, "online on gw-b, firmware move-1.1", API_LAG, |c| {
+        c["connection_status"] == "online"
+            && c["server"] == "gw-b"
+            && c["firmware_version"] == "move-1.1"
+    })
+    .await;
+
+    // To know the API has consumed gw-a's late disconnect, a record behind it in the same
+    // partition: the charger connects once more to gw-b, which replaces its session there.
+    let mut on_b_again = Station::connect(&fleet.gateway("gw-b").ocpp_addr, id, "b2")
+        .await
+        .unwrap_or_else(|e| panic!("{id} could not connect to gw-b again: {e:?}"));
+    on_b_again.call_ok("Heartbeat", "{}").await;
+    let connections = wait_for_event(&fleet, id, "gw-b", "disconnected").await;
+    let events: Vec<(String, String)> = connections
         .iter()
         .filter(|r| r.key == id.as_bytes())
-        .map(|r| r.header("event").unwrap_or("?"))
+        .map(|r| {
+            let value: Value = serde_json::from_slice(&r.value).unwrap_or(Value::Null);
+            let what = value["reason"].as_str().unwrap_or("").to_string();
+            (
+                format!("{} {}", r.header("event").unwrap_or("?"), what),
+                value["gateway"].to_string(),
+            )
+        })
         .collect();
-    eprintln!("{id} connection events in Kafka order: {connects:?}");
-
+    eprintln!("{id} connection events in Kafka order: {events:?}");
+    let last_connect = connections
+        .iter()
+        .rfind(|r| r.key == id.as_bytes() && r.header("event") == Some("connected"))
+        .and_then(|r| r.header("received_at"))
+        .expect("the newest connect")
+        .to_string();
+    let replaced = connections.iter().any(|r| {
+        let value: Value = serde_json::from_slice(&r.value).unwrap_or(Value::Null);
+        r.key == id.as_bytes() && value["gateway"] == "gw-b" && value["reason"] == "replaced"
+    });
+    assert!(replaced, "no `replaced` disconnect from gw-b: {events:?}");
+    // Once the API shows the newest connect it has applied every earlier event of the charger,
+    // gw-a's late disconnect included: that one must not have taken the charger offline.
     let seen = rest
-        .wait_for_charger(&uuid, "online on gw-b, firmware move-1.1", API_LAG, |c| {
-            c["connection_status"] == "online"
-                && c["server"] == "gw-b"
-                && c["firmware_version"] == "move-1.1"
+        .wait_for_charger(&uuid, "the newest connect applied", API_LAG, |c| {
+            c["last_connection_at"] == last_connect.as_str()
         })
         .await;
-    assert!(seen["last_connection_at"].is_string(), "{seen}");
-    // The old session's end is no disconnection of the charger: it stays online on gw-b.
-    on_b.call_ok("Heartbeat", "{}").await;
-    let hold = Instant::now();
-    while hold.elapsed() < Duration::from_secs(3) {
-        let now = rest.charger(&uuid).await.expect("listed");
-        assert!(
-            now["connection_status"] == "online" && now["server"] == "gw-b",
-            "after gw-a's old session ended the API shows {now}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    on_b.close().await;
-    rest.wait_for_charger(&uuid, "offline once gw-b's session ends", API_LAG, |c| {
+    assert_eq!(seen["connection_status"], "online", "{seen}");
+    assert_eq!(seen["server"], "gw-b", "{seen}");
+    drop(on_b);
+    on_b_again.close().await;
+    rest.wait_for_charger(&uuid, "offline once its last session ends", API_LAG, |c| {
         c["connection_status"] == "offline"
     })
     .await;
 }
 
-/// Reads the connections topic until it holds a `disconnected` event of `identity` from
-/// `gateway` (bounded); returns the whole topic.
-async fn wait_for_disconnect(fleet: &Fleet, identity: &str, gateway: &str) -> Vec<TopicRecord> {
+/// Reads the connections topic until it holds an `event` of `identity` from `gateway`
+/// (bounded); returns the whole topic.
+async fn wait_for_event(
+    fleet: &Fleet,
+    identity: &str,
+    gateway: &str,
+    event: &str,
+) -> Vec<TopicRecord> {
     let started = Instant::now();
     loop {
         let records = read_topic(&fleet.brokers, &fleet.connections_topic()).await;
         let found = records.iter().any(|r| {
             r.key == identity.as_bytes()
-                && r.header("event") == Some("disconnected")
+                && r.header("event") == Some(event)
                 && r.header("gateway") == Some(gateway)
         });
         if found {
@@ -487,7 +523,7 @@ async fn wait_for_disconnect(fleet: &Fleet, identity: &str, gateway: &str) -> Ve
         }
         assert!(
             started.elapsed() < Duration::from_secs(10),
-            "no disconnected event of {identity} from {gateway} in Kafka after 10 s"
+            "no {event} event of {identity} from {gateway} in Kafka after 10 s"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

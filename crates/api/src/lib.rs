@@ -22,8 +22,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// The consumer group of API replicas.
-pub const CONSUMER_GROUP: &str = "cms-api";
+/// The consumer group of the API replicas of a deployment: `<topic prefix>-api` (`cms-api` by
+/// default), so deployments sharing a cluster under different prefixes do not share a group.
+pub fn consumer_group(topics: &Topics) -> String {
+    let prefix = topics
+        .messages
+        .strip_suffix(".ocpp.messages")
+        .unwrap_or("cms");
+    format!("{prefix}-api")
+}
 
 pub struct ApiConfig {
     pub http_addr: SocketAddr,
@@ -59,7 +66,7 @@ impl Api {
         bus: &dyn Bus,
         metrics: PrometheusHandle,
     ) -> Result<Api, ApiStartError> {
-        let subscriber = bus.subscribe(CONSUMER_GROUP, &config.topics.all())?;
+        let subscriber = bus.subscribe(&consumer_group(&config.topics), &config.topics.all())?;
         let cache = Arc::new(LatestValueCache::default());
         for stored in store.latest_meter_values().await? {
             let reading = LatestReading {

@@ -117,6 +117,9 @@ impl Replay {
         closed: watch::Receiver<bool>,
     ) -> Result<Replay, BusError> {
         let consumer: StreamConsumer = consumer_config(config)
+            // librdkafka's consumer refuses `assign` without a group id. The group is never
+            // joined (no `subscribe`) and nothing is committed to it.
+            .set("group.id", format!("{}-replay", config.client_id))
             .create()
             .map_err(|e| failed("consumer", e))?;
         let name = topic.to_owned();

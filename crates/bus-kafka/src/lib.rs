@@ -45,7 +45,8 @@ impl Default for KafkaConfig {
     }
 }
 
-/// A bus over a Kafka cluster. Cheap to clone: clones share one producer.
+/// A bus over a Kafka cluster. Cheap to clone: clones share one producer. Records still unsent
+/// when the last clone is dropped fail; `flush` first.
 #[derive(Clone)]
 pub struct KafkaBus {
     inner: Arc<Inner>,
@@ -85,6 +86,9 @@ impl KafkaBus {
     /// commits): for compacted registries. `Replay::caught_up` tells when it has read up to the
     /// high watermarks seen here.
     pub async fn replay(&self, topic: &str) -> Result<Replay, BusError> {
+        if *self.inner.closed.borrow() {
+            return Err(BusError::Closed);
+        }
         Replay::start(&self.inner.config, topic, self.inner.closed.subscribe()).await
     }
 

@@ -1,16 +1,20 @@
 //! The producer: records enter librdkafka's queue inside `publish`; librdkafka's delivery
 //! callback completes each record's oneshot. When librdkafka's queue is full, records wait in an
-//! ordered backlog that a task feeds into librdkafka as room frees up.
+//! ordered backlog that a task feeds into librdkafka as room frees up. When the idempotent
+//! producer can no longer continue (a fatal error, or the broker fencing its producer id) a new
+//! producer, with a new producer id, replaces it.
 
 use crate::{KafkaConfig, client_config, failed};
 use cms_bus::{BusError, Delivered, Record};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, Message as _, OwnedHeaders};
-use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
-use rdkafka::{ClientContext, config::FromClientConfigAndContext};
+use rdkafka::producer::{
+    BaseRecord, DeliveryResult, Producer as _, ProducerContext, ThreadedProducer,
+};
+use rdkafka::{ClientConfig, ClientContext, config::FromClientConfigAndContext};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, oneshot};
 
@@ -27,8 +31,8 @@ pub(crate) struct Pending {
 const MIN_BACKOFF: Duration = Duration::from_millis(1);
 const MAX_BACKOFF: Duration = Duration::from_millis(16);
 
-/// Receives delivery reports on librdkafka's polling thread.
-pub(crate) struct DeliveryContext {
+/// State every producer generation shares.
+struct Shared {
     /// Records inside librdkafka (enqueued, not yet reported); the queue-depth gauge.
     in_flight: AtomicI64,
     queue_depth: metrics::Gauge,
@@ -36,22 +40,44 @@ pub(crate) struct DeliveryContext {
     errors: metrics::Counter,
 }
 
-impl ClientContext for DeliveryContext {}
+/// Receives delivery reports and errors on librdkafka's polling thread.
+pub(crate) struct DeliveryContext {
+    shared: Arc<Shared>,
+    /// This producer cannot continue (see `stuck`): it must be replaced. Per producer, so that
+    /// the failures a replaced producer still reports do not condemn its successor.
+    stuck: AtomicBool,
+}
+
+impl ClientContext for DeliveryContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::Fatal) {
+            self.stuck.store(true, Ordering::Release);
+            tracing::error!(%error, reason, "kafka producer failed");
+        } else {
+            // Mostly a broker away: librdkafka reconnects and retries by itself.
+            tracing::warn!(%error, reason, "kafka producer error");
+        }
+    }
+}
 
 impl ProducerContext for DeliveryContext {
     type DeliveryOpaque = Box<Pending>;
 
     fn delivery(&self, result: &DeliveryResult<'_>, pending: Box<Pending>) {
-        let depth = self.in_flight.fetch_sub(1, Ordering::Relaxed) - 1;
-        self.queue_depth.set(depth as f64);
-        self.latency.record(pending.enqueued.elapsed());
+        let shared = &self.shared;
+        let depth = shared.in_flight.fetch_sub(1, Ordering::Relaxed) - 1;
+        shared.queue_depth.set(depth as f64);
+        shared.latency.record(pending.enqueued.elapsed());
         let outcome = match result {
             Ok(message) => Ok(Delivered {
                 partition: message.partition(),
                 offset: message.offset(),
             }),
             Err((error, message)) => {
-                self.errors.increment(1);
+                if stuck(error) {
+                    self.stuck.store(true, Ordering::Release);
+                }
+                shared.errors.increment(1);
                 tracing::error!(topic = message.topic(), %error, "kafka delivery failed");
                 Err(failed("delivery", error))
             }
@@ -59,6 +85,20 @@ impl ProducerContext for DeliveryContext {
         // The publisher may have dropped its future; then nobody is waiting for the outcome.
         let _ = pending.tx.send(outcome);
     }
+}
+
+/// Errors after which this producer id will never be accepted again. Kafka accepts the epoch
+/// librdkafka bumps by itself after an unknown-producer-id error; tansu fences it instead, and
+/// every later record of that producer would fail.
+fn stuck(error: &KafkaError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(
+            RDKafkaErrorCode::Fatal
+                | RDKafkaErrorCode::ProducerFenced
+                | RDKafkaErrorCode::InvalidProducerEpoch
+        )
+    )
 }
 
 struct Parked {
@@ -72,7 +112,10 @@ enum SendError {
 }
 
 pub(crate) struct KafkaProducer {
-    producer: ThreadedProducer<DeliveryContext>,
+    /// Replaced (rarely) when it cannot continue; read on every send.
+    producer: RwLock<ThreadedProducer<DeliveryContext>>,
+    settings: ClientConfig,
+    shared: Arc<Shared>,
     /// Records that found librdkafka's queue full, oldest first. While it is not empty every new
     /// record queues behind it, so records keep their publish order.
     backlog: Mutex<VecDeque<Parked>>,
@@ -111,17 +154,18 @@ impl KafkaProducer {
             )
             // The Java client's key hashing, so Java and librdkafka producers agree on partitions.
             .set("partitioner", "murmur2_random");
-        let context = DeliveryContext {
+        let shared = Arc::new(Shared {
             in_flight: AtomicI64::new(0),
             queue_depth: metrics::gauge!("cms_kafka_producer_queue_depth"),
             latency: metrics::histogram!("cms_kafka_delivery_latency_seconds"),
             errors: metrics::counter!("cms_kafka_delivery_errors_total"),
-        };
-        let producer = ThreadedProducer::from_config_and_context(&client, context)
-            .map_err(|e| failed("producer", e))?;
+        });
+        let producer = create(&client, &shared)?;
         let wake = Arc::new(Notify::new());
         let this = Arc::new(KafkaProducer {
-            producer,
+            producer: RwLock::new(producer),
+            settings: client,
+            shared,
             backlog: Mutex::new(VecDeque::new()),
             backlogged: AtomicBool::new(false),
             wake: wake.clone(),
@@ -150,11 +194,25 @@ impl KafkaProducer {
         Ok(rx)
     }
 
+    /// Replaces a producer that cannot continue (the records inside it fail with it), so that one
+    /// lost sequence does not fail every later record.
+    fn renew(&self) -> Result<(), BusError> {
+        let mut producer = self.producer.write().unwrap_or_else(|e| e.into_inner());
+        if producer.context().stuck.load(Ordering::Acquire) {
+            let fresh = create(&self.settings, &self.shared)?;
+            let old = std::mem::replace(&mut *producer, fresh);
+            // Dropping a producer joins its thread and flushes briefly: not on this thread.
+            std::thread::spawn(move || drop(old));
+            tracing::warn!("kafka producer replaced: the old one could not continue");
+        }
+        Ok(())
+    }
+
     /// Waits until the backlog is empty and librdkafka has reported every record.
     pub(crate) async fn flush(&self, timeout: Duration) -> Result<(), BusError> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let in_flight = self.producer.context().in_flight.load(Ordering::Relaxed);
+            let in_flight = self.shared.in_flight.load(Ordering::Relaxed);
             if in_flight <= 0 && !self.backlogged.load(Ordering::Acquire) {
                 return Ok(());
             }
@@ -185,17 +243,31 @@ impl KafkaProducer {
             base = base.headers(headers);
         }
         // Counted before the send: the delivery report may arrive before `send` returns.
-        let context = self.producer.context();
-        let depth = context.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
-        match self.producer.send(base) {
+        let shared = &self.shared;
+        let depth = shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut producer = self.producer.read().unwrap_or_else(|e| e.into_inner());
+        if producer.context().stuck.load(Ordering::Acquire) {
+            drop(producer);
+            if let Err(error) = self.renew() {
+                shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+                return Err(SendError::Failed(error, base.delivery_opaque));
+            }
+            producer = self.producer.read().unwrap_or_else(|e| e.into_inner());
+        }
+        match producer.send(base) {
             Ok(()) => {
-                context.queue_depth.set(depth as f64);
+                shared.queue_depth.set(depth as f64);
                 Ok(())
             }
             Err((error, base)) => {
-                context.in_flight.fetch_sub(1, Ordering::Relaxed);
+                shared.in_flight.fetch_sub(1, Ordering::Relaxed);
                 let pending = base.delivery_opaque;
                 match error {
+                    error if stuck(&error) => {
+                        // Renewed on the next send; this record fails like the queued ones.
+                        producer.context().stuck.store(true, Ordering::Release);
+                        Err(SendError::Failed(failed("produce", error), pending))
+                    }
                     KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull) => {
                         Err(SendError::Full(pending))
                     }
@@ -251,6 +323,17 @@ impl Drop for KafkaProducer {
         // Lets the backlog task notice that the producer is gone.
         self.wake.notify_one();
     }
+}
+
+fn create(
+    settings: &ClientConfig,
+    shared: &Arc<Shared>,
+) -> Result<ThreadedProducer<DeliveryContext>, BusError> {
+    let context = DeliveryContext {
+        shared: shared.clone(),
+        stuck: AtomicBool::new(false),
+    };
+    ThreadedProducer::from_config_and_context(settings, context).map_err(|e| failed("producer", e))
 }
 
 /// Feeds parked records into librdkafka while it has room, backing off while it is full.

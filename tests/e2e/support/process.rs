@@ -166,10 +166,9 @@ impl Drop for CmsProcess {
     /// SIGTERM and a short grace (a consumer leaves its group cleanly, so the next test on a
     /// shared broker does not wait out its session), then SIGKILL.
     fn drop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
-        };
-        if child.try_wait().ok().flatten().is_none() {
+        if let Some(mut child) = self.child.take()
+            && child.try_wait().ok().flatten().is_none()
+        {
             let _ = Command::new("kill")
                 .args(["-TERM", &child.id().to_string()])
                 .status();

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long reading a topic to its end may take.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The end of a topic: nothing more arrives for this long.
+const QUIET: Duration = Duration::from_millis(500);
 
 /// One record as Kafka holds it.
 #[derive(Debug, Clone)]
@@ -45,7 +47,8 @@ impl TopicRecord {
 }
 
 /// Every record of `topic`, in partition then offset order: all partitions assigned from their
-/// beginning, read up to the high watermarks as they are when this is called.
+/// beginning, read past the high watermarks as they are when this is called until nothing more
+/// comes.
 pub async fn read_topic(brokers: &str, topic: &str) -> Vec<TopicRecord> {
     let brokers = brokers.to_string();
     let topic = topic.to_string();
@@ -58,6 +61,9 @@ fn read_blocking(brokers: &str, topic: &str) -> Vec<TopicRecord> {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", brokers)
         .set("client.id", "cms-e2e-reader")
+        // librdkafka refuses `assign` without a group id ("Local: Unknown group"). Partitions are
+        // assigned, never subscribed, and nothing is committed: the group is never joined.
+        .set("group.id", "cms-e2e-reader")
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("fetch.wait.max.ms", "100")
@@ -89,16 +95,26 @@ fn read_blocking(brokers: &str, topic: &str) -> Vec<TopicRecord> {
     consumer.assign(&assignment).expect("assign the partitions");
     let mut records = Vec::new();
     let deadline = Instant::now() + READ_TIMEOUT;
-    while progress.iter().any(|(next, high)| next < high) {
+    // Up to the high watermarks, then on until the broker has nothing more for a while: tansu
+    // reports a high watermark short of the last record when a produce request carried a batch
+    // of several records, and delivers the rest of such a batch only when asked past it.
+    let mut quiet_since: Option<Instant> = None;
+    loop {
+        let behind = progress.iter().any(|(next, high)| next < high);
+        if !behind && quiet_since.is_some_and(|q| q.elapsed() >= QUIET) {
+            break;
+        }
         assert!(
             Instant::now() < deadline,
             "read {} records of {topic} but not to its end within {READ_TIMEOUT:?} \
              (next, high) per partition: {progress:?}",
             records.len()
         );
-        let Some(polled) = consumer.poll(Duration::from_millis(100)) else {
+        let Some(polled) = consumer.poll(Duration::from_millis(50)) else {
+            quiet_since.get_or_insert_with(Instant::now);
             continue;
         };
+        quiet_since = None;
         let message = polled.unwrap_or_else(|e| panic!("reading {topic}: {e}"));
         let partition = message.partition();
         let offset = message.offset();
