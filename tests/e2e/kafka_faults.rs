@@ -4,8 +4,9 @@
 //! duplicates a retry may cause are counted), and nothing is acknowledged while the broker is
 //! away: the gateway makes chargers wait instead.
 
+use crate::support::Api;
 use crate::support::broker::Tansu;
-use crate::support::fleet::{Fleet, Rest};
+use crate::support::fleet::Fleet;
 use crate::support::station::Station;
 use crate::support::topic::read_topic;
 use serde_json::Value;
@@ -435,9 +436,9 @@ async fn kafka_fault_gateway_sigkill_loses_no_acknowledged_reading() {
 
 /// Every charger is shown online on `gateway` (a killed gateway publishes no disconnects; the
 /// newer connect elsewhere must win).
-async fn check_moved_to(rest: &Rest, uuids: &HashMap<String, String>, gateway: &str) {
+async fn check_moved_to(rest: &Api, uuids: &HashMap<String, String>, gateway: &str) {
     for (identity, uuid) in uuids {
-        rest.wait_for_charger(
+        rest.wait_for_charger_within(
             uuid,
             &format!("{identity} online on {gateway}"),
             API_LAG,

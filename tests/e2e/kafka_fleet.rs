@@ -2,8 +2,9 @@
 //! that share nothing but a Kafka broker. Chargers connect to either gateway; what they send is
 //! checked twice: in Kafka, byte for byte, by a consumer of the test's own, and in the REST API.
 
+use crate::support::Api;
 use crate::support::broker::Broker;
-use crate::support::fleet::{Fleet, Rest, is_uuid};
+use crate::support::fleet::{Fleet, is_uuid};
 use crate::support::station::{Sent, Station};
 use crate::support::topic::{TopicRecord, read_topic};
 use serde_json::Value;
@@ -186,7 +187,7 @@ async fn kafka_fleet_two_gateways_publish_exact_frames_and_the_api_follows() {
         .unwrap_or_else(|e| panic!("KF-LATE-1 could not connect to gw-b: {e:?}"));
     let boot = r#"{"chargePointVendor":"Alfen BV","chargePointModel":"NG910","firmwareVersion":"late-1.0"}"#;
     late.call_ok("BootNotification", boot).await;
-    rest.wait_for_charger(&late_uuid, "late charger online on gw-b", API_LAG, |c| {
+    rest.wait_for_charger_within(&late_uuid, "late charger online on gw-b", API_LAG, |c| {
         c["connection_status"] == "online"
             && c["server"] == "gw-b"
             && c["firmware_version"] == "late-1.0"
@@ -232,7 +233,7 @@ async fn kafka_fleet_two_gateways_publish_exact_frames_and_the_api_follows() {
     let mut all_uuids: Vec<&String> = uuids.values().collect();
     all_uuids.push(&late_uuid);
     for uuid in all_uuids {
-        rest.wait_for_charger(uuid, "offline after the gateways stopped", API_LAG, |c| {
+        rest.wait_for_charger_within(uuid, "offline after the gateways stopped", API_LAG, |c| {
             c["connection_status"] == "offline"
         })
         .await;
@@ -382,9 +383,9 @@ fn check_connected(plan: &Plan, session: &str, connections: &[TopicRecord]) {
     );
 }
 
-async fn check_api(rest: &Rest, uuid: &str, plan: &Plan) {
+async fn check_api(rest: &Api, uuid: &str, plan: &Plan) {
     let seen = rest
-        .wait_for_charger(
+        .wait_for_charger_within(
             uuid,
             &format!("{} online on {}", plan.identity, plan.gateway),
             API_LAG,
@@ -399,7 +400,7 @@ async fn check_api(rest: &Rest, uuid: &str, plan: &Plan) {
         .await;
     assert_eq!(seen["identity"], plan.identity, "{seen}");
     assert_eq!(seen["error"], "NoError", "{seen}");
-    rest.wait_for_latest_meter_value(uuid, 1, LATEST_METER_VALUE, API_LAG)
+    rest.wait_for_latest_meter_value_within(uuid, 1, LATEST_METER_VALUE, API_LAG)
         .await;
 }
 
@@ -426,7 +427,7 @@ async fn kafka_fleet_a_charger_moving_to_another_gateway_ends_online_there() {
         .unwrap_or_else(|e| panic!("{id} could not connect to gw-a: {e:?}"));
     on_a.call_ok("BootNotification", &boot("move-1.0")).await;
     let first = on_a.call_ok("StartTransaction", start).await;
-    rest.wait_for_charger(&uuid, "online on gw-a", API_LAG, |c| {
+    rest.wait_for_charger_within(&uuid, "online on gw-a", API_LAG, |c| {
         c["connection_status"] == "online" && c["server"] == "gw-a"
     })
     .await;
@@ -447,7 +448,7 @@ async fn kafka_fleet_a_charger_moving_to_another_gateway_ends_online_there() {
     // Then the old connection ends: its disconnect reaches Kafka after gw-b's connect.
     on_a.close().await;
     wait_for_event(&fleet, id, "gw-a", "disconnected").await;
-    rest.wait_for_charger(&uuid, "online on gw-b, firmware move-1.1", API_LAG, |c| {
+    rest.wait_for_charger_within(&uuid, "online on gw-b, firmware move-1.1", API_LAG, |c| {
         c["connection_status"] == "online"
             && c["server"] == "gw-b"
             && c["firmware_version"] == "move-1.1"
@@ -488,7 +489,7 @@ async fn kafka_fleet_a_charger_moving_to_another_gateway_ends_online_there() {
     // Once the API shows the newest connect it has applied every earlier event of the charger,
     // gw-a's late disconnect included: that one must not have taken the charger offline.
     let seen = rest
-        .wait_for_charger(&uuid, "the newest connect applied", API_LAG, |c| {
+        .wait_for_charger_within(&uuid, "the newest connect applied", API_LAG, |c| {
             c["last_connection_at"] == last_connect.as_str()
         })
         .await;
@@ -496,7 +497,7 @@ async fn kafka_fleet_a_charger_moving_to_another_gateway_ends_online_there() {
     assert_eq!(seen["server"], "gw-b", "{seen}");
     drop(on_b);
     on_b_again.close().await;
-    rest.wait_for_charger(&uuid, "offline once its last session ends", API_LAG, |c| {
+    rest.wait_for_charger_within(&uuid, "offline once its last session ends", API_LAG, |c| {
         c["connection_status"] == "offline"
     })
     .await;

@@ -1,7 +1,8 @@
 //! The REST API as a user with a personal access token sees it.
 
-use super::{Cms, REPLY_TIMEOUT, eventually};
+use super::{Cms, EVENTUALLY, REPLY_TIMEOUT, eventually_within};
 use serde_json::Value;
+use std::time::Duration;
 
 pub struct Api {
     base: String,
@@ -19,8 +20,13 @@ pub struct Answer {
 
 impl Api {
     pub fn new(cms: &Cms, token: &str) -> Api {
+        Api::at(&cms.http_url(""), token)
+    }
+
+    /// A client of the REST API at `base` (`http://127.0.0.1:PORT`, no trailing slash).
+    pub fn at(base: &str, token: &str) -> Api {
         Api {
-            base: cms.http_url(""),
+            base: base.to_string(),
             token: token.to_string(),
             client: reqwest::Client::builder()
                 .no_proxy()
@@ -98,7 +104,20 @@ impl Api {
         what: &str,
         expected: impl Fn(&Value) -> bool,
     ) -> Value {
-        eventually(what, async || match self.charger(uuid).await {
+        self.wait_for_charger_within(uuid, what, EVENTUALLY, expected)
+            .await
+    }
+
+    /// [`Api::wait_for_charger`] for at most `limit`.
+    pub async fn wait_for_charger_within(
+        &self,
+        uuid: &str,
+        what: &str,
+        limit: Duration,
+        expected: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let what = format!("charger {uuid}: {what}");
+        eventually_within(limit, &what, async || match self.charger(uuid).await {
             Some(charger) if expected(&charger) => Ok(charger),
             Some(charger) => Err(charger.to_string()),
             None => Err(format!("charger {uuid} not in the list")),
@@ -117,9 +136,21 @@ impl Api {
     /// Polls latest-metervalue until it answers 200 with a body that, whitespace removed,
     /// equals `expected` (so key order counts).
     pub async fn wait_for_latest_meter_value(&self, uuid: &str, connector: u32, expected: &str) {
+        self.wait_for_latest_meter_value_within(uuid, connector, expected, EVENTUALLY)
+            .await
+    }
+
+    /// [`Api::wait_for_latest_meter_value`] for at most `limit`.
+    pub async fn wait_for_latest_meter_value_within(
+        &self,
+        uuid: &str,
+        connector: u32,
+        expected: &str,
+        limit: Duration,
+    ) {
         let expected: String = expected.split_whitespace().collect();
         let what = format!("latest-metervalue of connector {connector} to be {expected}");
-        eventually(&what, async || {
+        eventually_within(limit, &what, async || {
             let answer = self.latest_meter_value(uuid, connector).await;
             let compact: String = answer.body.split_whitespace().collect();
             if answer.status == 200 && compact == expected {

@@ -1,7 +1,8 @@
 //! One `cms up` child process on its own temporary data dir, plus the admin commands run
 //! against that data dir. The child is killed when the [`Cms`] is dropped.
 
-use std::io::{BufRead, BufReader, Read};
+use super::process::{run_cli, wait_exit};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 use tempfile::TempDir;
@@ -180,7 +181,7 @@ impl Cms {
             .expect("run kill");
         assert!(sent.success(), "kill {signal} {pid} failed");
         let mut running = self.running.take().expect("cms is not running");
-        match wait_child(&mut running.child, EXIT_TIMEOUT).await {
+        match wait_exit(&mut running.child, EXIT_TIMEOUT).await {
             Some(status) => status,
             None => panic!(
                 "cms did not exit within {EXIT_TIMEOUT:?} of kill {signal}\nstderr:\n{}",
@@ -191,28 +192,7 @@ impl Cms {
 
     /// Runs `cms <args> --data-dir DIR` to completion (bounded in time).
     pub async fn cli(&self, args: &[&str]) -> CliOutput {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
-            .args(args)
-            .arg("--data-dir")
-            .arg(self.data.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn cms admin command");
-        let stdout = read_in_background(child.stdout.take().expect("piped stdout"));
-        let stderr = read_in_background(child.stderr.take().expect("piped stderr"));
-        let Some(status) = wait_child(&mut child, EXIT_TIMEOUT).await else {
-            panic!(
-                "`cms {}` did not finish within {EXIT_TIMEOUT:?}",
-                args.join(" ")
-            );
-        };
-        CliOutput {
-            status,
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
-        }
+        run_cli(self.data.path(), args, EXIT_TIMEOUT).await
     }
 
     /// `cms charger add --identity ID [extra...]`; returns the new charger's uuid.
@@ -298,29 +278,6 @@ impl Drop for Cms {
             eprintln!("---- cms stderr (tail) ----\n{}", self.log_tail());
         }
     }
-}
-
-async fn wait_child(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return Some(status);
-        }
-        if tokio::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = pipe.read_to_string(&mut text);
-        text
-    })
 }
 
 /// 8-4-4-4-12 hex digits.

@@ -5,13 +5,11 @@
 pub use super::cms::is_uuid;
 
 use super::cms::CliOutput;
-use super::process::CmsProcess;
+use super::process::{CmsProcess, run_cli};
 use super::station::{Refused, probe};
-use super::{POLL_EVERY, REPLY_TIMEOUT};
+use super::{Api, POLL_EVERY, REPLY_TIMEOUT};
 use futures_util::future::join_all;
-use serde_json::Value;
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
@@ -131,37 +129,7 @@ impl Fleet {
 
     /// Runs `cms <args> --data-dir <the API's data dir>` to completion (bounded).
     pub async fn cli(&self, args: &[&str]) -> CliOutput {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
-            .args(args)
-            .arg("--data-dir")
-            .arg(self.data.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn a cms admin command");
-        let deadline = Instant::now() + CLI_TIMEOUT;
-        while child.try_wait().expect("try_wait").is_none() {
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "`cms {}` did not finish within {CLI_TIMEOUT:?}",
-                    args.join(" ")
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        // The outputs are small (a few lines): reading them after the exit cannot block.
-        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-            .await
-            .expect("join")
-            .expect("collect the admin command's output");
-        CliOutput {
-            status: output.status,
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        run_cli(self.data.path(), args, CLI_TIMEOUT).await
     }
 
     /// `cms charger add --identity ID` on the API's data dir; returns the new charger's uuid.
@@ -201,7 +169,7 @@ impl Fleet {
     }
 
     /// A REST client with a token of every scope.
-    pub async fn rest(&self) -> Rest {
+    pub async fn rest(&self) -> Api {
         let args = [
             "token",
             "create",
@@ -212,15 +180,7 @@ impl Fleet {
         ];
         let out = self.cli(&args).await;
         assert!(out.status.success(), "token create: {}", out.stderr);
-        Rest {
-            base: self.rest_base.clone(),
-            token: out.last_line().to_string(),
-            client: reqwest::Client::builder()
-                .no_proxy()
-                .timeout(REPLY_TIMEOUT)
-                .build()
-                .expect("http client"),
-        }
+        Api::at(&self.rest_base, out.last_line())
     }
 
     /// Polls every gateway named, without opening a session, until each accepts `identity`;
@@ -323,93 +283,5 @@ async fn wait_ready(gateway: &Gateway) {
             gateway.process.log_tail()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// The REST API of `cms api` as an operator sees it.
-pub struct Rest {
-    base: String,
-    token: String,
-    client: reqwest::Client,
-}
-
-impl Rest {
-    /// GET with the token; (status, body parsed as JSON or `Null`, raw body).
-    pub async fn get(&self, path: &str) -> (u16, Value, String) {
-        let response = self
-            .client
-            .get(format!("{}{path}", self.base))
-            .header("Authorization", format!("Bearer {}", self.token))
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        let status = response.status().as_u16();
-        let body = response.text().await.unwrap_or_default();
-        let json = serde_json::from_str(&body).unwrap_or(Value::Null);
-        (status, json, body)
-    }
-
-    /// The charger `uuid` as the chargers list shows it (first pages only).
-    pub async fn charger(&self, uuid: &str) -> Option<Value> {
-        let mut path = "/api/v3/chargers?page=1".to_string();
-        for _ in 0..10 {
-            let (status, page, body) = self.get(&path).await;
-            assert_eq!(status, 200, "GET {path}: {body}");
-            let data = page["data"].as_array().expect("a data array");
-            if let Some(found) = data.iter().find(|c| c["uuid"] == uuid) {
-                return Some(found.clone());
-            }
-            path = page["links"]["next"].as_str()?.to_string();
-        }
-        None
-    }
-
-    /// Polls until the charger satisfies `expected`, for at most `limit`; returns it.
-    pub async fn wait_for_charger(
-        &self,
-        uuid: &str,
-        what: &str,
-        limit: Duration,
-        expected: impl Fn(&Value) -> bool,
-    ) -> Value {
-        let started = Instant::now();
-        loop {
-            let seen = self.charger(uuid).await;
-            match seen {
-                Some(charger) if expected(&charger) => return charger,
-                seen => assert!(
-                    started.elapsed() < limit,
-                    "waited {limit:?} for charger {uuid}: {what}; last seen: {seen:?}"
-                ),
-            }
-            tokio::time::sleep(POLL_EVERY).await;
-        }
-    }
-
-    /// Polls latest-metervalue until it answers 200 with `expected` (whitespace-insensitive,
-    /// key order counts), for at most `limit`.
-    pub async fn wait_for_latest_meter_value(
-        &self,
-        uuid: &str,
-        connector: u32,
-        expected: &str,
-        limit: Duration,
-    ) {
-        let expected: String = expected.split_whitespace().collect();
-        let path = format!("/api/v3/chargers/{uuid}/connectors/{connector}/latest-metervalue");
-        let started = Instant::now();
-        loop {
-            let (status, _, body) = self.get(&path).await;
-            let compact: String = body.split_whitespace().collect();
-            if status == 200 && compact == expected {
-                return;
-            }
-            assert!(
-                started.elapsed() < limit,
-                "waited {limit:?} for {path} to be {expected}; last: {status} {body}"
-            );
-            tokio::time::sleep(POLL_EVERY).await;
-        }
     }
 }

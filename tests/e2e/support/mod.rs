@@ -30,8 +30,17 @@ pub const POLL_EVERY: Duration = Duration::from_millis(50);
 
 /// Polls `probe` every [`POLL_EVERY`] until it returns `Ok`, for at most [`EVENTUALLY`]; on
 /// time-out the test fails with `what` and the last thing the probe saw.
-pub async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Result<T, String>) -> T {
-    let deadline = tokio::time::Instant::now() + EVENTUALLY;
+pub async fn eventually<T>(what: &str, probe: impl AsyncFnMut() -> Result<T, String>) -> T {
+    eventually_within(EVENTUALLY, what, probe).await
+}
+
+/// [`eventually`] with a bound of `limit` instead of [`EVENTUALLY`].
+pub async fn eventually_within<T>(
+    limit: Duration,
+    what: &str,
+    mut probe: impl AsyncFnMut() -> Result<T, String>,
+) -> T {
+    let deadline = tokio::time::Instant::now() + limit;
     loop {
         let last = match tokio::time::timeout_at(deadline, probe()).await {
             Ok(Ok(value)) => return value,
@@ -39,7 +48,7 @@ pub async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Result<T,
             Err(_) => "the probe itself did not finish".to_string(),
         };
         if tokio::time::Instant::now() >= deadline {
-            panic!("waited {EVENTUALLY:?} for {what}; last seen: {last}");
+            panic!("waited {limit:?} for {what}; last seen: {last}");
         }
         tokio::time::sleep(POLL_EVERY).await;
     }

@@ -1,7 +1,8 @@
 //! Any long-running `cms` subcommand (`gateway`, `api`, ...) as a child process: started with its
 //! ready lines parsed, stopped with SIGTERM or killed with SIGKILL, and always ended on drop.
 
-use std::io::{BufRead, BufReader};
+use super::cms::CliOutput;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
@@ -142,18 +143,7 @@ impl CmsProcess {
     /// Waits for the exit for at most `limit`; `None` (and the process killed) on time-out.
     async fn wait(&mut self, limit: Duration) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            if let Some(status) = child.try_wait().expect("try_wait") {
-                return Some(status);
-            }
-            if tokio::time::Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_exit(&mut child, limit).await
     }
 
     /// The end of the process's stderr, for failure messages.
@@ -193,4 +183,53 @@ pub fn log_tail(path: &Path, n: usize) -> String {
     let log = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = log.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Waits for `child` to exit for at most `limit`; `None` (and the child killed) on time-out.
+pub async fn wait_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Runs `cms <args> --data-dir DIR` to completion, failing the test if it takes longer than
+/// `limit`; captures stdout and stderr.
+pub async fn run_cli(data_dir: &Path, args: &[&str], limit: Duration) -> CliOutput {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn a cms admin command");
+    // Drained while the command runs, so it never blocks on a full pipe.
+    let stdout = read_in_background(child.stdout.take().expect("piped stdout"));
+    let stderr = read_in_background(child.stderr.take().expect("piped stderr"));
+    let Some(status) = wait_exit(&mut child, limit).await else {
+        panic!("`cms {}` did not finish within {limit:?}", args.join(" "));
+    };
+    CliOutput {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}
+
+fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
 }
