@@ -1,8 +1,10 @@
 # The Kafka-protocol broker of the tests and benches: tansu, built from crates.io once and cached
-# in its own root (about 8 minutes on a 2-core machine the first time). Its in-memory storage
-# engine needs the `dynostore` feature, which a plain `cargo install tansu` leaves out.
+# in its own root (about 10 minutes on a 2-core machine the first time). A plain
+# `cargo install tansu` has no storage engine at all: `dynostore` brings the in-memory one (the
+# shared test broker) and `libsql` the file-backed one (the fault tests kill the broker and start
+# it again on the same data).
 TANSU_VERSION=0.6.0
-TANSU_ROOT="${TANSU_ROOT:-$HOME/.cache/tansu-dynostore}"
+TANSU_ROOT="${TANSU_ROOT:-$HOME/.cache/tansu-libsql}"
 export PATH="$TANSU_ROOT/bin:$PATH"
 export CMS_TEST_TANSU="$TANSU_ROOT/bin/tansu"
 
@@ -10,8 +12,8 @@ ensure_tansu() {
   if "$CMS_TEST_TANSU" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
     return
   fi
-  echo "== installing tansu $TANSU_VERSION with in-memory storage (once; several minutes)"
-  cargo install tansu --version "$TANSU_VERSION" --locked --features dynostore \
+  echo "== installing tansu $TANSU_VERSION with memory and SQLite storage (once; several minutes)"
+  cargo install tansu --version "$TANSU_VERSION" --locked --features dynostore,libsql \
     --root "$TANSU_ROOT" --quiet
 }
 

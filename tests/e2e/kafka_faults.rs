@@ -332,6 +332,12 @@ fn assert_at_least_once(name: &str, tally: &Tally, reports: &[Report]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kafka_fault_broker_stop_acknowledges_nothing_while_down_loses_nothing() {
     let mut tansu = Tansu::start().await;
+    // scripts/test installs a tansu with file-backed storage: in CI the broker process itself
+    // must be stopped and started again, not merely cut off.
+    assert!(
+        std::env::var_os("CI").is_none() || tansu.kills_the_process(),
+        "CI needs a tansu with the libsql feature (scripts/lib/tansu.sh installs it)"
+    );
     let fleet = Fleet::start(&tansu.brokers(), &["gw-f1"]).await;
     let load = start_load(&fleet, &["gw-f1"]).await;
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -115,6 +115,12 @@ impl Tansu {
         format!("127.0.0.1:{}", self.port)
     }
 
+    /// Whether `take_down` kills the broker process (file-backed storage), rather than cutting
+    /// it off behind the relay.
+    pub fn kills_the_process(&self) -> bool {
+        matches!(self.storage, Storage::Sqlite)
+    }
+
     /// How `take_down` takes the broker away, for the test's report.
     pub fn outage_kind(&self) -> &'static str {
         match self.storage {
