@@ -1,12 +1,10 @@
 //! One `cms up` child process on its own temporary data dir, plus the admin commands run
 //! against that data dir. The child is killed when the [`Cms`] is dropped.
 
-use super::process::{run_cli, wait_exit};
-use std::io::{BufRead, BufReader};
+use super::process::{run_cli, stdout_lines, wait_exit};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 use tempfile::TempDir;
-use tokio::sync::mpsc;
 
 /// How long `cms up` may take to print its ready lines.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -83,15 +81,7 @@ impl Cms {
             .stderr(Stdio::from(log))
             .spawn()
             .expect("spawn cms up");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (lines_tx, mut lines) = mpsc::unbounded_channel();
-        // Keeps draining stdout for the child's whole life, so it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = lines_tx.send(line);
-            }
-        });
+        let mut lines = stdout_lines(&mut child);
         let mut running = Running {
             child,
             ocpp_addr: String::new(),

@@ -47,15 +47,7 @@ impl CmsProcess {
             .stderr(Stdio::from(stderr))
             .spawn()
             .unwrap_or_else(|e| panic!("spawn cms {}: {e}", args.join(" ")));
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (lines_tx, mut lines) = mpsc::unbounded_channel();
-        // Drains stdout for the child's whole life, so it never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = lines_tx.send(line);
-            }
-        });
+        let mut lines = stdout_lines(&mut child);
         let mut process = CmsProcess {
             what: what.to_string(),
             child: Some(child),
@@ -179,6 +171,20 @@ impl Drop for CmsProcess {
 }
 
 /// The last `n` lines of a log file.
+/// The child's stdout as lines, drained for the child's whole life by a thread so that it never
+/// blocks on a full pipe.
+pub fn stdout_lines(child: &mut Child) -> mpsc::UnboundedReceiver<String> {
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (lines_tx, lines) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = lines_tx.send(line);
+        }
+    });
+    lines
+}
+
 pub fn log_tail(path: &Path, n: usize) -> String {
     let log = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = log.lines().collect();
