@@ -3,6 +3,7 @@
 # `cargo install tansu` has no storage engine at all: `dynostore` brings the in-memory one (the
 # shared test broker) and `libsql` the file-backed one (the fault tests kill the broker and start
 # it again on the same data).
+. "$(dirname "${BASH_SOURCE[0]}")/at_exit.sh"
 TANSU_VERSION=0.6.0
 TANSU_ROOT="${TANSU_ROOT:-$HOME/.cache/tansu-libsql}"
 export PATH="$TANSU_ROOT/bin:$PATH"
@@ -32,7 +33,7 @@ start_test_broker() {
     --advertised-listener-url "tcp://127.0.0.1:$port" \
     --storage-engine "memory://tansu/" >"$log" 2>&1 &
   TEST_BROKER_PID=$!
-  trap 'kill "$TEST_BROKER_PID" 2>/dev/null || true' EXIT
+  at_exit 'kill "$TEST_BROKER_PID" 2>/dev/null || true'
   for _ in $(seq 1 100); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       export CMS_TEST_KAFKA_BROKERS="127.0.0.1:$port"

@@ -4,6 +4,14 @@
 mod support;
 
 mod admin_commands;
+mod api_chargers;
+mod api_isolation;
+mod api_meters;
+mod api_openapi;
+mod api_site_teams;
+mod api_sites;
+mod api_teams;
+mod api_tokens;
 mod bad_frames;
 mod charger_auth;
 mod charger_state;
@@ -15,6 +23,7 @@ mod keepalive;
 mod lifecycle;
 mod meter_values;
 mod metrics;
+mod oauth;
 mod ocpp_answers;
 mod rest_api;
 mod transactions;

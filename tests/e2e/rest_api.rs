@@ -1,6 +1,6 @@
 //! The REST API's gatekeeping, error shapes and pagination.
 
-use crate::support::{Api, Charger, Cms};
+use crate::support::{Api, Charger, Cms, on_both_stores};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -105,9 +105,7 @@ fn page_uuids(page: &Value) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn thirty_chargers_come_in_pages_of_twenty_five() {
-    let cms = Cms::up().await;
+on_both_stores!(thirty_chargers_come_in_pages_of_twenty_five, |cms| {
     let mut added = BTreeSet::new();
     for n in 1..=30 {
         added.insert(cms.add_charger(&format!("CP-PAGE-{n:02}")).await);
@@ -173,7 +171,7 @@ async fn thirty_chargers_come_in_pages_of_twenty_five() {
             "page {n} meta: {meta}"
         );
     }
-}
+});
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_is_not_a_positive_integer_is_unprocessable() {

@@ -1,15 +1,16 @@
-//! Admin commands that work on the data directory, also while `cms up` runs on it (SQLite in
-//! WAL mode lets both processes in; the service reads what they write at once).
+//! Admin commands that work on the store, also while `cms up` runs on it (SQLite in WAL mode
+//! lets both processes in; the service reads what they write at once).
 
+use crate::store_args::StoreArgs;
 use cms_credentials::{check_charger_password, hash_secret};
 use cms_gateway::ChargerIdentity;
-use cms_store::{NewCharger, Scope, Store};
+use cms_store::{NewCharger, Scope};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct TokenCreateArgs {
-    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
-    pub data_dir: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// The user's e-mail; the user (and a personal team) is created when absent.
     #[arg(long)]
     pub email: String,
@@ -23,8 +24,8 @@ pub struct TokenCreateArgs {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ChargerAddArgs {
-    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
-    pub data_dir: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// The identity the charger connects with: ws://.../ocpp/{identity}.
     #[arg(long)]
     pub identity: String,
@@ -44,9 +45,7 @@ pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
     if !args.email.contains('@') {
         return Err(format!("{:?} is not an e-mail address", args.email));
     }
-    let store = Store::open(&args.data_dir)
-        .await
-        .map_err(|e| e.to_string())?;
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
     let user = store
         .ensure_user(&args.email)
         .await
@@ -77,9 +76,7 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let store = Store::open(&args.data_dir)
-        .await
-        .map_err(|e| e.to_string())?;
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
     let new = NewCharger {
         identity: identity.to_string(),
         reference: args.reference,
@@ -95,8 +92,8 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ChargerImportArgs {
-    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
-    pub data_dir: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// One charger per line, `identity` or `identity,password`; `#` starts a comment; `-` reads
     /// standard input.
     #[arg(long)]
@@ -140,9 +137,7 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
             site_uuid: args.site.clone(),
         });
     }
-    let store = Store::open(&args.data_dir)
-        .await
-        .map_err(|e| e.to_string())?;
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
     let uuids = store
         .add_chargers(&chargers)
         .await

@@ -3,11 +3,10 @@
 
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
+use crate::store_args::StoreArgs;
 use cms_api::{Api, ApiConfig, RegistryPublisher};
 use cms_bus::{Bus, Topics};
-use cms_store::Store;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -15,11 +14,8 @@ use tokio_util::sync::CancellationToken;
 pub struct ApiCmdArgs {
     #[command(flatten)]
     pub kafka: KafkaArgs,
-    /// The store: `sqlite://PATH`; default: `cms.sqlite3` in `--data-dir`.
-    #[arg(long, env = "CMS_DATABASE_URL")]
-    pub database_url: Option<String>,
-    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
-    pub data_dir: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// REST API, /healthz, /readyz and /metrics.
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
     pub http_addr: SocketAddr,
@@ -33,11 +29,7 @@ pub struct ApiCmdArgs {
 pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let store = match &args.database_url {
-        Some(url) => Store::open_url(url).await,
-        None => Store::open(&args.data_dir).await,
-    }
-    .map_err(|e| e.to_string())?;
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
     let topics = Topics::with_prefix(&args.topic_prefix);
     let bus = args.kafka.connect("cms-api", &topics).await?;
     let api_config = ApiConfig {

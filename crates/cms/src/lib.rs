@@ -9,4 +9,5 @@ pub mod gateway;
 pub mod kafka;
 pub mod observability;
 pub mod shutdown;
+pub mod store_args;
 pub mod up;

@@ -3,6 +3,7 @@
 
 use crate::duration::parse_duration;
 use crate::observability::{self, LogFormat};
+use crate::store_args::StoreArgs;
 use cms_api::{Api, ApiConfig};
 use cms_bus::{BoxFuture, Bus, BusError, InProcessBus, InProcessConfig, Topics};
 use cms_gateway::{
@@ -10,15 +11,13 @@ use cms_gateway::{
 };
 use cms_store::Store;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct UpArgs {
-    /// Where the SQLite store lives (created when missing).
-    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
-    pub data_dir: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
     /// REST API, /healthz, /readyz and /metrics.
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
     pub http_addr: SocketAddr,
@@ -133,7 +132,7 @@ pub enum UpError {
 pub async fn run(args: UpArgs) -> Result<(), UpError> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let store = Store::open(&args.data_dir).await?;
+    let store = args.store.open().await?;
     let gateway_config = args.gateway.config(args.ocpp_addr);
     let topics = gateway_config.topics;
     let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
@@ -154,7 +153,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         gateway.local_addr()
     );
     println!("cms: serving REST on http://{}", api.local_addr());
-    tracing::info!(data_dir = %args.data_dir.display(), "cms up");
+    tracing::info!(store = %args.store.describe(), "cms up");
     crate::shutdown::signal().await;
     tracing::info!("shutting down: closing charger sessions");
     gateway.shutdown(Duration::from_secs(30)).await;

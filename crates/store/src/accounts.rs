@@ -8,7 +8,8 @@ use sqlx::Row;
 /// `cms token create` is a member, so the operator of a `cms up` sees its chargers.
 pub const OPERATORS_TEAM: &str = "Operators";
 
-/// A named permission a token carries. `*` grants them all.
+/// A named permission a token carries. `*` grants them all. Every endpoint names the scope it
+/// needs; a token without it gets a 403.
 pub struct Scope;
 
 impl Scope {
@@ -16,24 +17,63 @@ impl Scope {
     pub const CHARGERS_READ: &'static str = "chargers:read";
     pub const CHARGERS_WRITE: &'static str = "chargers:write";
     pub const METER_VALUES_READ: &'static str = "meter-values:read";
+    pub const TRANSACTIONS_READ: &'static str = "transactions:read";
     pub const SITES_READ: &'static str = "sites:read";
     pub const SITES_WRITE: &'static str = "sites:write";
-    pub const TRANSACTIONS_READ: &'static str = "transactions:read";
     pub const TEAMS_READ: &'static str = "teams:read";
     pub const TEAMS_WRITE: &'static str = "teams:write";
+    pub const METERS_READ: &'static str = "meters:read";
+    pub const METERS_WRITE: &'static str = "meters:write";
+    pub const TOKENS_READ: &'static str = "tokens:read";
+    pub const TOKENS_WRITE: &'static str = "tokens:write";
 
-    /// Every scope a token may be given.
-    pub const KNOWN: [&'static str; 9] = [
-        Self::ALL,
-        Self::CHARGERS_READ,
-        Self::CHARGERS_WRITE,
-        Self::METER_VALUES_READ,
-        Self::SITES_READ,
-        Self::SITES_WRITE,
-        Self::TRANSACTIONS_READ,
-        Self::TEAMS_READ,
-        Self::TEAMS_WRITE,
+    /// Every scope a token may be given, with what it allows.
+    pub const DESCRIBED: [(&'static str, &'static str); 13] = [
+        (Self::ALL, "Everything the user may do"),
+        (
+            Self::CHARGERS_READ,
+            "Read chargers, their connectors and proxy servers",
+        ),
+        (
+            Self::CHARGERS_WRITE,
+            "Register chargers, update connectors and proxy servers",
+        ),
+        (
+            Self::METER_VALUES_READ,
+            "Read connectors' latest meter values",
+        ),
+        (Self::TRANSACTIONS_READ, "Read charging transactions"),
+        (
+            Self::SITES_READ,
+            "Read sites and the teams with access to them",
+        ),
+        (
+            Self::SITES_WRITE,
+            "Create, update and delete sites; manage site access and invites",
+        ),
+        (Self::TEAMS_READ, "Read teams and their domains"),
+        (
+            Self::TEAMS_WRITE,
+            "Create teams, manage their domains, accept invites",
+        ),
+        (Self::METERS_READ, "Read meters"),
+        (Self::METERS_WRITE, "Create meters"),
+        (Self::TOKENS_READ, "List the user's personal access tokens"),
+        (
+            Self::TOKENS_WRITE,
+            "Create, regenerate and revoke the user's personal access tokens",
+        ),
     ];
+
+    /// Whether `name` is a scope.
+    pub fn is_known(name: &str) -> bool {
+        Self::DESCRIBED.iter().any(|(known, _)| *known == name)
+    }
+
+    /// The names of every scope, for messages.
+    pub fn names() -> Vec<&'static str> {
+        Self::DESCRIBED.iter().map(|(name, _)| *name).collect()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -67,7 +107,7 @@ impl Store {
         let existing = sqlx::query(
             "SELECT u.id, u.uuid, t.id AS team_id FROM users u
              JOIN teams t ON t.owner_user_id = u.id AND t.is_personal_team = 1
-             WHERE u.email = ?",
+             WHERE u.email = $1",
         )
         .bind(&email)
         .fetch_optional(&mut *tx)
@@ -85,7 +125,7 @@ impl Store {
         let uuid = uuid::Uuid::new_v4().to_string();
         let user_id: i64 = sqlx::query_scalar(
             "INSERT INTO users (uuid, name, email, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
         .bind(&uuid)
         .bind(&name)
@@ -96,7 +136,7 @@ impl Store {
         .await?;
         let team_id: i64 = sqlx::query_scalar(
             "INSERT INTO teams (uuid, owner_user_id, name, type, email, is_personal_team, created_at, updated_at)
-             VALUES (?, ?, ?, 'personal', ?, 1, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, 'personal', $4, 1, $5, $6) RETURNING id",
         )
         .bind(uuid::Uuid::new_v4().to_string())
         .bind(user_id)
@@ -108,7 +148,7 @@ impl Store {
         .await?;
         let operators = operators_team(&mut tx).await?;
         for (team, role) in [(team_id, "owner"), (operators, "operator")] {
-            sqlx::query("INSERT INTO team_user (team_id, user_id, role) VALUES (?, ?, ?)")
+            sqlx::query("INSERT INTO team_user (team_id, user_id, role) VALUES ($1, $2, $3)")
                 .bind(team)
                 .bind(user_id)
                 .bind(role)
@@ -132,17 +172,17 @@ impl Store {
         name: &str,
         scopes: &[String],
     ) -> Result<String> {
-        if let Some(bad) = scopes.iter().find(|s| !Scope::KNOWN.contains(&s.as_str())) {
+        if let Some(bad) = scopes.iter().find(|s| !Scope::is_known(s)) {
             return Err(StoreError::Conflict(format!(
                 "unknown scope {bad:?}; known scopes: {}",
-                Scope::KNOWN.join(", ")
+                Scope::names().join(", ")
             )));
         }
         let secret = random_token(40);
         let now = now_record_time();
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO personal_access_tokens (user_id, name, token_hash, scopes, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
         )
         .bind(user_id)
         .bind(name)
@@ -166,7 +206,7 @@ impl Store {
         };
         let row = sqlx::query(
             "SELECT user_id, token_hash, scopes FROM personal_access_tokens
-             WHERE id = ? AND revoked = 0",
+             WHERE id = $1 AND revoked = 0",
         )
         .bind(token_id)
         .fetch_optional(&self.pool)
@@ -186,7 +226,7 @@ impl Store {
 }
 
 /// The id of the operators' team, created on first use.
-pub(crate) async fn operators_team(tx: &mut sqlx::SqliteConnection) -> Result<i64> {
+pub(crate) async fn operators_team(tx: &mut sqlx::AnyConnection) -> Result<i64> {
     let existing: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM teams WHERE is_personal_team = 0 AND type = 'operators' ORDER BY id LIMIT 1",
     )
@@ -198,7 +238,7 @@ pub(crate) async fn operators_team(tx: &mut sqlx::SqliteConnection) -> Result<i6
     let now = now_record_time();
     Ok(sqlx::query_scalar(
         "INSERT INTO teams (uuid, name, type, is_personal_team, created_at, updated_at)
-         VALUES (?, ?, 'operators', 0, ?, ?) RETURNING id",
+         VALUES ($1, $2, 'operators', 0, $3, $4) RETURNING id",
     )
     .bind(uuid::Uuid::new_v4().to_string())
     .bind(OPERATORS_TEAM)

@@ -1,7 +1,9 @@
 //! Chargers: registration, the gateway's credential look-up, and the API's reads.
 
-use crate::{Result, Store, StoreError, accounts::operators_team, now_record_time};
+use crate::access::{CHARGER_GRANTS, Permissions};
+use crate::{Result, Store, StoreError, accounts::operators_team, flag, now_record_time};
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
 /// A charger to register.
 #[derive(Debug, Clone, Default)]
@@ -24,11 +26,12 @@ pub struct StoredMeterValue {
     pub measured_at: String,
 }
 
-/// A charger as the API lists it.
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// A charger as the API lists it, with the caller's permissions on it.
+#[derive(Debug, Clone)]
 pub struct ChargerRow {
     pub id: i64,
     pub uuid: String,
+    pub site_id: i64,
     pub identity: String,
     pub reference: Option<String>,
     pub connection_status: String,
@@ -50,19 +53,51 @@ pub struct ChargerRow {
     pub license_pro: bool,
     pub created_at: String,
     pub updated_at: String,
+    pub permissions: Permissions,
 }
 
-const CHARGER_COLUMNS: &str =
-    "c.id, c.uuid, c.identity, c.reference, c.connection_status, c.status, c.error,
+impl<'r> sqlx::FromRow<'r, AnyRow> for ChargerRow {
+    fn from_row(row: &'r AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(ChargerRow {
+            id: row.try_get("id")?,
+            uuid: row.try_get("uuid")?,
+            site_id: row.try_get("site_id")?,
+            identity: row.try_get("identity")?,
+            reference: row.try_get("reference")?,
+            connection_status: row.try_get("connection_status")?,
+            status: row.try_get("status")?,
+            error: row.try_get("error")?,
+            error_info: row.try_get("error_info")?,
+            vendor_id: row.try_get("vendor_id")?,
+            vendor_error_code: row.try_get("vendor_error_code")?,
+            firmware_version: row.try_get("firmware_version")?,
+            server: row.try_get("server")?,
+            last_connection_at: row.try_get("last_connection_at")?,
+            last_disconnection_at: row.try_get("last_disconnection_at")?,
+            last_heartbeat_at: row.try_get("last_heartbeat_at")?,
+            setup_pending: flag(row, "setup_pending")?,
+            setup_completed: flag(row, "setup_completed")?,
+            blocked: flag(row, "blocked")?,
+            max_current: row.try_get("max_current")?,
+            license_smart: flag(row, "license_smart")?,
+            license_pro: flag(row, "license_pro")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            permissions: Permissions::from_grants(
+                row.try_get("full_access")?,
+                row.try_get("sensitive")?,
+            ),
+        })
+    }
+}
+
+/// The columns of [`ChargerRow`], from `chargers c` joined to [`CHARGER_GRANTS`] as `g`.
+pub const CHARGER_COLUMNS: &str =
+    "c.id, c.uuid, c.site_id, c.identity, c.reference, c.connection_status, c.status, c.error,
     c.error_info, c.vendor_id, c.vendor_error_code, c.firmware_version, c.server,
     c.last_connection_at, c.last_disconnection_at, c.last_heartbeat_at, c.setup_pending,
     c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro,
-    c.created_at, c.updated_at";
-
-/// Chargers a user may see: those in sites of the teams the user belongs to.
-const VISIBLE_TO_USER: &str = "FROM chargers c
-    JOIN sites s ON s.id = c.site_id
-    WHERE s.team_id IN (SELECT team_id FROM team_user WHERE user_id = ?)";
+    c.created_at, c.updated_at, g.full_access, g.sensitive";
 
 impl Store {
     /// Registers a charger and returns its uuid.
@@ -85,28 +120,40 @@ impl Store {
     /// The gateway's question at handshake: is this charger registered, and with which password
     /// hash? `None` for unknown; `Some(None)` for registered without a password.
     pub async fn charger_password(&self, identity: &str) -> Result<Option<Option<String>>> {
-        let row = sqlx::query("SELECT password_hash FROM chargers WHERE identity = ?")
+        let row = sqlx::query("SELECT password_hash FROM chargers WHERE identity = $1")
             .bind(identity)
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.map(|r| r.get("password_hash")))
     }
 
-    /// One page of the chargers a user may see, and how many there are in all.
+    /// One page of the chargers a user may see (in `site_id` only, when given), and how many
+    /// there are in all.
     pub async fn chargers_visible_to(
         &self,
         user_id: i64,
+        site_id: Option<i64>,
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<ChargerRow>, i64)> {
-        let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) {VISIBLE_TO_USER}"))
-            .bind(user_id)
-            .fetch_one(&self.pool)
-            .await?;
-        let rows = sqlx::query_as(&format!(
-            "SELECT {CHARGER_COLUMNS} {VISIBLE_TO_USER} ORDER BY c.id LIMIT ? OFFSET ?"
+        let now = now_record_time();
+        let total: i64 = sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM chargers c JOIN ({CHARGER_GRANTS}) g ON g.charger_id = c.id
+             WHERE ($3 IS NULL OR c.site_id = $3)"
         ))
         .bind(user_id)
+        .bind(&now)
+        .bind(site_id)
+        .fetch_one(&self.pool)
+        .await?;
+        let rows = sqlx::query_as(&format!(
+            "SELECT {CHARGER_COLUMNS} FROM chargers c
+             JOIN ({CHARGER_GRANTS}) g ON g.charger_id = c.id
+             WHERE ($3 IS NULL OR c.site_id = $3) ORDER BY c.id LIMIT $4 OFFSET $5"
+        ))
+        .bind(user_id)
+        .bind(&now)
+        .bind(site_id)
         .bind(limit)
         .bind(offset)
         .fetch_all(&self.pool)
@@ -117,9 +164,11 @@ impl Store {
     /// A charger by uuid, if the user may see it.
     pub async fn charger_visible_to(&self, user_id: i64, uuid: &str) -> Result<Option<ChargerRow>> {
         Ok(sqlx::query_as(&format!(
-            "SELECT {CHARGER_COLUMNS} {VISIBLE_TO_USER} AND c.uuid = ?"
+            "SELECT {CHARGER_COLUMNS} FROM chargers c
+             JOIN ({CHARGER_GRANTS}) g ON g.charger_id = c.id WHERE c.uuid = $3"
         ))
         .bind(user_id)
+        .bind(now_record_time())
         .bind(uuid)
         .fetch_optional(&self.pool)
         .await?)
@@ -128,8 +177,8 @@ impl Store {
     /// Whether the charger has reported this connector (status or meter values).
     pub async fn connector_known(&self, charger_id: i64, connector_id: i64) -> Result<bool> {
         let known: Option<i64> = sqlx::query_scalar(
-            "SELECT 1 FROM connectors WHERE charger_id = ? AND connector_id = ?
-             UNION SELECT 1 FROM latest_meter_values WHERE charger_id = ? AND connector_id = ?",
+            "SELECT 1 FROM connectors WHERE charger_id = $1 AND connector_id = $2
+             UNION SELECT 1 FROM latest_meter_values WHERE charger_id = $3 AND connector_id = $4",
         )
         .bind(charger_id)
         .bind(connector_id)
@@ -152,9 +201,9 @@ impl Store {
 }
 
 /// Inserts one charger.
-async fn insert_charger(db: &mut sqlx::SqliteConnection, new: &NewCharger) -> Result<String> {
+async fn insert_charger(db: &mut sqlx::AnyConnection, new: &NewCharger) -> Result<String> {
     let site_id = match &new.site_uuid {
-        Some(uuid) => sqlx::query_scalar("SELECT id FROM sites WHERE uuid = ?")
+        Some(uuid) => sqlx::query_scalar("SELECT id FROM sites WHERE uuid = $1")
             .bind(uuid)
             .fetch_optional(&mut *db)
             .await?
@@ -165,7 +214,7 @@ async fn insert_charger(db: &mut sqlx::SqliteConnection, new: &NewCharger) -> Re
     let now = now_record_time();
     let inserted = sqlx::query(
         "INSERT INTO chargers (uuid, site_id, identity, reference, password_hash, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(&uuid)
     .bind(site_id)
@@ -189,10 +238,10 @@ async fn insert_charger(db: &mut sqlx::SqliteConnection, new: &NewCharger) -> Re
 }
 
 /// The operators' default site, created on first use.
-async fn default_site(tx: &mut sqlx::SqliteConnection) -> Result<i64> {
+async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
     let team = operators_team(tx).await?;
     let existing: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM sites WHERE team_id = ? ORDER BY id LIMIT 1")
+        sqlx::query_scalar("SELECT id FROM sites WHERE team_id = $1 ORDER BY id LIMIT 1")
             .bind(team)
             .fetch_optional(&mut *tx)
             .await?;
@@ -202,7 +251,7 @@ async fn default_site(tx: &mut sqlx::SqliteConnection) -> Result<i64> {
     let now = now_record_time();
     Ok(sqlx::query_scalar(
         "INSERT INTO sites (uuid, team_id, name, street, postal_code, house_number, city, country, created_at, updated_at)
-         VALUES (?, ?, 'Default site', '', '', 0, '', '', ?, ?) RETURNING id",
+         VALUES ($1, $2, 'Default site', '', '', 0, '', '', $3, $4) RETURNING id",
     )
     .bind(uuid::Uuid::new_v4().to_string())
     .bind(team)

@@ -1,21 +1,36 @@
 //! The API's store: the relational record of accounts, sites, chargers, connectors,
-//! transactions and latest meter values, kept in SQLite under the data directory.
+//! transactions and latest meter values, in SQLite (embedded, under the data directory) or
+//! PostgreSQL.
+//!
+//! One set of queries serves both backends through sqlx's `Any` driver: placeholders are
+//! `$1, $2, ...` (which SQLite accepts too), timestamps are record-time text, flags are integers
+//! 0/1 and ids 64-bit. Each backend has its own migrations with the same tables and columns.
 #![forbid(unsafe_code)]
 
+mod access;
 mod accounts;
 mod chargers;
+pub mod meters;
+pub mod oauth;
+pub mod proxy;
 mod registry;
+pub mod sites;
 mod state;
+pub mod teams;
+pub mod testing;
 mod time;
+pub mod tokens;
+pub mod transactions;
 
+pub use access::Permissions;
 pub use accounts::{Scope, TokenOwner, User};
 pub use chargers::{ChargerRow, NewCharger, StoredMeterValue};
 pub use registry::{RegistryChange, RegistryEntry};
 pub use state::StateChange;
 pub use time::{format_record_time, now_record_time};
 
-use sqlx::SqlitePool;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::{AnyPool, Executor};
 use std::path::Path;
 use std::time::Duration;
 
@@ -30,7 +45,7 @@ pub enum StoreError {
         path: String,
         source: std::io::Error,
     },
-    #[error("unsupported database URL {0:?}: this build stores in SQLite (sqlite://PATH)")]
+    #[error("unsupported database URL {0:?}: use postgres://USER@HOST/DB or sqlite://PATH")]
     UnsupportedUrl(String),
     #[error("{0}")]
     Conflict(String),
@@ -40,10 +55,18 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Which database a store is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
 /// The store. Cheap to clone (a connection pool).
 #[derive(Clone)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    backend: Backend,
 }
 
 impl Store {
@@ -58,8 +81,12 @@ impl Store {
         Self::open_file(&data_dir.join("cms.sqlite3")).await
     }
 
-    /// Opens a store by URL: `sqlite://PATH` (or `sqlite:PATH`).
+    /// Opens a store by URL, `postgres://...` (or `postgresql://`) or `sqlite://PATH`, and
+    /// applies the migrations.
     pub async fn open_url(url: &str) -> Result<Store> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Self::open_postgres(url).await;
+        }
         match url
             .strip_prefix("sqlite://")
             .or_else(|| url.strip_prefix("sqlite:"))
@@ -77,19 +104,51 @@ impl Store {
                 source,
             })?;
         }
-        let options = SqliteConnectOptions::new()
-            .filename(file)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
-        let pool = SqlitePoolOptions::new()
+        install_default_drivers();
+        // The URL form of the path: `?`, `#` and `%` would otherwise end or escape it.
+        const PATH: &percent_encoding::AsciiSet =
+            &percent_encoding::CONTROLS.add(b'?').add(b'#').add(b'%');
+        let path =
+            percent_encoding::utf8_percent_encode(&file.display().to_string(), PATH).to_string();
+        let pool = AnyPoolOptions::new()
             .max_connections(8)
-            .connect_with(options)
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    // Foreign keys are on by default in sqlx's SQLite driver; WAL lets the
+                    // command line write beside a running service.
+                    conn.execute(
+                        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+                         PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;",
+                    )
+                    .await?;
+                    Ok(())
+                })
+            })
+            .connect(&format!("sqlite://{path}?mode=rwc"))
             .await?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Store { pool })
+        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        Ok(Store {
+            pool,
+            backend: Backend::Sqlite,
+        })
+    }
+
+    async fn open_postgres(url: &str) -> Result<Store> {
+        install_default_drivers();
+        let pool = AnyPoolOptions::new()
+            .max_connections(16)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(url)
+            .await?;
+        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        Ok(Store {
+            pool,
+            backend: Backend::Postgres,
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
     }
 
     /// Whether the database answers.
@@ -102,5 +161,13 @@ impl Store {
     }
 }
 
+/// A flag column (integer 0/1 on both backends) as a bool.
+pub(crate) fn flag(row: &sqlx::any::AnyRow, column: &str) -> Result<bool, sqlx::Error> {
+    use sqlx::Row;
+    Ok(row.try_get::<i64, _>(column)? != 0)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;

@@ -25,7 +25,7 @@ impl Store {
         let rows: Vec<(i64, String, Option<i64>, Option<String>)> = sqlx::query_as(
             "SELECT ch.seq, ch.identity, c.id, c.password_hash
              FROM charger_registry_changes ch LEFT JOIN chargers c ON c.identity = ch.identity
-             WHERE ch.seq > ? ORDER BY ch.seq LIMIT ?",
+             WHERE ch.seq > $1 ORDER BY ch.seq LIMIT $2",
         )
         .bind(seq)
         .bind(limit)
@@ -46,11 +46,9 @@ impl Store {
 mod tests {
     use super::*;
     use crate::NewCharger;
+    use crate::test_support::store_test;
 
-    #[tokio::test]
-    async fn registrations_appear_in_the_change_log_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).await.unwrap();
+    store_test!(registrations_appear_in_the_change_log_in_order, |store| {
         for (identity, password) in [("CP-1", None), ("CP-2", Some("sha256$00$00"))] {
             store
                 .add_charger(&NewCharger {
@@ -88,5 +86,5 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
-    }
+    });
 }

@@ -1,7 +1,7 @@
 //! What the materialiser learns from the bus, written to the store one batch per transaction.
 
 use crate::{Result, Store};
-use sqlx::SqliteConnection;
+use sqlx::AnyConnection;
 
 /// A change of charger state, derived from one bus record. Times are record timestamps; `at` is
 /// when the gateway received the message.
@@ -69,8 +69,6 @@ pub enum StateChange {
     },
 }
 
-const CHARGER: &str = "(SELECT id FROM chargers WHERE identity = ?)";
-
 impl Store {
     /// Applies a batch of changes in one transaction: all of them or none.
     pub async fn apply(&self, changes: &[StateChange]) -> Result<()> {
@@ -83,7 +81,7 @@ impl Store {
     }
 }
 
-async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()> {
+async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
     use StateChange::*;
     match change {
         Connected {
@@ -94,9 +92,9 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
         } => {
             // A connect older than the one we know (from another gateway, say) changes nothing.
             sqlx::query(
-                "UPDATE chargers SET connection_status = 'online', session = ?, server = ?,
-                 last_connection_at = ?, updated_at = ?
-                 WHERE identity = ? AND (last_connection_at IS NULL OR last_connection_at <= ?)",
+                "UPDATE chargers SET connection_status = 'online', session = $1, server = $2,
+                 last_connection_at = $3, updated_at = $4
+                 WHERE identity = $5 AND (last_connection_at IS NULL OR last_connection_at <= $6)",
             )
             .bind(session)
             .bind(server)
@@ -115,8 +113,8 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
             // Only the current session going away takes the charger offline: the end of a
             // session that a reconnect replaced is not a disconnection of the charger.
             sqlx::query(
-                "UPDATE chargers SET connection_status = 'offline', last_disconnection_at = ?,
-                 updated_at = ? WHERE identity = ? AND session = ?",
+                "UPDATE chargers SET connection_status = 'offline', last_disconnection_at = $1,
+                 updated_at = $2 WHERE identity = $3 AND session = $4",
             )
             .bind(at)
             .bind(at)
@@ -127,7 +125,7 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
         }
         Heartbeat { identity, at } => {
             sqlx::query(
-                "UPDATE chargers SET last_heartbeat_at = ?, updated_at = ? WHERE identity = ?",
+                "UPDATE chargers SET last_heartbeat_at = $1, updated_at = $2 WHERE identity = $3",
             )
             .bind(at)
             .bind(at)
@@ -144,8 +142,8 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
             at,
         } => {
             sqlx::query(
-                "UPDATE chargers SET vendor = ?, model = ?, serial_number = ?, firmware_version = ?,
-                 updated_at = ? WHERE identity = ?",
+                "UPDATE chargers SET vendor = $1, model = $2, serial_number = $3, firmware_version = $4,
+                 updated_at = $5 WHERE identity = $6",
             )
             .bind(vendor)
             .bind(model)
@@ -168,8 +166,8 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
         } => {
             // Connector 0 is the charger itself.
             sqlx::query(
-                "UPDATE chargers SET status = ?, error = ?, error_info = ?, vendor_id = ?,
-                 vendor_error_code = ?, updated_at = ? WHERE identity = ?",
+                "UPDATE chargers SET status = $1, error = $2, error_info = $3, vendor_id = $4,
+                 vendor_error_code = $5, updated_at = $6 WHERE identity = $7",
             )
             .bind(status)
             .bind(error)
@@ -194,7 +192,7 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
             sqlx::query(
                 "INSERT INTO connectors (charger_id, connector_id, status, error, error_info,
                    vendor_id, vendor_error_code, created_at, updated_at)
-                 SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM chargers WHERE identity = ?
+                 SELECT id, $1, $2, $3, $4, $5, $6, $7, $8 FROM chargers WHERE identity = $9
                  ON CONFLICT (charger_id, connector_id) DO UPDATE SET status = excluded.status,
                    error = excluded.error, error_info = excluded.error_info,
                    vendor_id = excluded.vendor_id, vendor_error_code = excluded.vendor_error_code,
@@ -221,7 +219,7 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
         } => {
             sqlx::query(
                 "INSERT INTO latest_meter_values (charger_id, connector_id, meter_value, measured_at, updated_at)
-                 SELECT id, ?, ?, ?, ? FROM chargers WHERE identity = ?
+                 SELECT id, $1, $2, $3, $4 FROM chargers WHERE identity = $5
                  ON CONFLICT (charger_id, connector_id) DO UPDATE SET
                    meter_value = excluded.meter_value, measured_at = excluded.measured_at,
                    updated_at = excluded.updated_at
@@ -244,10 +242,12 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
             reason,
             at,
         } => {
-            let updated = sqlx::query(&format!(
-                "UPDATE transactions SET meter_stop = ?, stopped_at = ?, stop_reason = ?,
-                 updated_at = ? WHERE charger_id = {CHARGER} AND ocpp_transaction_id = ?"
-            ))
+            let updated = sqlx::query(
+                "UPDATE transactions SET meter_stop = $1, stopped_at = $2, stop_reason = $3,
+                 updated_at = $4
+                 WHERE charger_id = (SELECT id FROM chargers WHERE identity = $5)
+                   AND ocpp_transaction_id = $6",
+            )
             .bind(meter_stop)
             .bind(stopped_at)
             .bind(reason)
@@ -264,7 +264,7 @@ async fn apply_one(db: &mut SqliteConnection, change: &StateChange) -> Result<()
     Ok(())
 }
 
-async fn start_transaction(db: &mut SqliteConnection, change: &StateChange) -> Result<()> {
+async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
     let StateChange::TransactionStarted {
         identity,
         ocpp_transaction_id,
@@ -279,7 +279,7 @@ async fn start_transaction(db: &mut SqliteConnection, change: &StateChange) -> R
         return Ok(());
     };
     let Some(charger_id): Option<i64> =
-        sqlx::query_scalar("SELECT id FROM chargers WHERE identity = ?")
+        sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")
             .bind(identity)
             .fetch_optional(&mut *db)
             .await?
@@ -288,7 +288,7 @@ async fn start_transaction(db: &mut SqliteConnection, change: &StateChange) -> R
     };
     // The transaction's connector gets a row of its own even before any StatusNotification.
     let connector: i64 = sqlx::query_scalar(
-        "INSERT INTO connectors (charger_id, connector_id, created_at, updated_at) VALUES (?, ?, ?, ?)
+        "INSERT INTO connectors (charger_id, connector_id, created_at, updated_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (charger_id, connector_id) DO UPDATE SET connector_id = excluded.connector_id
          RETURNING id",
     )
@@ -301,9 +301,9 @@ async fn start_transaction(db: &mut SqliteConnection, change: &StateChange) -> R
     // A charger that retried its StartTransaction after the gateway forgot it (a restart) got a
     // new id for the same transaction: keep one row and follow the id the charger now uses.
     let retried = sqlx::query(
-        "UPDATE transactions SET ocpp_transaction_id = ?, updated_at = ?
-         WHERE charger_id = ? AND connector_id = ? AND id_tag = ? AND meter_start = ?
-           AND started_at = ? AND ocpp_transaction_id <> ?",
+        "UPDATE transactions SET ocpp_transaction_id = $1, updated_at = $2
+         WHERE charger_id = $3 AND connector_id = $4 AND id_tag = $5 AND meter_start = $6
+           AND started_at = $7 AND ocpp_transaction_id <> $8",
     )
     .bind(ocpp_transaction_id)
     .bind(at)
@@ -321,7 +321,7 @@ async fn start_transaction(db: &mut SqliteConnection, change: &StateChange) -> R
     sqlx::query(
         "INSERT INTO transactions (charger_id, charger_connector_id, connector_id,
            ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING",
     )
     .bind(charger_id)

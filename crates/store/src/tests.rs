@@ -1,27 +1,19 @@
 use super::*;
-
-async fn store() -> (Store, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    (Store::open(dir.path()).await.unwrap(), dir)
-}
+use crate::test_support::store_test;
 
 fn at(s: &str) -> String {
     format!("2026-11-21T10:00:{s}.000000Z")
 }
 
-#[tokio::test]
-async fn a_user_is_created_once_with_a_personal_team() {
-    let (store, _dir) = store().await;
+store_test!(a_user_is_created_once_with_a_personal_team, |store| {
     let first = store.ensure_user("Ops@Example.com").await.unwrap();
     let again = store.ensure_user("ops@example.com").await.unwrap();
     assert_eq!(first.id, again.id);
     assert_eq!(first.personal_team_id, again.personal_team_id);
     assert_eq!(first.email, "ops@example.com");
-}
+});
 
-#[tokio::test]
-async fn tokens_authenticate_only_with_their_secret() {
-    let (store, _dir) = store().await;
+store_test!(tokens_authenticate_only_with_their_secret, |store| {
     let user = store.ensure_user("a@example.com").await.unwrap();
     let scopes = vec![Scope::CHARGERS_READ.to_string()];
     let token = store.create_token(user.id, "cli", &scopes).await.unwrap();
@@ -39,11 +31,9 @@ async fn tokens_authenticate_only_with_their_secret() {
             .await
             .is_err()
     );
-}
+});
 
-#[tokio::test]
-async fn chargers_are_unique_and_visible_to_operators_only() {
-    let (store, _dir) = store().await;
+store_test!(chargers_are_unique_and_visible_to_operators_only, |store| {
     let operator = store.ensure_user("op@example.com").await.unwrap();
     let new = NewCharger {
         identity: "CP-1".into(),
@@ -54,7 +44,10 @@ async fn chargers_are_unique_and_visible_to_operators_only() {
         store.add_charger(&new).await,
         Err(StoreError::Conflict(_))
     ));
-    let (page, total) = store.chargers_visible_to(operator.id, 25, 0).await.unwrap();
+    let (page, total) = store
+        .chargers_visible_to(operator.id, None, 25, 0)
+        .await
+        .unwrap();
     assert_eq!((page.len(), total), (1, 1));
     assert_eq!(page[0].uuid, uuid);
     assert_eq!(page[0].connection_status, "never_seen");
@@ -69,101 +62,103 @@ async fn chargers_are_unique_and_visible_to_operators_only() {
         store.add_charger(&missing_site).await,
         Err(StoreError::NotFound(_))
     ));
-}
+});
 
-#[tokio::test]
-async fn a_replaced_session_ending_does_not_take_the_charger_offline() {
-    let (store, _dir) = store().await;
-    let op = store.ensure_user("op@example.com").await.unwrap();
-    let uuid = store
-        .add_charger(&NewCharger {
-            identity: "CP-1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let connected = |session: &str, t: &str| StateChange::Connected {
-        identity: "CP-1".into(),
-        session: session.into(),
-        server: "gw-1".into(),
-        at: at(t),
-    };
-    let disconnected = |session: &str, t: &str| StateChange::Disconnected {
-        identity: "CP-1".into(),
-        session: session.into(),
-        at: at(t),
-    };
-    store
-        .apply(&[
-            connected("s1", "01"),
-            connected("s2", "02"),
-            disconnected("s1", "03"),
-        ])
-        .await
-        .unwrap();
-    let charger = store
-        .charger_visible_to(op.id, &uuid)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(charger.connection_status, "online");
-    assert_eq!(
-        charger.last_connection_at.as_deref(),
-        Some(at("02").as_str())
-    );
-    assert_eq!(charger.server.as_deref(), Some("gw-1"));
-    store.apply(&[disconnected("s2", "04")]).await.unwrap();
-    let charger = store
-        .charger_visible_to(op.id, &uuid)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(charger.connection_status, "offline");
-    assert_eq!(
-        charger.last_disconnection_at.as_deref(),
-        Some(at("04").as_str())
-    );
-}
-
-#[tokio::test]
-async fn a_retried_start_keeps_one_transaction_under_the_newest_id() {
-    let (store, _dir) = store().await;
-    store
-        .add_charger(&NewCharger {
-            identity: "CP-1".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let start = |id: i64| StateChange::TransactionStarted {
-        identity: "CP-1".into(),
-        ocpp_transaction_id: id,
-        connector_id: 1,
-        id_tag: "TAG".into(),
-        meter_start: 100,
-        reservation_id: None,
-        started_at: at("00"),
-        at: at("01"),
-    };
-    store.apply(&[start(7), start(7), start(9)]).await.unwrap();
-    store
-        .apply(&[StateChange::TransactionStopped {
-            identity: "CP-1".into(),
-            ocpp_transaction_id: 9,
-            meter_stop: 1600,
-            stopped_at: at("30"),
-            reason: "Local".into(),
-            at: at("30"),
-        }])
-        .await
-        .unwrap();
-    let rows: Vec<(i64, Option<i64>)> =
-        sqlx::query_as("SELECT ocpp_transaction_id, meter_stop FROM transactions")
-            .fetch_all(&store.pool)
+store_test!(
+    a_replaced_session_ending_does_not_take_the_charger_offline,
+    |store| {
+        let op = store.ensure_user("op@example.com").await.unwrap();
+        let uuid = store
+            .add_charger(&NewCharger {
+                identity: "CP-1".into(),
+                ..Default::default()
+            })
             .await
             .unwrap();
-    assert_eq!(rows, vec![(9, Some(1600))]);
-}
+        let connected = |session: &str, t: &str| StateChange::Connected {
+            identity: "CP-1".into(),
+            session: session.into(),
+            server: "gw-1".into(),
+            at: at(t),
+        };
+        let disconnected = |session: &str, t: &str| StateChange::Disconnected {
+            identity: "CP-1".into(),
+            session: session.into(),
+            at: at(t),
+        };
+        store
+            .apply(&[
+                connected("s1", "01"),
+                connected("s2", "02"),
+                disconnected("s1", "03"),
+            ])
+            .await
+            .unwrap();
+        let charger = store
+            .charger_visible_to(op.id, &uuid)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(charger.connection_status, "online");
+        assert_eq!(
+            charger.last_connection_at.as_deref(),
+            Some(at("02").as_str())
+        );
+        assert_eq!(charger.server.as_deref(), Some("gw-1"));
+        store.apply(&[disconnected("s2", "04")]).await.unwrap();
+        let charger = store
+            .charger_visible_to(op.id, &uuid)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(charger.connection_status, "offline");
+        assert_eq!(
+            charger.last_disconnection_at.as_deref(),
+            Some(at("04").as_str())
+        );
+    }
+);
+
+store_test!(
+    a_retried_start_keeps_one_transaction_under_the_newest_id,
+    |store| {
+        store
+            .add_charger(&NewCharger {
+                identity: "CP-1".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let start = |id: i64| StateChange::TransactionStarted {
+            identity: "CP-1".into(),
+            ocpp_transaction_id: id,
+            connector_id: 1,
+            id_tag: "TAG".into(),
+            meter_start: 100,
+            reservation_id: None,
+            started_at: at("00"),
+            at: at("01"),
+        };
+        store.apply(&[start(7), start(7), start(9)]).await.unwrap();
+        store
+            .apply(&[StateChange::TransactionStopped {
+                identity: "CP-1".into(),
+                ocpp_transaction_id: 9,
+                meter_stop: 1600,
+                stopped_at: at("30"),
+                reason: "Local".into(),
+                at: at("30"),
+            }])
+            .await
+            .unwrap();
+        let rows: Vec<(i64, Option<i64>)> =
+            sqlx::query_as("SELECT ocpp_transaction_id, meter_stop FROM transactions")
+                .fetch_all(&store.pool)
+                .await
+                .unwrap();
+        assert_eq!(rows, vec![(9, Some(1600))]);
+    }
+);
 
 #[tokio::test]
 async fn the_newest_reading_survives_a_reopen() {

@@ -44,22 +44,87 @@ impl Api {
 
     /// GET with the given `Authorization` header value, or none.
     pub async fn get_authorized(&self, path: &str, authorization: Option<&str>) -> Answer {
-        let mut request = self.client.get(format!("{}{path}", self.base));
+        self.send_authorized("GET", path, None, authorization).await
+    }
+
+    /// POST a JSON body.
+    pub async fn post(&self, path: &str, body: &Value) -> Answer {
+        self.send("POST", path, Some(body)).await
+    }
+
+    /// PUT a JSON body.
+    pub async fn put(&self, path: &str, body: &Value) -> Answer {
+        self.send("PUT", path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Answer {
+        self.send("DELETE", path, None).await
+    }
+
+    /// Any method, with an optional JSON body (a GET may carry one: endpoint 5 reads it).
+    pub async fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Answer {
+        let bearer = format!("Bearer {}", self.token);
+        self.send_authorized(method, path, body, Some(&bearer))
+            .await
+    }
+
+    /// Any method with the given `Authorization` header value, or none.
+    pub async fn send_authorized(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        authorization: Option<&str>,
+    ) -> Answer {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("an HTTP method");
+        let mut request = self
+            .client
+            .request(method.clone(), format!("{}{path}", self.base))
+            .header("Accept", "application/json");
         if let Some(value) = authorization {
             request = request.header("Authorization", value);
         }
-        request = request.header("Accept", "application/json");
+        if let Some(body) = body {
+            request = request.json(body);
+        }
         let response = request
             .send()
             .await
-            .unwrap_or_else(|e| panic!("GET {path} failed: {e}"));
+            .unwrap_or_else(|e| panic!("{method} {path} failed: {e}"));
         let status = response.status().as_u16();
         let body = response
             .text()
             .await
-            .unwrap_or_else(|e| panic!("GET {path} body: {e}"));
+            .unwrap_or_else(|e| panic!("{method} {path} body: {e}"));
         let json = serde_json::from_str(&body).unwrap_or(Value::Null);
         Answer { status, body, json }
+    }
+
+    /// A request that must answer `status` with JSON; returns the JSON.
+    pub async fn expect(
+        &self,
+        status: u16,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Value {
+        let answer = self.send(method, path, body).await;
+        assert_eq!(
+            answer.status, status,
+            "{method} {path} answered {}: {}",
+            answer.status, answer.body
+        );
+        answer.json
+    }
+
+    /// The `errors` map of a 422, asserting the status and the Laravel shape.
+    pub async fn expect_invalid(&self, method: &str, path: &str, body: Option<&Value>) -> Value {
+        let json = self.expect(422, method, path, body).await;
+        assert!(
+            json["message"].is_string() && json["errors"].is_object(),
+            "{method} {path}: a 422 has `message` and an `errors` map: {json}"
+        );
+        json["errors"].clone()
     }
 
     /// GET that must answer 200 with JSON; returns the JSON.

@@ -1,5 +1,5 @@
-//! One `cms up` child process on its own temporary data dir, plus the admin commands run
-//! against that data dir. The child is killed when the [`Cms`] is dropped.
+//! One `cms up` child process on its own store (a temporary data dir, or a fresh PostgreSQL
+//! schema), plus the admin commands run against that store. The child is killed when the [`Cms`] is dropped.
 
 use super::process::{run_cli, stdout_lines, wait_exit};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -11,8 +11,19 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long `cms` may take to exit after SIGTERM/SIGINT, or an admin command to finish.
 const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Where a [`Cms`] keeps its store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite in a temporary data directory (the embedded default).
+    Sqlite,
+    /// A fresh schema on the test PostgreSQL server (`CMS_TEST_POSTGRES_URL`).
+    Postgres,
+}
+
 pub struct Cms {
     data: TempDir,
+    /// How `cms` finds the store: `--data-dir DIR` or `--database-url URL`.
+    store: Vec<String>,
     /// Holds `cms.log`, the children's stderr (appended across restarts).
     logs: TempDir,
     args: Vec<String>,
@@ -52,8 +63,31 @@ impl Cms {
 
     /// `cms up` with extra options (e.g. `["--ws-idle-timeout", "3s"]`).
     pub async fn up_with(args: &[&str]) -> Cms {
+        let data = TempDir::new().expect("temp data dir");
+        let store = vec!["--data-dir".into(), data.path().display().to_string()];
+        Cms::up_with_store(data, store, args).await
+    }
+
+    /// `cms up` on the given store backend; `None` when PostgreSQL is asked for but no test
+    /// server is configured (outside CI only: in CI that fails the test).
+    pub async fn up_on(backend: Backend) -> Option<Cms> {
+        match backend {
+            Backend::Sqlite => Some(Cms::up().await),
+            Backend::Postgres => {
+                let server = cms_store::testing::postgres_url()?;
+                let url = cms_store::testing::fresh_schema(&server)
+                    .await
+                    .expect("create a schema on the test PostgreSQL server");
+                let data = TempDir::new().expect("temp data dir");
+                Some(Cms::up_with_store(data, vec!["--database-url".into(), url], &[]).await)
+            }
+        }
+    }
+
+    async fn up_with_store(data: TempDir, store: Vec<String>, args: &[&str]) -> Cms {
         let mut cms = Cms {
-            data: TempDir::new().expect("temp data dir"),
+            data,
+            store,
             logs: TempDir::new().expect("temp log dir"),
             args: args.iter().map(|a| a.to_string()).collect(),
             running: None,
@@ -72,8 +106,7 @@ impl Cms {
             .expect("open cms.log");
         let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
             .arg("up")
-            .arg("--data-dir")
-            .arg(self.data.path())
+            .args(&self.store)
             .args(["--ocpp-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"])
             .args(&self.args)
             .stdin(Stdio::null())
@@ -180,9 +213,9 @@ impl Cms {
         }
     }
 
-    /// Runs `cms <args> --data-dir DIR` to completion (bounded in time).
+    /// Runs `cms <args>` on this instance's store to completion (bounded in time).
     pub async fn cli(&self, args: &[&str]) -> CliOutput {
-        run_cli(self.data.path(), args, EXIT_TIMEOUT).await
+        run_cli(&self.store, args, EXIT_TIMEOUT).await
     }
 
     /// `cms charger add --identity ID [extra...]`; returns the new charger's uuid.

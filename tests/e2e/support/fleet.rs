@@ -129,7 +129,11 @@ impl Fleet {
 
     /// Runs `cms <args> --data-dir <the API's data dir>` to completion (bounded).
     pub async fn cli(&self, args: &[&str]) -> CliOutput {
-        run_cli(self.data.path(), args, CLI_TIMEOUT).await
+        let store = [
+            "--data-dir".to_string(),
+            self.data.path().display().to_string(),
+        ];
+        run_cli(&store, args, CLI_TIMEOUT).await
     }
 
     /// `cms charger add --identity ID` on the API's data dir; returns the new charger's uuid.

@@ -15,11 +15,43 @@ pub mod topic;
 
 pub use api::Api;
 pub use charger::{Charger, Handshake};
-pub use cms::Cms;
+pub use cms::{Backend, Cms};
 pub use metrics::Metrics;
 pub use time::{assert_ocpp_time, assert_recent, assert_record_time};
 
 use std::time::Duration;
+
+/// Declares a test that runs against `cms up` on each store backend, as `NAME::sqlite` and
+/// `NAME::postgres`: `on_both_stores!(name, |cms| { ... });` (`cms` is a mutable [`Cms`]).
+macro_rules! on_both_stores {
+    ($name:ident, |$cms:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[tokio::test]
+            async fn sqlite() {
+                #[allow(unused_mut)]
+                let mut $cms = $crate::support::Cms::up_on($crate::support::Backend::Sqlite)
+                    .await
+                    .expect("SQLite is always there");
+                $body
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                #[allow(unused_mut)]
+                let Some(mut $cms) =
+                    $crate::support::Cms::up_on($crate::support::Backend::Postgres).await
+                else {
+                    return;
+                };
+                $body
+            }
+        }
+    };
+}
+pub(crate) use on_both_stores;
 
 /// How long a single answer (a CALLRESULT, an HTTP response, a close frame) may take.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);

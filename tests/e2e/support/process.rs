@@ -209,11 +209,10 @@ pub async fn wait_exit(child: &mut Child, limit: Duration) -> Option<ExitStatus>
 
 /// Runs `cms <args> --data-dir DIR` to completion, failing the test if it takes longer than
 /// `limit`; captures stdout and stderr.
-pub async fn run_cli(data_dir: &Path, args: &[&str], limit: Duration) -> CliOutput {
+pub async fn run_cli(store: &[String], args: &[&str], limit: Duration) -> CliOutput {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cms"))
         .args(args)
-        .arg("--data-dir")
-        .arg(data_dir)
+        .args(store)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -4,6 +4,7 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::pagination::{PER_PAGE, Page, page_number};
+use crate::http::schema::{ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::header::CONTENT_TYPE;
@@ -11,25 +12,62 @@ use axum::response::{IntoResponse, Response};
 use cms_store::{ChargerRow, Scope};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-/// GET /api/v3/chargers
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(latest_meter_value))
+}
+
+/// List chargers (endpoint 11): the chargers of every site the caller's teams reach, 25 a page.
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers",
+    tag = "Chargers",
+    params(("page" = Option<i64>, Query, description = "Page number, from 1")),
+    responses(
+        (status = 200, description = "A page of chargers", body = Page<serde_json::Value>),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 422, body = ValidationErrorBody),
+    ),
+    security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
+)]
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<Page>, ApiError> {
+) -> Result<Json<Page<Value>>, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
     let page = page_number(query.get("page").map(String::as_str))?;
     let offset = (page - 1).saturating_mul(PER_PAGE);
     let (rows, total) = state
         .store
-        .chargers_visible_to(caller.user_id(), PER_PAGE, offset)
+        .chargers_visible_to(caller.user_id(), None, PER_PAGE, offset)
         .await?;
     let data = rows.iter().map(charger_json).collect();
     Ok(Json(Page::new("/api/v3/chargers", page, total, data)))
 }
 
-/// GET /api/v3/chargers/{charger_uuid}/connectors/{connector_id}/latest-metervalue
+/// The latest meter value of a connector (endpoint 8), not wrapped in `data`.
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers/{charger_uuid}/connectors/{connector_id}/latest-metervalue",
+    tag = "Chargers > Connectors",
+    params(
+        ("charger_uuid" = String, Path),
+        ("connector_id" = String, Path, description = "The connector's number on its charger"),
+    ),
+    responses(
+        (status = 200, description = "`connectorId` and the `meterValue` array", body = serde_json::Value),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody),
+    ),
+    security(("bearer" = ["meter-values:read"]), ("oauth2" = ["meter-values:read"]))
+)]
 pub async fn latest_meter_value(
     State(state): State<AppState>,
     caller: Caller,

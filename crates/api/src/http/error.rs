@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 #[derive(Debug)]
 pub enum ApiError {
+    /// A body that is not a JSON object, or cannot be read.
+    BadRequest(String),
     Unauthenticated,
     Forbidden,
     NotFound(String),
@@ -25,6 +27,7 @@ impl ApiError {
 
     pub fn status_code(&self) -> StatusCode {
         match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -45,6 +48,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status_code();
         let body = match self {
+            ApiError::BadRequest(message) => json!({"message": message}),
             ApiError::Unauthenticated => json!({"message": "Unauthenticated."}),
             ApiError::Forbidden => json!({"message": "This action is unauthorized."}),
             ApiError::NotFound(message) => json!({"message": message}),

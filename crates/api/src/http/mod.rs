@@ -1,14 +1,24 @@
 //! The REST API and the operational endpoints of the HTTP listener.
 
-mod auth;
+pub mod auth;
 mod chargers;
 mod error;
+pub mod input;
+mod meters;
+mod oauth;
+mod openapi;
 mod pagination;
+pub mod schema;
+mod site_teams;
+mod sites;
+mod teams;
+mod tokens;
 
 pub use error::ApiError;
 
 use crate::cache::LatestValueCache;
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
@@ -18,6 +28,8 @@ use cms_store::Store;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
 
 #[derive(Clone)]
 pub struct AppState {
@@ -28,14 +40,36 @@ pub struct AppState {
     pub ready: Arc<AtomicBool>,
 }
 
+/// The REST API with its OpenAPI document: each group's routes come with their annotations.
+pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(chargers::routes())
+        .merge(meters::routes())
+        .merge(sites::routes())
+        .merge(site_teams::routes())
+        .merge(teams::routes())
+        .merge(tokens::routes())
+        .merge(oauth::routes())
+        .split_for_parts()
+}
+
 pub fn router(state: AppState) -> Router {
-    let api = Router::new()
-        .route("/api/v3/chargers", get(chargers::list))
+    let (api, document) = api_routes();
+    let document = Arc::new(
+        document
+            .to_pretty_json()
+            .expect("the OpenAPI document serialises"),
+    );
+    let api = api
         .route(
-            "/api/v3/chargers/{charger_uuid}/connectors/{connector_id}/latest-metervalue",
-            get(chargers::latest_meter_value),
+            "/api/openapi.json",
+            get(move || {
+                let document = document.clone();
+                async move { ([(CONTENT_TYPE, "application/json")], document.to_string()) }
+            }),
         )
-        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed });
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(input::BODY_LIMIT));
     Router::new()
         .merge(api)
         .route("/healthz", get(|| async { "ok\n" }))

@@ -2,7 +2,7 @@
 
 use crate::http::error::ApiError;
 use serde::Serialize;
-use serde_json::Value;
+use utoipa::ToSchema;
 
 /// The page size of every list (the reference's observed 25).
 pub const PER_PAGE: i64 = 25;
@@ -25,14 +25,15 @@ pub fn page_number(raw: Option<&str>) -> Result<i64, ApiError> {
     }
 }
 
-#[derive(Serialize)]
-pub struct Page {
-    pub data: Vec<Value>,
+/// A page of a list: `data`, plus Laravel's `links` and `meta` with relative URLs.
+#[derive(Serialize, ToSchema)]
+pub struct Page<T> {
+    pub data: Vec<T>,
     pub links: Links,
     pub meta: Meta,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct Links {
     pub first: Option<String>,
     pub last: Option<String>,
@@ -40,7 +41,7 @@ pub struct Links {
     pub next: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct Meta {
     pub current_page: i64,
     pub current_page_url: String,
@@ -50,9 +51,9 @@ pub struct Meta {
     pub to: Option<i64>,
 }
 
-impl Page {
+impl<T> Page<T> {
     /// Page `page` of a list at `path` holding `total` items, of which `data` is this page.
-    pub fn new(path: &str, page: i64, total: i64, data: Vec<Value>) -> Page {
+    pub fn new(path: &str, page: i64, total: i64, data: Vec<T>) -> Page<T> {
         let url = |n: i64| format!("{path}?page={n}");
         let last_page = ((total + PER_PAGE - 1) / PER_PAGE).max(1);
         let first_item = (page - 1) * PER_PAGE + 1;
@@ -80,6 +81,7 @@ impl Page {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn pages_link_to_their_neighbours() {

@@ -1,0 +1,35 @@
+//! Where the store lives: the same two options on every command that opens it.
+
+use cms_store::{Store, StoreError};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreArgs {
+    /// The data directory of the embedded SQLite store (created when missing).
+    #[arg(long, env = "CMS_DATA_DIR", default_value = "./cms-data")]
+    pub data_dir: PathBuf,
+    /// A database instead of the data directory: `postgres://USER[:PASSWORD]@HOST[:PORT]/DB`
+    /// or `sqlite://PATH`. Migrations are applied at start.
+    #[arg(long, env = "CMS_DATABASE_URL")]
+    pub database_url: Option<String>,
+}
+
+impl StoreArgs {
+    pub async fn open(&self) -> Result<Store, StoreError> {
+        match &self.database_url {
+            Some(url) => Store::open_url(url).await,
+            None => Store::open(&self.data_dir).await,
+        }
+    }
+
+    /// Where the store is, for logs (never the password of a URL).
+    pub fn describe(&self) -> String {
+        match &self.database_url {
+            Some(url) => match url.split_once('@') {
+                Some((_, host)) => format!("{}://…@{host}", url.split(':').next().unwrap_or("")),
+                None => url.clone(),
+            },
+            None => self.data_dir.display().to_string(),
+        }
+    }
+}
