@@ -12,6 +12,7 @@ mod api_site_teams;
 mod api_sites;
 mod api_teams;
 mod api_tokens;
+mod api_transactions;
 mod bad_frames;
 mod charger_auth;
 mod charger_state;

@@ -17,6 +17,10 @@ pub struct TokenCreateArgs {
     /// A name to recognise the token by.
     #[arg(long)]
     pub name: String,
+    /// Create the user outside the operators' team: they see only what their own teams own or
+    /// are granted (an existing user keeps their teams).
+    #[arg(long)]
+    pub guest: bool,
     /// Comma-separated scopes; default: all (`*`).
     #[arg(long, value_delimiter = ',', default_value = Scope::ALL)]
     pub scopes: Vec<String>,
@@ -47,7 +51,7 @@ pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
     }
     let store = args.store.open().await.map_err(|e| e.to_string())?;
     let user = store
-        .ensure_user(&args.email)
+        .ensure_user_in(&args.email, !args.guest)
         .await
         .map_err(|e| e.to_string())?;
     let scopes: Vec<String> = args.scopes.iter().map(|s| s.trim().to_string()).collect();

@@ -102,6 +102,12 @@ impl Store {
     /// The user with this e-mail, created with a personal team (and operator membership) when
     /// absent.
     pub async fn ensure_user(&self, email: &str) -> Result<User> {
+        self.ensure_user_in(email, true).await
+    }
+
+    /// The user with this e-mail, created with a personal team when absent; a new user joins the
+    /// operators' team (which owns the chargers the command line registers) when `operator`.
+    pub async fn ensure_user_in(&self, email: &str, operator: bool) -> Result<User> {
         let email = email.trim().to_lowercase();
         let mut tx = self.pool.begin().await?;
         let existing = sqlx::query(
@@ -146,8 +152,11 @@ impl Store {
         .bind(&now)
         .fetch_one(&mut *tx)
         .await?;
-        let operators = operators_team(&mut tx).await?;
-        for (team, role) in [(team_id, "owner"), (operators, "operator")] {
+        let mut memberships = vec![(team_id, "owner")];
+        if operator {
+            memberships.push((operators_team(&mut tx).await?, "operator"));
+        }
+        for (team, role) in memberships {
             sqlx::query("INSERT INTO team_user (team_id, user_id, role) VALUES ($1, $2, $3)")
                 .bind(team)
                 .bind(user_id)

@@ -246,6 +246,16 @@ impl Cms {
 
     /// `cms token create` for `email`, with all scopes or the given comma-separated ones.
     pub async fn create_token(&self, email: &str, scopes: Option<&str>) -> String {
+        self.create_token_with(email, scopes, &[]).await
+    }
+
+    /// A token for a user outside the operators' team (`--guest`): they see only what their
+    /// own teams own or are granted, the way another customer of the service would.
+    pub async fn guest_token(&self, email: &str) -> String {
+        self.create_token_with(email, None, &["--guest"]).await
+    }
+
+    async fn create_token_with(&self, email: &str, scopes: Option<&str>, extra: &[&str]) -> String {
         let mut args = vec![
             "token",
             "create",
@@ -257,6 +267,7 @@ impl Cms {
         if let Some(scopes) = scopes {
             args.extend_from_slice(&["--scopes", scopes]);
         }
+        args.extend_from_slice(extra);
         let out = self.cli(&args).await;
         assert!(
             out.status.success(),

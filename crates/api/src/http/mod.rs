@@ -13,6 +13,7 @@ mod site_teams;
 mod sites;
 mod teams;
 mod tokens;
+mod transactions;
 
 pub use error::ApiError;
 
@@ -49,6 +50,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(site_teams::routes())
         .merge(teams::routes())
         .merge(tokens::routes())
+        .merge(transactions::routes())
         .merge(oauth::routes())
         .split_for_parts()
 }
