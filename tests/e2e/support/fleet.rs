@@ -1,6 +1,8 @@
-//! A fleet on Kafka: one `cms api` (with its data dir) and any number of `cms gateway`s, all on
-//! one broker and one topic prefix of their own; plus the admin commands against the API's data
-//! dir, a REST client, and registry propagation measured without leaving a trace.
+//! A fleet on Kafka: one `cms api` and any number of `cms gateway`s, all on one broker and one
+//! topic prefix of their own; plus the admin commands against the API's store, a REST client,
+//! and registry propagation measured without leaving a trace. As deployed, the API keeps its
+//! store in PostgreSQL (a fresh schema on the test server); without a test server (outside CI),
+//! in SQLite in a temporary data dir.
 
 pub use super::cms::is_uuid;
 
@@ -36,8 +38,10 @@ pub struct Fleet {
     pub rest_base: String,
     pub gateways: Vec<Gateway>,
     pub api: CmsProcess,
+    /// How `cms` finds the API's store: `--database-url URL` or `--data-dir DIR`.
+    store: Vec<String>,
     // Dropped after the processes (fields drop in order): the store outlives its users.
-    data: TempDir,
+    _data: TempDir,
     logs: TempDir,
 }
 
@@ -61,6 +65,15 @@ impl Fleet {
         let data = TempDir::new().expect("temp data dir");
         let logs = TempDir::new().expect("temp log dir");
         let started = Instant::now();
+        let store = match cms_store::testing::postgres_url() {
+            Some(server) => {
+                let url = cms_store::testing::fresh_schema(&server)
+                    .await
+                    .expect("create a schema on the test PostgreSQL server");
+                vec!["--database-url".to_string(), url]
+            }
+            None => vec!["--data-dir".to_string(), data.path().display().to_string()],
+        };
         let api_args: Vec<String> = [
             "api",
             "--kafka-brokers",
@@ -71,11 +84,10 @@ impl Fleet {
             &prefix,
             "--http-addr",
             "127.0.0.1:0",
-            "--data-dir",
         ]
         .iter()
         .map(|s| s.to_string())
-        .chain([data.path().display().to_string()])
+        .chain(store.iter().cloned())
         .collect();
         let api_log = logs.path().join("api.log");
         let api = CmsProcess::start("cms api", &api_args, &api_log, &["cms: serving REST on "]);
@@ -90,7 +102,8 @@ impl Fleet {
             prefix,
             gateways,
             api,
-            data,
+            store,
+            _data: data,
             logs,
         };
         for gateway in &fleet.gateways {
@@ -127,16 +140,12 @@ impl Fleet {
         format!("{}.ocpp.connections", self.prefix)
     }
 
-    /// Runs `cms <args> --data-dir <the API's data dir>` to completion (bounded).
+    /// Runs `cms <args>` on the API's store to completion (bounded).
     pub async fn cli(&self, args: &[&str]) -> CliOutput {
-        let store = [
-            "--data-dir".to_string(),
-            self.data.path().display().to_string(),
-        ];
-        run_cli(&store, args, CLI_TIMEOUT).await
+        run_cli(&self.store, args, CLI_TIMEOUT).await
     }
 
-    /// `cms charger add --identity ID` on the API's data dir; returns the new charger's uuid.
+    /// `cms charger add --identity ID` on the API's store; returns the new charger's uuid.
     pub async fn add_charger(&self, identity: &str) -> String {
         let out = self.cli(&["charger", "add", "--identity", identity]).await;
         assert!(
