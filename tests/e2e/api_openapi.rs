@@ -1,1 +1,298 @@
-//! (being written)
+//! The OpenAPI document at `/api/openapi.json`: it covers every endpoint the service serves,
+//! each with its responses and security, its references resolve and its path parameters are
+//! declared; and every API endpoint it lists really refuses a request without a token.
+
+use crate::support::{Api, Cms};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// Every endpoint the service must serve, as the document names it.
+const ENDPOINTS: [(&str, &str); 39] = [
+    ("GET", "/api/v3/chargers"),
+    ("GET", "/api/v3/chargers/{charger_uuid}"),
+    ("GET", "/api/v3/chargers/{charger_uuid}/connectors"),
+    (
+        "PUT",
+        "/api/v3/chargers/{charger_uuid}/connectors/{connector_id}",
+    ),
+    (
+        "GET",
+        "/api/v3/chargers/{charger_uuid}/connectors/{connector_id}/latest-metervalue",
+    ),
+    ("GET", "/api/v3/chargers/{charger_uuid}/transactions"),
+    ("PUT", "/api/v3/chargers/{charger_uuid}/proxy"),
+    ("GET", "/api/v3/chargers/{charger_uuid}/proxy"),
+    ("POST", "/api/v2/teams"),
+    ("GET", "/api/v2/teams"),
+    ("GET", "/api/v3/meters/chargee/{chargee}"),
+    ("POST", "/api/v2/teams/{team_id}/meters"),
+    ("GET", "/api/v3/sites"),
+    ("POST", "/api/v3/sites"),
+    ("GET", "/api/v3/sites/{site_uuid}"),
+    ("PUT", "/api/v3/sites/{site_uuid}"),
+    ("DELETE", "/api/v3/sites/{site_uuid}"),
+    ("GET", "/api/v3/sites/{site_uuid}/chargers"),
+    ("POST", "/api/v3/sites/{site_uuid}/chargers"),
+    ("GET", "/api/v2/teams/{team_id}/sites/{site_id}/connectors"),
+    ("POST", "/api/v3/sites/{site_uuid}/teams/invite"),
+    ("POST", "/api/v3/sites/{site_uuid}/teams/invite/accept"),
+    ("GET", "/api/v3/sites/{site_uuid}/teams"),
+    ("GET", "/api/v3/sites/{site_uuid}/teams/{team_uuid}"),
+    ("DELETE", "/api/v3/sites/{site_uuid}/teams/{team_uuid}"),
+    (
+        "POST",
+        "/api/v3/sites/{site_uuid}/teams/{team_uuid}/sensitive-data-access",
+    ),
+    (
+        "DELETE",
+        "/api/v3/sites/{site_uuid}/teams/{team_uuid}/sensitive-data-access",
+    ),
+    (
+        "POST",
+        "/api/v3/sites/{site_uuid}/teams/{team_uuid}/sensitive-data-access/request",
+    ),
+    ("PUT", "/api/v3/sites/{site_uuid}/teams/{team_uuid}/assets"),
+    (
+        "POST",
+        "/api/v3/sites/{site_uuid}/teams/{team_uuid}/transfer-ownership",
+    ),
+    ("GET", "/api/v3/teams/{team_uuid}/domains"),
+    ("POST", "/api/v3/teams/{team_uuid}/domains"),
+    ("DELETE", "/api/v3/teams/{team_uuid}/domains/{domain_id}"),
+    ("GET", "/api/v3/user/tokens"),
+    ("POST", "/api/v3/user/tokens"),
+    ("DELETE", "/api/v3/user/tokens/{token_id}"),
+    ("POST", "/api/v3/user/tokens/{token_id}/regenerate"),
+    ("GET", "/oauth/authorize"),
+    ("POST", "/oauth/token"),
+];
+
+const OPERATION_METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// The OAuth endpoints are how a client gets a token: they cannot demand one.
+fn needs_a_token(path: &str) -> bool {
+    !path.starts_with("/oauth/")
+}
+
+/// The document, fetched without a token.
+async fn document(cms: &Cms) -> Value {
+    let answer = Api::new(cms, "none")
+        .get_authorized("/api/openapi.json", None)
+        .await;
+    assert_eq!(answer.status, 200, "GET /api/openapi.json: {}", answer.body);
+    assert!(answer.json.is_object(), "not JSON: {}", answer.body);
+    answer.json
+}
+
+/// Every operation of the document: (METHOD, path, operation, path item).
+fn operations(doc: &Value) -> Vec<(String, String, &Value, &Value)> {
+    let paths = doc["paths"].as_object().expect("`paths` is an object");
+    paths
+        .iter()
+        .flat_map(|(path, item)| {
+            OPERATION_METHODS.iter().filter_map(move |method| {
+                let operation = item.get(*method)?;
+                Some((method.to_uppercase(), path.clone(), operation, item))
+            })
+        })
+        .collect()
+}
+
+/// The `{name}`s of a path template.
+fn template_parameters(path: &str) -> BTreeSet<String> {
+    path.split('/')
+        .filter_map(|segment| segment.strip_prefix('{')?.strip_suffix('}'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_endpoint_is_documented_with_responses_and_security() {
+    let cms = Cms::up().await;
+    let doc = document(&cms).await;
+    let version = doc["openapi"].as_str().unwrap_or_default();
+    assert!(version.starts_with("3.1"), "openapi: {:?}", doc["openapi"]);
+    let schemes = doc["components"]["securitySchemes"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    assert!(!schemes.is_empty(), "no components.securitySchemes");
+
+    let documented: BTreeSet<(String, String)> = operations(&doc)
+        .into_iter()
+        .map(|(method, path, _, _)| (method, path))
+        .collect();
+    let missing: Vec<String> = ENDPOINTS
+        .iter()
+        .filter(|(method, path)| !documented.contains(&(method.to_string(), path.to_string())))
+        .map(|(method, path)| format!("{method} {path}"))
+        .collect();
+
+    let mut faults = Vec::new();
+    for (method, path, operation, _) in operations(&doc) {
+        let responses = operation["responses"].as_object();
+        if responses.is_none_or(|r| r.is_empty()) {
+            faults.push(format!("{method} {path}: no responses"));
+        }
+        if !needs_a_token(&path) {
+            continue;
+        }
+        let requirements = operation["security"].as_array();
+        let Some(requirements) = requirements.filter(|r| !r.is_empty()) else {
+            faults.push(format!("{method} {path}: no security requirement"));
+            continue;
+        };
+        for requirement in requirements {
+            let names = requirement
+                .as_object()
+                .map(|r| r.keys().collect::<Vec<_>>());
+            match names {
+                Some(names) if !names.is_empty() => {
+                    for name in names.into_iter().filter(|n| !schemes.contains_key(*n)) {
+                        faults.push(format!("{method} {path}: unknown security scheme {name}"));
+                    }
+                }
+                // `{}` would make the token optional.
+                _ => faults.push(format!("{method} {path}: empty security requirement")),
+            }
+        }
+    }
+    assert!(
+        missing.is_empty() && faults.is_empty(),
+        "endpoints not in the document: {missing:#?}\nfaults: {faults:#?}"
+    );
+}
+
+/// Collects every `$ref` in `value`.
+fn references<'a>(value: &'a Value, found: &mut Vec<&'a str>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(target)) = map.get("$ref") {
+                found.push(target);
+            }
+            map.values().for_each(|v| references(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| references(v, found)),
+        _ => {}
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reference_in_the_document_resolves_to_a_schema() {
+    let cms = Cms::up().await;
+    let doc = document(&cms).await;
+    let schemas = doc["components"]["schemas"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    references(&doc, &mut found);
+    assert!(
+        found.contains(&"#/components/schemas/ErrorBody"),
+        "error bodies are references to ErrorBody: {found:?}"
+    );
+    let dangling: BTreeSet<&str> = found
+        .into_iter()
+        .filter(|target| {
+            target
+                .strip_prefix("#/components/schemas/")
+                .is_none_or(|name| !schemas.contains_key(name))
+        })
+        .collect();
+    assert!(dangling.is_empty(), "unresolved references: {dangling:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_path_parameter_is_declared() {
+    let cms = Cms::up().await;
+    let doc = document(&cms).await;
+    let mut faults = Vec::new();
+    for (method, path, operation, item) in operations(&doc) {
+        // Parameters may sit on the operation or on its path item.
+        let parameters = [&operation["parameters"], &item["parameters"]]
+            .into_iter()
+            .filter_map(Value::as_array)
+            .flatten();
+        let declared: BTreeSet<String> = parameters
+            .filter(|p| p["in"] == "path")
+            .inspect(|p| {
+                if p["required"] != true {
+                    faults.push(format!("{method} {path}: path parameter {p} not required"));
+                }
+            })
+            .filter_map(|p| p["name"].as_str().map(str::to_string))
+            .collect();
+        let in_template = template_parameters(&path);
+        for name in in_template.difference(&declared) {
+            faults.push(format!(
+                "{method} {path}: {{{name}}} is not declared in: path"
+            ));
+        }
+        for name in declared.difference(&in_template) {
+            faults.push(format!("{method} {path}: declares {name}, not in the path"));
+        }
+    }
+    assert!(faults.is_empty(), "{faults:#?}");
+}
+
+/// `path` with made-up values for its parameters: uuids nobody has, small ids.
+fn made_up(path: &str) -> String {
+    path.split('/')
+        .map(|segment| match segment.strip_prefix('{') {
+            Some(name) if name.ends_with("_uuid}") => "00000000-0000-4000-8000-000000000000",
+            Some(_) => "1",
+            None => segment,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_api_endpoint_refuses_a_request_without_a_token() {
+    let cms = Cms::up().await;
+    let api = Api::new(&cms, "none");
+    let unauthenticated = json!({"message": "Unauthenticated."});
+    let mut faults = Vec::new();
+    for (method, template) in ENDPOINTS.iter().filter(|(_, path)| needs_a_token(path)) {
+        let path = made_up(template);
+        let body = (*method != "GET").then(|| json!({}));
+        let mut answers = Vec::new();
+        let credentials = [
+            ("no token", None),
+            ("a made-up token", Some("Bearer 1|not-a-real-token")),
+        ];
+        for (credential, authorization) in credentials {
+            let answer = api
+                .send_authorized(method, &path, body.as_ref(), authorization)
+                .await;
+            if (answer.status, &answer.json) != (401, &unauthenticated) {
+                answers.push(format!(
+                    "with {credential}: {} {}",
+                    answer.status, answer.body
+                ));
+            }
+        }
+        if !answers.is_empty() {
+            faults.push(format!("{method} {path}: {}", answers.join("; ")));
+        }
+    }
+    assert!(faults.is_empty(), "not refused with 401: {faults:#?}");
+}
+
+#[test]
+fn made_up_paths_fill_every_parameter() {
+    assert_eq!(
+        made_up("/api/v2/teams/{team_id}/sites/{site_id}/connectors"),
+        "/api/v2/teams/1/sites/1/connectors"
+    );
+    assert_eq!(
+        made_up("/api/v3/teams/{team_uuid}/domains/{domain_id}"),
+        "/api/v3/teams/00000000-0000-4000-8000-000000000000/domains/1"
+    );
+    assert_eq!(
+        template_parameters("/api/v3/sites/{site_uuid}/teams/{team_uuid}"),
+        BTreeSet::from(["site_uuid".to_string(), "team_uuid".to_string()])
+    );
+}

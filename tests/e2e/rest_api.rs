@@ -4,9 +4,7 @@ use crate::support::{Api, Charger, Cms, on_both_stores};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn requests_without_a_valid_token_are_unauthenticated() {
-    let cms = Cms::up().await;
+on_both_stores!(requests_without_a_valid_token_are_unauthenticated, |cms| {
     let uuid = cms.add_charger("CP-REST-401").await;
     let token = cms.operator_token().await;
     let api = Api::new(&cms, &token);
@@ -43,11 +41,9 @@ async fn requests_without_a_valid_token_are_unauthenticated() {
         200,
         "the real token works"
     );
-}
+});
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_token_lacking_the_scope_is_forbidden() {
-    let cms = Cms::up().await;
+on_both_stores!(a_token_lacking_the_scope_is_forbidden, |cms| {
     let uuid = cms.add_charger("CP-REST-403").await;
     let mut charger = Charger::connect_and_boot(&cms, "CP-REST-403", "1.0.0").await;
     let status = json!({"connectorId": 1, "errorCode": "NoError", "status": "Available"});
@@ -94,7 +90,7 @@ async fn a_token_lacking_the_scope_is_forbidden() {
     both.wait_for_latest_meter_value(&uuid, 1, r#"{"connectorId":1,"meterValue":[]}"#)
         .await;
     assert_eq!(meters_only.get(&meter_value).await.status, 200);
-}
+});
 
 fn page_uuids(page: &Value) -> Vec<String> {
     let data = page["data"]
@@ -173,34 +169,108 @@ on_both_stores!(thirty_chargers_come_in_pages_of_twenty_five, |cms| {
     }
 });
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_page_that_is_not_a_positive_integer_is_unprocessable() {
-    let cms = Cms::up().await;
-    let api = Api::new(&cms, &cms.operator_token().await);
+on_both_stores!(
+    a_page_that_is_not_a_positive_integer_is_unprocessable,
+    |cms| {
+        let api = Api::new(&cms, &cms.operator_token().await);
 
-    for page in ["0", "-1", "abc", "1.5"] {
-        let answer = api.get(&format!("/api/v3/chargers?page={page}")).await;
-        assert_eq!(answer.status, 422, "page={page}: {}", answer.body);
-        assert!(
-            answer.json["message"].is_string(),
-            "page={page}: {}",
-            answer.body
-        );
-        let errors = answer.json["errors"]["page"].as_array();
-        assert!(
-            errors.is_some_and(|e| !e.is_empty() && e.iter().all(Value::is_string)),
-            "page={page} should explain errors.page: {}",
-            answer.body
-        );
+        for page in ["0", "-1", "abc", "1.5"] {
+            let answer = api.get(&format!("/api/v3/chargers?page={page}")).await;
+            assert_eq!(answer.status, 422, "page={page}: {}", answer.body);
+            assert!(
+                answer.json["message"].is_string(),
+                "page={page}: {}",
+                answer.body
+            );
+            let errors = answer.json["errors"]["page"].as_array();
+            assert!(
+                errors.is_some_and(|e| !e.is_empty() && e.iter().all(Value::is_string)),
+                "page={page} should explain errors.page: {}",
+                answer.body
+            );
+        }
     }
-}
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn health_and_readiness_probes_answer_without_a_token() {
-    let cms = Cms::up().await;
+// `/readyz` answers 200 only while the store does.
+on_both_stores!(health_and_readiness_probes_answer_without_a_token, |cms| {
     let api = Api::new(&cms, "none");
     for path in ["/healthz", "/readyz"] {
         let answer = api.get_authorized(path, None).await;
         assert_eq!(answer.status, 200, "GET {path}: {}", answer.body);
     }
+});
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_routes_and_methods_answer_json() {
+    let cms = Cms::up().await;
+    let api = Api::new(&cms, "none");
+    for path in ["/api/v3/no-such-thing", "/api/v9/chargers", "/nowhere"] {
+        let answer = api.get_authorized(path, None).await;
+        assert_eq!(answer.status, 404, "GET {path}: {}", answer.body);
+        assert!(
+            answer.json["message"].is_string(),
+            "GET {path}: {}",
+            answer.body
+        );
+    }
+    for (method, path) in [
+        ("DELETE", "/api/v3/chargers"),
+        ("PATCH", "/api/v2/teams"),
+        ("PUT", "/api/v2/teams"),
+    ] {
+        let answer = api.send_authorized(method, path, None, None).await;
+        assert_eq!(answer.status, 405, "{method} {path}: {}", answer.body);
+        assert!(
+            answer.json["message"].is_string(),
+            "{method} {path}: {}",
+            answer.body
+        );
+    }
 }
+
+/// POSTs `body` as-is with `Content-Type: application/json`: (status, body parsed as JSON).
+async fn post_raw(cms: &Cms, token: &str, path: &str, body: Vec<u8>) -> (u16, Value) {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("http client");
+    let response = client
+        .post(cms.http_url(path))
+        .bearer_auth(token)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("POST {path} failed: {e}"));
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+on_both_stores!(a_body_that_is_not_json_is_a_bad_request, |cms| {
+    let token = cms.operator_token().await;
+    for body in ["not json", "{\"name\": ", "[1, 2]", "\"a string\""] {
+        let (status, json) = post_raw(&cms, &token, "/api/v2/teams", body.into()).await;
+        assert_eq!(status, 400, "{body:?}: {json}");
+        assert!(json["message"].is_string(), "{body:?}: {json}");
+    }
+});
+
+on_both_stores!(a_body_over_the_limit_is_too_large, |cms| {
+    let token = cms.operator_token().await;
+    let name = "n".repeat(2 << 20);
+    let body =
+        serde_json::to_vec(&json!({"name": name, "email": "a@b.example", "type": "private"}))
+            .expect("a JSON body");
+    let (status, json) = post_raw(&cms, &token, "/api/v2/teams", body).await;
+    assert_eq!(status, 413, "a 2 MiB body: {json}");
+    assert!(json["message"].is_string(), "{json}");
+    let teams = Api::new(&cms, &token).get_ok("/api/v2/teams").await;
+    assert_eq!(
+        teams["data"].as_array().map(Vec::len),
+        Some(2),
+        "no team was made: {teams}"
+    );
+});

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 pub enum ApiError {
     /// A body that is not a JSON object, or cannot be read.
     BadRequest(String),
+    /// A body over the limit (`input::BODY_LIMIT`).
+    PayloadTooLarge,
     Unauthenticated,
     Forbidden,
     NotFound(String),
@@ -28,6 +30,7 @@ impl ApiError {
     pub fn status_code(&self) -> StatusCode {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -49,6 +52,7 @@ impl IntoResponse for ApiError {
         let status = self.status_code();
         let body = match self {
             ApiError::BadRequest(message) => json!({"message": message}),
+            ApiError::PayloadTooLarge => json!({"message": "The request body is too large."}),
             ApiError::Unauthenticated => json!({"message": "Unauthenticated."}),
             ApiError::Forbidden => json!({"message": "This action is unauthorized."}),
             ApiError::NotFound(message) => json!({"message": message}),

@@ -4,7 +4,7 @@
 //!
 //! ```ignore
 //! let mut input = body; // Input, from a JSON body or a query string
-//! let name = input.string("name", Rules::required().max(255));
+//! let name = input.string("name", Rules::required().max(255.0));
 //! let number = input.number("house_number", Rules::optional().min(0.0));
 //! input.finish()?; // 422 if any rule failed
 //! ```
@@ -16,10 +16,11 @@
 use crate::http::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
+use axum::http::StatusCode;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// The largest request body read (larger bodies get a 413 from axum's default limit).
+/// The largest request body read; a larger one is answered 413.
 pub const BODY_LIMIT: usize = 1 << 20;
 
 /// Rules of one field.
@@ -422,7 +423,10 @@ impl<S: Send + Sync> FromRequest<S> for Input {
     async fn from_request(req: Request, state: &S) -> Result<Input, ApiError> {
         let body = Bytes::from_request(req, state)
             .await
-            .map_err(|e| ApiError::BadRequest(e.body_text()))?;
+            .map_err(|e| match e.status() {
+                StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge,
+                _ => ApiError::BadRequest(e.body_text()),
+            })?;
         Input::from_json(&body)
     }
 }
@@ -462,7 +466,7 @@ mod tests {
     #[test]
     fn every_failing_field_is_reported_with_laravel_messages() {
         let mut i = input(json!({"name": "x".repeat(256), "house_number": -1, "country": 7}));
-        assert_eq!(i.string("name", Rules::optional().max(255)), None);
+        assert_eq!(i.string("name", Rules::optional().max(255.0)), None);
         assert_eq!(i.number("house_number", Rules::optional().min(0.0)), None);
         assert_eq!(i.string("country", Rules::optional().max(2.0)), None);
         assert_eq!(i.string("city", Rules::required()), None);

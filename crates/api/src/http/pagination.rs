@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn an_empty_page_has_no_item_positions() {
-        let page = Page::new("/x", 1, 0, vec![]);
+        let page: Page<Value> = Page::new("/x", 1, 0, vec![]);
         assert_eq!((page.meta.from, page.meta.to), (None, None));
         assert_eq!(page.links.next, None);
     }

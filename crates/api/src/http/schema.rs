@@ -50,3 +50,7 @@ impl From<cms_store::Permissions> for PermissionsBody {
         }
     }
 }
+
+/// `{}`: what a deletion answers.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct EmptyBody {}
