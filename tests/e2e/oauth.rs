@@ -1,1 +1,525 @@
-//! (being written)
+//! OAuth 2.0 authorization code flow as a client application and its user's browser see it:
+//! `cms user create` and `cms oauth client create`, the login and approval pages, the redirect
+//! back with the code, the token endpoint, and the access token on the REST API.
+
+use crate::support::{Api, Cms, REPLY_TIMEOUT, on_both_stores};
+use reqwest::header::LOCATION;
+use serde_json::{Value, json};
+
+const REDIRECT: &str = "https://app.example.com/callback";
+const EMAIL: &str = "driver@example.com";
+const PASSWORD: &str = "correct horse battery";
+/// RFC 7636 Appendix B.
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+/// A registered client, a user with a password, and a browser that does not follow redirects.
+struct App {
+    base: String,
+    http: reqwest::Client,
+    client_id: String,
+    client_secret: String,
+}
+
+/// An HTTP answer: status, the `Location` header, the body, and the body as JSON.
+struct Reply {
+    status: u16,
+    location: Option<String>,
+    body: String,
+    json: Value,
+}
+
+impl Reply {
+    async fn from(response: reqwest::Response) -> Reply {
+        let status = response.status().as_u16();
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .map(|v| v.to_str().expect("an ASCII Location").to_string());
+        let body = response.text().await.expect("a body");
+        let json = serde_json::from_str(&body).unwrap_or(Value::Null);
+        Reply {
+            status,
+            location,
+            body,
+            json,
+        }
+    }
+
+    /// The query parameters of the redirect, which must go to the client's redirect URI.
+    fn redirect_params(&self) -> Vec<(String, String)> {
+        assert_eq!(self.status, 302, "expected a redirect: {}", self.body);
+        let location = self.location.as_deref().expect("a Location header");
+        let url = reqwest::Url::parse(location).expect("an absolute Location");
+        assert!(
+            location.starts_with(&format!("{REDIRECT}?")),
+            "redirected to the client: {location}"
+        );
+        url.query_pairs().into_owned().collect()
+    }
+
+    fn redirect_param(&self, name: &str) -> Option<String> {
+        self.redirect_params()
+            .into_iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+
+    /// The hidden `request` field of a login or approval page.
+    fn request_field(&self) -> String {
+        let marker = r#"name="request" value=""#;
+        let start = self.body.find(marker).unwrap_or_else(|| {
+            panic!("a page with a request field: {}", self.body);
+        }) + marker.len();
+        let end = self.body[start..].find('"').expect("a closing quote");
+        self.body[start..start + end].to_string()
+    }
+}
+
+impl App {
+    async fn register(cms: &Cms) -> App {
+        let user = cms
+            .cli(&["user", "create", "--email", EMAIL, "--password", PASSWORD])
+            .await;
+        assert!(user.status.success(), "user create: {}", user.stderr);
+        let client = cms
+            .cli(&[
+                "oauth",
+                "client",
+                "create",
+                "--name",
+                "Fleet <App>",
+                "--redirect-uri",
+                REDIRECT,
+            ])
+            .await;
+        assert!(client.status.success(), "client create: {}", client.stderr);
+        let (client_id, client_secret) = client
+            .last_line()
+            .split_once(' ')
+            .expect("`<client_id> <client_secret>` last");
+        assert_eq!(client_secret.len(), 40, "{}", client.stdout);
+        App {
+            base: cms.http_url(""),
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .timeout(REPLY_TIMEOUT)
+                .build()
+                .expect("http client"),
+            client_id: client_id.to_string(),
+            client_secret: client_secret.to_string(),
+        }
+    }
+
+    async fn authorize(&self, params: &[(&str, &str)]) -> Reply {
+        let request = self
+            .http
+            .get(format!("{}/oauth/authorize", self.base))
+            .query(params);
+        Reply::from(request.send().await.expect("GET /oauth/authorize")).await
+    }
+
+    /// The authorization request with the usual parameters, plus `extra`.
+    async fn authorize_with(&self, scope: &str, extra: &[(&str, &str)]) -> Reply {
+        let mut params = vec![
+            ("client_id", self.client_id.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("response_type", "code"),
+            ("scope", scope),
+            ("state", "st4te"),
+        ];
+        params.extend_from_slice(extra);
+        self.authorize(&params).await
+    }
+
+    async fn post_form(&self, path: &str, form: &[(&str, &str)]) -> Reply {
+        let request = self.http.post(format!("{}{path}", self.base)).form(form);
+        Reply::from(request.send().await.expect("POST form")).await
+    }
+
+    async fn login(&self, request: &str, email: &str, password: &str) -> Reply {
+        self.post_form(
+            "/oauth/login",
+            &[
+                ("request", request),
+                ("email", email),
+                ("password", password),
+            ],
+        )
+        .await
+    }
+
+    async fn decide(&self, request: &str, decision: &str) -> Reply {
+        self.post_form(
+            "/oauth/authorize",
+            &[("request", request), ("decision", decision)],
+        )
+        .await
+    }
+
+    /// Through the pages to the code: authorize, log in, approve.
+    async fn code(&self, scope: &str, extra: &[(&str, &str)]) -> String {
+        let login_page = self.authorize_with(scope, extra).await;
+        assert_eq!(login_page.status, 200, "{}", login_page.body);
+        let approval = self
+            .login(&login_page.request_field(), EMAIL, PASSWORD)
+            .await;
+        assert_eq!(approval.status, 200, "{}", approval.body);
+        let back = self.decide(&approval.request_field(), "approve").await;
+        assert_eq!(back.redirect_param("state").as_deref(), Some("st4te"));
+        back.redirect_param("code").expect("a code")
+    }
+
+    /// `POST /oauth/token`, form-encoded, with the client's id and secret in the body.
+    async fn token(&self, params: &[(&str, &str)]) -> Reply {
+        let mut form = vec![
+            ("client_id", self.client_id.as_str()),
+            ("client_secret", self.client_secret.as_str()),
+        ];
+        form.extend_from_slice(params);
+        self.post_form("/oauth/token", &form).await
+    }
+
+    async fn exchange(&self, code: &str) -> Reply {
+        self.token(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+        ])
+        .await
+    }
+}
+
+/// A token response: the shape Passport answers with.
+fn assert_tokens(reply: &Reply, scope: &str) -> (String, String) {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let json = &reply.json;
+    assert_eq!(json["token_type"], "Bearer");
+    assert_eq!(json["expires_in"], 3600);
+    assert_eq!(json["scope"], scope);
+    let access = json["access_token"].as_str().expect("access_token");
+    let refresh = json["refresh_token"].as_str().expect("refresh_token");
+    assert!(!access.contains('|') && access.len() >= 40, "{access}");
+    assert_ne!(access, refresh);
+    (access.to_string(), refresh.to_string())
+}
+
+/// An RFC 6749 error: status, `error`, and a description also in `message`.
+fn assert_oauth_error(reply: &Reply, status: u16, error: &str) {
+    assert_eq!(reply.status, status, "{}", reply.body);
+    assert_eq!(reply.json["error"], error, "{}", reply.body);
+    assert!(
+        reply.json["error_description"].is_string(),
+        "{}",
+        reply.body
+    );
+    assert_eq!(reply.json["message"], reply.json["error_description"]);
+}
+
+on_both_stores!(
+    the_authorization_code_flow_yields_a_working_access_token,
+    |cms| {
+        let app = App::register(&cms).await;
+        let login_page = app.authorize_with("chargers:read", &[]).await;
+        assert_eq!(login_page.status, 200, "{}", login_page.body);
+        assert!(
+            login_page.body.contains("<form") && login_page.body.contains(r#"name="password""#)
+        );
+        assert!(
+            login_page.body.contains("Fleet &lt;App&gt;"),
+            "the client's name is escaped: {}",
+            login_page.body
+        );
+
+        let approval = app
+            .login(&login_page.request_field(), EMAIL, PASSWORD)
+            .await;
+        assert_eq!(approval.status, 200, "{}", approval.body);
+        assert!(approval.body.contains("chargers:read"), "{}", approval.body);
+        assert!(
+            approval.body.contains("Read chargers"),
+            "scopes are described: {}",
+            approval.body
+        );
+        let back = app.decide(&approval.request_field(), "approve").await;
+        assert_eq!(back.redirect_param("state").as_deref(), Some("st4te"));
+        let code = back.redirect_param("code").expect("a code");
+
+        let (access, _) = assert_tokens(&app.exchange(&code).await, "chargers:read");
+        let api = Api::new(&cms, &access);
+        let chargers = api.get_ok("/api/v3/chargers").await;
+        assert!(chargers["data"].is_array(), "{chargers}");
+        // The token carries only the approved scope.
+        let uuid = cms.add_charger("CP-OAUTH-1").await;
+        let reading = api.latest_meter_value(&uuid, 1).await;
+        assert_eq!(reading.status, 403, "{}", reading.body);
+        assert_eq!(api.get("/api/v3/user/tokens").await.status, 403);
+    }
+);
+
+#[tokio::test]
+async fn a_json_token_request_and_basic_client_authentication_work_too() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+    let code = app.code("teams:read", &[]).await;
+    let body = json!({
+        "grant_type": "authorization_code",
+        "client_id": app.client_id,
+        "client_secret": app.client_secret,
+        "code": code,
+        "redirect_uri": REDIRECT,
+    });
+    let reply = Reply::from(
+        app.http
+            .post(format!("{}/oauth/token", app.base))
+            .json(&body)
+            .send()
+            .await
+            .expect("POST /oauth/token"),
+    )
+    .await;
+    assert_tokens(&reply, "teams:read");
+
+    let code = app.code("teams:read", &[]).await;
+    let reply = Reply::from(
+        app.http
+            .post(format!("{}/oauth/token", app.base))
+            .basic_auth(&app.client_id, Some(&app.client_secret))
+            .form(&[
+                ("grant_type", "authorization_code"),
+                ("code", code.as_str()),
+                ("redirect_uri", REDIRECT),
+            ])
+            .send()
+            .await
+            .expect("POST /oauth/token"),
+    )
+    .await;
+    assert_tokens(&reply, "teams:read");
+}
+
+#[tokio::test]
+async fn pkce_needs_the_matching_verifier() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+    let pkce = [
+        ("code_challenge", CHALLENGE),
+        ("code_challenge_method", "S256"),
+    ];
+    let code = app.code("chargers:read", &pkce).await;
+    let wrong = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXx";
+    let base = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", REDIRECT),
+    ];
+    let without = app.token(&base).await;
+    assert_oauth_error(&without, 400, "invalid_request");
+    let mismatch = app
+        .token(&[&base[..], &[("code_verifier", wrong)]].concat())
+        .await;
+    assert_oauth_error(&mismatch, 400, "invalid_grant");
+    let matching = app
+        .token(&[&base[..], &[("code_verifier", VERIFIER)]].concat())
+        .await;
+    let (access, _) = assert_tokens(&matching, "chargers:read");
+    assert_eq!(
+        Api::new(&cms, &access).get("/api/v3/chargers").await.status,
+        200
+    );
+
+    // A malformed challenge goes back to the client as invalid_request.
+    let bad = app
+        .authorize_with("chargers:read", &[("code_challenge", "short")])
+        .await;
+    assert_eq!(
+        bad.redirect_param("error").as_deref(),
+        Some("invalid_request")
+    );
+}
+
+#[tokio::test]
+async fn a_code_is_single_use_and_bound_to_its_client_and_redirect_uri() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+
+    let code = app.code("chargers:read", &[]).await;
+    let elsewhere = app
+        .token(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", "https://app.example.com/other"),
+        ])
+        .await;
+    assert_oauth_error(&elsewhere, 400, "invalid_grant");
+    let (access, _) = assert_tokens(&app.exchange(&code).await, "chargers:read");
+    assert_oauth_error(&app.exchange(&code).await, 400, "invalid_grant");
+    // A replayed code revokes what it yielded.
+    let api = Api::new(&cms, &access);
+    assert_eq!(api.get("/api/v3/chargers").await.status, 401);
+
+    let code = app.code("chargers:read", &[]).await;
+    let wrong_secret = app
+        .post_form(
+            "/oauth/token",
+            &[
+                ("client_id", &app.client_id),
+                ("client_secret", "not-the-secret"),
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", REDIRECT),
+            ],
+        )
+        .await;
+    assert_oauth_error(&wrong_secret, 401, "invalid_client");
+    assert_oauth_error(&app.exchange("nonsense").await, 400, "invalid_grant");
+    let unsupported = app.token(&[("grant_type", "password")]).await;
+    assert_oauth_error(&unsupported, 400, "unsupported_grant_type");
+    // The code was not spent by the refused requests.
+    assert_tokens(&app.exchange(&code).await, "chargers:read");
+}
+
+#[tokio::test]
+async fn a_bad_client_or_redirect_uri_gets_an_error_page_not_a_redirect() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+    let mismatch = app
+        .authorize(&[
+            ("client_id", &app.client_id),
+            ("redirect_uri", "https://evil.example.com/steal"),
+            ("response_type", "code"),
+            ("scope", "chargers:read"),
+        ])
+        .await;
+    assert_eq!(mismatch.status, 400, "{}", mismatch.body);
+    assert_eq!(mismatch.location, None);
+    assert!(mismatch.body.contains("redirect_uri"), "{}", mismatch.body);
+    let unknown = app
+        .authorize(&[
+            ("client_id", "00000000-0000-0000-0000-000000000000"),
+            ("redirect_uri", REDIRECT),
+            ("response_type", "code"),
+            ("scope", "chargers:read"),
+        ])
+        .await;
+    assert_eq!((unknown.status, unknown.location), (400, None));
+
+    // A parameter given twice is ambiguous: refused on a page too.
+    let repeated = app
+        .authorize_with("chargers:read", &[("response_type", "token")])
+        .await;
+    assert_eq!((repeated.status, repeated.location), (400, None));
+
+    // Once the client and redirect URI are good (here: the registered one, by default),
+    // errors go back to the client.
+    let unsupported = app
+        .authorize(&[
+            ("client_id", &app.client_id),
+            ("response_type", "token"),
+            ("scope", "chargers:read"),
+            ("state", "s"),
+        ])
+        .await;
+    assert_eq!(
+        unsupported.redirect_param("error").as_deref(),
+        Some("unsupported_response_type")
+    );
+    assert_eq!(unsupported.redirect_param("state").as_deref(), Some("s"));
+    let unknown_scope = app.authorize_with("chargers:read root", &[]).await;
+    assert_eq!(
+        unknown_scope.redirect_param("error").as_deref(),
+        Some("invalid_scope")
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_password_or_a_denial_yields_no_code() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+    let login_page = app.authorize_with("chargers:read", &[]).await;
+    let request = login_page.request_field();
+    let wrong = app.login(&request, EMAIL, "not the password").await;
+    assert_eq!(wrong.status, 401, "{}", wrong.body);
+    assert_eq!(wrong.location, None);
+    assert!(wrong.body.contains("do not match"), "{}", wrong.body);
+    assert!(
+        !wrong.body.contains(r#"name="decision""#),
+        "no approval yet: {}",
+        wrong.body
+    );
+    // Not logged in: the login page's request cannot approve.
+    let sneaky = app.decide(&request, "approve").await;
+    assert_eq!((sneaky.status, sneaky.location.as_deref()), (400, None));
+
+    let approval = app.login(&wrong.request_field(), EMAIL, PASSWORD).await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    let denied = app.decide(&approval.request_field(), "deny").await;
+    assert_eq!(
+        denied.redirect_param("error").as_deref(),
+        Some("access_denied")
+    );
+    assert_eq!(denied.redirect_param("state").as_deref(), Some("st4te"));
+    assert_eq!(denied.redirect_param("code"), None);
+    // Decided once: the page cannot be submitted again.
+    let again = app.decide(&approval.request_field(), "approve").await;
+    assert_eq!((again.status, again.location), (400, None));
+}
+
+#[tokio::test]
+async fn refreshing_rotates_the_refresh_token() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+    let code = app.code("chargers:read teams:read", &[]).await;
+    let (first_access, first_refresh) =
+        assert_tokens(&app.exchange(&code).await, "chargers:read teams:read");
+    let refreshed = app
+        .token(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &first_refresh),
+            ("scope", "chargers:read"),
+        ])
+        .await;
+    let (access, refresh) = assert_tokens(&refreshed, "chargers:read");
+    assert_ne!(refresh, first_refresh);
+    assert_eq!(
+        Api::new(&cms, &access).get("/api/v3/chargers").await.status,
+        200
+    );
+    assert_eq!(
+        Api::new(&cms, &first_access)
+            .get("/api/v3/chargers")
+            .await
+            .status,
+        401,
+        "the old access token stops with its refresh token"
+    );
+    let replay = app
+        .token(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &first_refresh),
+        ])
+        .await;
+    assert_oauth_error(&replay, 400, "invalid_grant");
+}
+
+#[tokio::test]
+async fn the_openapi_document_lists_the_authentication_endpoints() {
+    let cms = Cms::up().await;
+    let document = Api::new(&cms, "").get_ok("/api/openapi.json").await;
+    for (path, method) in [
+        ("/oauth/authorize", "get"),
+        ("/oauth/authorize", "post"),
+        ("/oauth/login", "post"),
+        ("/oauth/token", "post"),
+        ("/api/v3/user/tokens", "get"),
+        ("/api/v3/user/tokens", "post"),
+        ("/api/v3/user/tokens/{token_id}", "delete"),
+        ("/api/v3/user/tokens/{token_id}/regenerate", "post"),
+    ] {
+        assert!(
+            document["paths"][path][method].is_object(),
+            "{method} {path} is documented"
+        );
+    }
+}

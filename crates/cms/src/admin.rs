@@ -27,6 +27,24 @@ pub struct TokenCreateArgs {
 }
 
 #[derive(Debug, Clone, clap::Args)]
+pub struct TokenListArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Whose tokens.
+    #[arg(long)]
+    pub email: String,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct TokenIdArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The token's id: the part before `|` (`cms token list` shows it).
+    #[arg(long)]
+    pub id: i64,
+}
+
+#[derive(Debug, Clone, clap::Args)]
 pub struct ChargerAddArgs {
     #[command(flatten)]
     pub store: StoreArgs,
@@ -68,6 +86,89 @@ pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
     );
     println!("{token}");
     Ok(())
+}
+
+/// Prints the user's live tokens, newest first, one a line: id, name, scopes, last used,
+/// created, separated by tabs, after a header line. Never a secret.
+pub async fn token_list(args: TokenListArgs) -> Result<(), String> {
+    const PAGE: i64 = 100;
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let user = store
+        .user_by_email(&args.email)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("there is no user {:?}", args.email))?;
+    let mut out = String::from("id\tname\tscopes\tlast_used_at\tcreated_at\n");
+    let mut offset = 0;
+    loop {
+        let (tokens, total) = store
+            .personal_access_tokens(user.id, PAGE, offset)
+            .await
+            .map_err(|e| e.to_string())?;
+        for t in &tokens {
+            out.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\n",
+                t.id,
+                // A name may hold anything the API took: keep it on its line and column.
+                t.name.replace(char::is_control, " "),
+                t.scopes.join(","),
+                t.last_used_at.as_deref().unwrap_or("never"),
+                t.created_at
+            ));
+        }
+        offset += PAGE;
+        if tokens.is_empty() || offset >= total {
+            break;
+        }
+    }
+    store.close().await;
+    print!("{out}");
+    Ok(())
+}
+
+/// Revokes a token: the next request with it is refused.
+pub async fn token_revoke(args: TokenIdArgs) -> Result<(), String> {
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let owner = token_owner(&store, args.id).await?;
+    let revoked = store
+        .revoke_personal_access_token(owner, args.id)
+        .await
+        .map_err(|e| e.to_string())?;
+    store.close().await;
+    if !revoked {
+        return Err(format!("there is no live token {}", args.id));
+    }
+    println!("Personal access token {} revoked.", args.id);
+    Ok(())
+}
+
+/// Gives a token a new secret (same id, name and scopes; the old secret stops working at once)
+/// and prints the new token as the last line of stdout.
+pub async fn token_regenerate(args: TokenIdArgs) -> Result<(), String> {
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let owner = token_owner(&store, args.id).await?;
+    let (token, plain) = store
+        .regenerate_personal_access_token(owner, args.id)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("there is no live token {}", args.id))?;
+    store.close().await;
+    println!(
+        "Personal access token {:?} regenerated (scopes: {}); the old one no longer works. \
+         It is shown only once:",
+        token.name,
+        token.scopes.join(",")
+    );
+    println!("{plain}");
+    Ok(())
+}
+
+async fn token_owner(store: &cms_store::Store, id: i64) -> Result<i64, String> {
+    store
+        .personal_access_token_owner(id)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("there is no live token {id}"))
 }
 
 /// Prints the new charger's uuid as the last line of stdout.

@@ -7,6 +7,7 @@ pub mod api;
 pub mod duration;
 pub mod gateway;
 pub mod kafka;
+pub mod oauth_cli;
 pub mod observability;
 pub mod shutdown;
 pub mod store_args;

@@ -1,7 +1,8 @@
 //! `cms`: a Charging Management Service for EV chargers (OCPP 1.6J).
 
 use clap::{Parser, Subcommand};
-use cms::admin::{ChargerAddArgs, ChargerImportArgs, TokenCreateArgs};
+use cms::admin::{ChargerAddArgs, ChargerImportArgs, TokenCreateArgs, TokenIdArgs, TokenListArgs};
+use cms::oauth_cli::{ClientCreateArgs, UserCreateArgs};
 use cms::up::UpArgs;
 use std::process::ExitCode;
 
@@ -30,12 +31,43 @@ enum Command {
     /// Chargers that may connect.
     #[command(subcommand)]
     Charger(ChargerCommand),
+    /// Users who log in to authorize OAuth clients.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// OAuth 2.0 client applications.
+    #[command(subcommand)]
+    Oauth(OauthCommand),
 }
 
 #[derive(Subcommand)]
 enum TokenCommand {
     /// Create a token (and its user, when new); prints the token last.
     Create(TokenCreateArgs),
+    /// List a user's tokens (never their secrets).
+    List(TokenListArgs),
+    /// Revoke a token: it stops working at once.
+    Revoke(TokenIdArgs),
+    /// Give a token a new secret (the old one stops working); prints the token last.
+    Regenerate(TokenIdArgs),
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create or update a user with a password; prints the user's uuid last.
+    Create(UserCreateArgs),
+}
+
+#[derive(Subcommand)]
+enum OauthCommand {
+    /// OAuth client applications.
+    #[command(subcommand)]
+    Client(OauthClientCommand),
+}
+
+#[derive(Subcommand)]
+enum OauthClientCommand {
+    /// Register a client; prints `<client_id> <client_secret>` last (the secret only once).
+    Create(ClientCreateArgs),
 }
 
 #[derive(Subcommand)]
@@ -64,6 +96,15 @@ fn main() -> ExitCode {
             Command::Gateway(args) => cms::gateway::run(args).await,
             Command::Api(args) => cms::api::run(args).await,
             Command::Token(TokenCommand::Create(args)) => cms::admin::token_create(args).await,
+            Command::Token(TokenCommand::List(args)) => cms::admin::token_list(args).await,
+            Command::Token(TokenCommand::Revoke(args)) => cms::admin::token_revoke(args).await,
+            Command::Token(TokenCommand::Regenerate(args)) => {
+                cms::admin::token_regenerate(args).await
+            }
+            Command::User(UserCommand::Create(args)) => cms::oauth_cli::user_create(args).await,
+            Command::Oauth(OauthCommand::Client(OauthClientCommand::Create(args))) => {
+                cms::oauth_cli::client_create(args).await
+            }
             Command::Charger(ChargerCommand::Add(args)) => cms::admin::charger_add(args).await,
             Command::Charger(ChargerCommand::Import(args)) => {
                 cms::admin::charger_import(args).await

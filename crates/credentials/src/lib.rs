@@ -7,10 +7,20 @@
 //! hash protects guessable human passwords; it buys nothing for these and costs a reconnect storm.
 #![forbid(unsafe_code)]
 
+mod password;
+
+pub use password::{hash_password, verify_password};
+
 use sha2::{Digest, Sha256};
 
 /// Charger passwords, as the OCPP 1.6 security whitepaper bounds the basic-auth password.
 pub const CHARGER_PASSWORD_LEN: std::ops::RangeInclusive<usize> = 16..=40;
+
+/// Charger identities: the whitepaper's 48 characters at most.
+pub const CHARGER_IDENTITY_LEN: std::ops::RangeInclusive<usize> = 1..=48;
+
+/// The characters an identity may have besides ASCII letters and digits.
+pub const CHARGER_IDENTITY_SYMBOLS: &str = "*-_=:+|@.";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CredentialError {
@@ -18,6 +28,10 @@ pub enum CredentialError {
     PasswordLength,
     #[error("the password must be printable ASCII without ':'")]
     PasswordCharacters,
+    #[error("the identity must be 1 to 48 characters long")]
+    IdentityLength,
+    #[error("the identity must be characters of A-Z a-z 0-9 * - _ = : + | @ .")]
+    IdentityCharacters,
     #[error("stored hash is malformed")]
     MalformedHash,
 }
@@ -30,6 +44,21 @@ pub fn check_charger_password(password: &str) -> Result<(), CredentialError> {
     // ':' separates identity from password in the Basic header; non-printables break it too.
     if !password.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
         return Err(CredentialError::PasswordCharacters);
+    }
+    Ok(())
+}
+
+/// Checks a charger identity against the gateway's rule for the last segment of
+/// `/ocpp/{identity}`: the character set OCPP 2.0.1 fixes for identities, which 1.6 chargers
+/// keep to in practice. Registering an identity the gateway would refuse makes a charger that
+/// can never connect.
+pub fn check_charger_identity(identity: &str) -> Result<(), CredentialError> {
+    if !CHARGER_IDENTITY_LEN.contains(&identity.chars().count()) {
+        return Err(CredentialError::IdentityLength);
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || CHARGER_IDENTITY_SYMBOLS.contains(c);
+    if !identity.chars().all(allowed) {
+        return Err(CredentialError::IdentityCharacters);
     }
     Ok(())
 }
@@ -72,7 +101,7 @@ pub fn random_token(len: usize) -> String {
     out
 }
 
-fn fill_random(buf: &mut [u8]) {
+pub(crate) fn fill_random(buf: &mut [u8]) {
     getrandom::fill(buf).expect("the operating system's random source failed");
 }
 
@@ -83,15 +112,15 @@ fn digest(salt: &[u8], secret: &str) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn unhex(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) {
         return None;
     }
@@ -152,6 +181,22 @@ mod tests {
             check_charger_password("with:colon-and-long-enough"),
             Err(CredentialError::PasswordCharacters)
         );
+    }
+
+    #[test]
+    fn charger_identities_follow_the_gateways_rule() {
+        assert!(check_charger_identity("ABB*Terra-54_x=1+y|z@site.nl:2").is_ok());
+        assert!(check_charger_identity(&"A".repeat(48)).is_ok());
+        for (bad, expected) in [
+            ("", CredentialError::IdentityLength),
+            ("A".repeat(49).as_str(), CredentialError::IdentityLength),
+            ("CP 1", CredentialError::IdentityCharacters),
+            ("CP/1", CredentialError::IdentityCharacters),
+            ("CP%1", CredentialError::IdentityCharacters),
+            ("CPé", CredentialError::IdentityCharacters),
+        ] {
+            assert_eq!(check_charger_identity(bad), Err(expected), "{bad:?}");
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Users, their teams, and their personal access tokens.
+//! Users, their teams and passwords, and authentication by personal access token.
 
-use crate::{Result, Store, StoreError, now_record_time};
-use cms_credentials::{hash_secret, random_token, verify_secret};
+use crate::tokens::{LAST_USED_PRECISION_SECONDS, split_scopes};
+use crate::{Result, Store, format_record_time, now_record_time};
+use chrono::{Duration, Utc};
+use cms_credentials::{hash_password, verify_password, verify_secret};
 use sqlx::Row;
 
 /// The team that owns what the command line creates without naming a site: every user made by
@@ -88,6 +90,7 @@ pub struct User {
 #[derive(Debug, Clone)]
 pub struct TokenOwner {
     pub user_id: i64,
+    /// The id of the personal access token, or of the OAuth access token.
     pub token_id: i64,
     pub scopes: Vec<String>,
 }
@@ -181,31 +184,15 @@ impl Store {
         name: &str,
         scopes: &[String],
     ) -> Result<String> {
-        if let Some(bad) = scopes.iter().find(|s| !Scope::is_known(s)) {
-            return Err(StoreError::Conflict(format!(
-                "unknown scope {bad:?}; known scopes: {}",
-                Scope::names().join(", ")
-            )));
-        }
-        let secret = random_token(40);
-        let now = now_record_time();
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO personal_access_tokens (user_id, name, token_hash, scopes, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-        )
-        .bind(user_id)
-        .bind(name)
-        .bind(hash_secret(&secret))
-        .bind(scopes.join(" "))
-        .bind(&now)
-        .bind(&now)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(format!("{id}|{secret}"))
+        let (_, plain) = self
+            .create_personal_access_token(user_id, name, scopes)
+            .await?;
+        Ok(plain)
     }
 
-    /// The owner of a bearer token, if the token is valid and not revoked. Read on every
-    /// request, so a revocation takes effect at once.
+    /// The owner of a personal access token, if the token is valid and not revoked. Read on
+    /// every request, so a revocation takes effect at once. (OAuth access tokens are
+    /// [`Store::authenticate_access_token`]'s.)
     pub async fn authenticate_token(&self, token: &str) -> Result<Option<TokenOwner>> {
         let Some((id, secret)) = token.split_once('|') else {
             return Ok(None);
@@ -214,7 +201,7 @@ impl Store {
             return Ok(None);
         };
         let row = sqlx::query(
-            "SELECT user_id, token_hash, scopes FROM personal_access_tokens
+            "SELECT user_id, token_hash, scopes, last_used_at FROM personal_access_tokens
              WHERE id = $1 AND revoked = 0",
         )
         .bind(token_id)
@@ -225,14 +212,99 @@ impl Store {
         if !verify_secret(secret, &stored).unwrap_or(false) {
             return Ok(None);
         }
+        let last_used_at: Option<String> = row.get("last_used_at");
+        self.note_token_use(token_id, last_used_at.as_deref()).await;
         let scopes: String = row.get("scopes");
         Ok(Some(TokenOwner {
             user_id: row.get("user_id"),
             token_id,
-            scopes: scopes.split_whitespace().map(str::to_string).collect(),
+            scopes: split_scopes(&scopes),
         }))
     }
+
+    /// Records that token `id` was used now, unless it was already recorded within the last
+    /// [`LAST_USED_PRECISION_SECONDS`]. A failure is only logged: the request goes on.
+    async fn note_token_use(&self, id: i64, last_used_at: Option<&str>) {
+        let now = Utc::now();
+        let stale = format_record_time(now - Duration::seconds(LAST_USED_PRECISION_SECONDS));
+        if last_used_at.is_some_and(|used| used > stale.as_str()) {
+            return;
+        }
+        let written =
+            sqlx::query("UPDATE personal_access_tokens SET last_used_at = $1 WHERE id = $2")
+                .bind(format_record_time(now))
+                .bind(id)
+                .execute(&self.pool)
+                .await;
+        if let Err(e) = written {
+            tracing::warn!(token_id = id, error = %e, "cannot record when a token was last used");
+        }
+    }
+
+    /// The user with this e-mail, if there is one.
+    pub async fn user_by_email(&self, email: &str) -> Result<Option<User>> {
+        let row = sqlx::query(
+            "SELECT u.id, u.uuid, u.email, t.id AS team_id FROM users u
+             JOIN teams t ON t.owner_user_id = u.id AND t.is_personal_team = 1
+             WHERE u.email = $1",
+        )
+        .bind(email.trim().to_lowercase())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|row| User {
+            id: row.get("id"),
+            uuid: row.get("uuid"),
+            email: row.get("email"),
+            personal_team_id: row.get("team_id"),
+        }))
+    }
+
+    /// Sets the password the user logs in with (to approve OAuth clients), and their display
+    /// name when given.
+    pub async fn set_user_login(
+        &self,
+        user_id: i64,
+        name: Option<&str>,
+        password: &str,
+    ) -> Result<()> {
+        sqlx::query(
+            "UPDATE users SET password_hash = $1, name = COALESCE($2, name), updated_at = $3
+             WHERE id = $4",
+        )
+        .bind(hash_password(password))
+        .bind(name)
+        .bind(now_record_time())
+        .bind(user_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The user with this e-mail and password; `None` when either is wrong, or the user has no
+    /// password.
+    pub async fn user_with_password(&self, email: &str, password: &str) -> Result<Option<User>> {
+        let stored: Option<Option<String>> =
+            sqlx::query_scalar("SELECT password_hash FROM users WHERE email = $1")
+                .bind(email.trim().to_lowercase())
+                .fetch_optional(&self.pool)
+                .await?;
+        // The same work whether or not the user exists, so that the answer's timing does not
+        // tell which e-mails have accounts.
+        let hash = stored.flatten();
+        let matches = verify_password(password, hash.as_deref().unwrap_or(NO_PASSWORD))
+            .unwrap_or(false)
+            && hash.is_some();
+        if !matches {
+            return Ok(None);
+        }
+        self.user_by_email(email).await
+    }
 }
+
+/// A well-formed hash no password is checked against successfully (for users without one), at
+/// the real iteration count so that an unknown e-mail costs as much as a known one.
+const NO_PASSWORD: &str =
+    "pbkdf2-sha256$600000$00$0000000000000000000000000000000000000000000000000000000000000000";
 
 /// The id of the operators' team, created on first use.
 pub(crate) async fn operators_team(tx: &mut sqlx::AnyConnection) -> Result<i64> {

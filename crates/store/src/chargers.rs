@@ -1,7 +1,9 @@
-//! Chargers: registration, the gateway's credential look-up, and the API's reads.
+//! Chargers: registration, the gateway's credential look-up, the API's reads, and the
+//! settings operators give connectors.
 
 use crate::access::{CHARGER_GRANTS, Permissions};
 use crate::{Result, Store, StoreError, accounts::operators_team, flag, now_record_time};
+use cms_credentials::{check_charger_identity, check_charger_password, hash_secret};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -15,6 +17,52 @@ pub struct NewCharger {
     /// The site to put it in; `None` for the operators' default site.
     pub site_uuid: Option<String>,
 }
+
+impl NewCharger {
+    /// Whether the gateway would accept `identity` in a connection URL: a charger registered
+    /// under any other could never connect.
+    pub fn identity_is_valid(identity: &str) -> bool {
+        check_charger_identity(identity).is_ok()
+    }
+
+    /// Whether `password` meets the OCPP security whitepaper's rules for a Basic-auth password.
+    pub fn password_is_valid(password: &str) -> bool {
+        check_charger_password(password).is_ok()
+    }
+
+    /// Gives the charger a Basic-auth password, kept only hashed.
+    pub fn with_password(mut self, password: &str) -> NewCharger {
+        self.password_hash = Some(hash_secret(password));
+        self
+    }
+}
+
+/// A connector as the API shows it: what the charger reported (status, error) and what the
+/// operator set (phase rotation, maximum current).
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ConnectorRow {
+    pub id: i64,
+    pub charger_id: i64,
+    /// The connector's number on its charger.
+    pub connector_id: i64,
+    pub status: String,
+    pub error: String,
+    pub error_info: Option<String>,
+    pub vendor_id: Option<String>,
+    pub vendor_error_code: Option<String>,
+    pub max_amperage: Option<i64>,
+    pub max_voltage: Option<i64>,
+    pub standard: Option<String>,
+    pub format: Option<String>,
+    pub power_type: Option<String>,
+    pub phase_rotation: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const CONNECTOR_COLUMNS: &str = "id, charger_id, connector_id, status, error, error_info,
+    vendor_id, vendor_error_code, max_amperage, max_voltage, standard, format, power_type,
+    phase_rotation, created_at, updated_at";
 
 /// The latest reading of a connector as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -189,6 +237,47 @@ impl Store {
         Ok(known.is_some())
     }
 
+    /// The connectors of a charger, by number.
+    pub async fn connectors(&self, charger_id: i64) -> Result<Vec<ConnectorRow>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {CONNECTOR_COLUMNS} FROM connectors WHERE charger_id = $1 ORDER BY connector_id"
+        ))
+        .bind(charger_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Sets a connector's phase rotation and maximum current, creating the connector (status
+    /// `Unavailable`, error `NoError`) when the charger has not reported it yet, so that it can
+    /// be set up before installation. What the charger reports later changes only its status
+    /// columns, never these settings.
+    pub async fn configure_connector(
+        &self,
+        charger_id: i64,
+        connector_id: i64,
+        phase_rotation: &str,
+        max_amperage: i64,
+    ) -> Result<ConnectorRow> {
+        let now = now_record_time();
+        Ok(sqlx::query_as(&format!(
+            "INSERT INTO connectors (charger_id, connector_id, phase_rotation, max_amperage,
+               created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6)
+             ON CONFLICT (charger_id, connector_id) DO UPDATE SET
+               phase_rotation = excluded.phase_rotation, max_amperage = excluded.max_amperage,
+               updated_at = excluded.updated_at
+             RETURNING {CONNECTOR_COLUMNS}"
+        ))
+        .bind(charger_id)
+        .bind(connector_id)
+        .bind(phase_rotation)
+        .bind(max_amperage)
+        .bind(&now)
+        .bind(&now)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
     /// Every stored latest meter value, to warm the cache at start.
     pub async fn latest_meter_values(&self) -> Result<Vec<StoredMeterValue>> {
         Ok(sqlx::query_as(
@@ -259,4 +348,111 @@ async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
     .bind(&now)
     .fetch_one(&mut *tx)
     .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::StateChange;
+    use crate::test_support::store_test;
+
+    async fn operator_charger(store: &Store, new: NewCharger) -> ChargerRow {
+        let op = store.ensure_user("op@example.com").await.unwrap();
+        let uuid = store.add_charger(&new).await.unwrap();
+        store
+            .charger_visible_to(op.id, &uuid)
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    fn status(connector_id: i64, status: &str) -> StateChange {
+        StateChange::Status {
+            identity: "CP-1".into(),
+            connector_id,
+            status: status.into(),
+            error: "NoError".into(),
+            info: None,
+            vendor_id: None,
+            vendor_error_code: None,
+            at: now_record_time(),
+        }
+    }
+
+    store_test!(
+        a_connector_is_configured_before_and_after_it_reports,
+        |store| {
+            let new = NewCharger {
+                identity: "CP-1".into(),
+                ..Default::default()
+            };
+            let charger = operator_charger(&store, new).await;
+            assert!(store.connectors(charger.id).await.unwrap().is_empty());
+
+            // Not reported yet: created unavailable, with the settings.
+            let early = store
+                .configure_connector(charger.id, 2, "RST", 32)
+                .await
+                .unwrap();
+            assert_eq!((early.connector_id, early.charger_id), (2, charger.id));
+            assert_eq!(
+                (early.status.as_str(), early.error.as_str()),
+                ("Unavailable", "NoError")
+            );
+            assert_eq!(
+                (early.phase_rotation.as_deref(), early.max_amperage),
+                (Some("RST"), Some(32))
+            );
+
+            // What the charger reports changes the status only.
+            store
+                .apply(&[status(2, "Available"), status(1, "Charging")])
+                .await
+                .unwrap();
+            let connectors = store.connectors(charger.id).await.unwrap();
+            let numbers: Vec<i64> = connectors.iter().map(|c| c.connector_id).collect();
+            assert_eq!(numbers, [1, 2]);
+            assert_eq!(connectors[1].status, "Available");
+            assert_eq!(connectors[1].phase_rotation.as_deref(), Some("RST"));
+            assert_eq!(connectors[1].max_amperage, Some(32));
+            assert_eq!(connectors[1].created_at, early.created_at);
+
+            // A reported connector keeps its status when configured.
+            let later = store
+                .configure_connector(charger.id, 1, "T", 16)
+                .await
+                .unwrap();
+            assert_eq!(later.id, connectors[0].id);
+            assert_eq!(later.status, "Charging");
+            assert_eq!(
+                (later.phase_rotation.as_deref(), later.max_amperage),
+                (Some("T"), Some(16))
+            );
+        }
+    );
+
+    store_test!(a_registered_password_is_kept_hashed, |store| {
+        assert!(NewCharger::identity_is_valid("CP*01@site.nl"));
+        assert!(!NewCharger::identity_is_valid("CP 01"));
+        assert!(NewCharger::password_is_valid("sixteen-chars-ok"));
+        assert!(!NewCharger::password_is_valid("with:colon-and-long-enough"));
+        let new = NewCharger {
+            identity: "CP-1".into(),
+            ..Default::default()
+        }
+        .with_password("sixteen-chars-ok");
+        let charger = operator_charger(&store, new).await;
+        assert!(charger.permissions.full && charger.permissions.sensitive);
+        let stored = store
+            .charger_password("CP-1")
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(!stored.contains("sixteen"));
+        assert_eq!(
+            cms_credentials::verify_secret("sixteen-chars-ok", &stored),
+            Ok(true)
+        );
+    });
 }

@@ -1,5 +1,6 @@
-//! Bearer authentication: every API request names a personal access token, checked against
-//! the store on each request so that a revoked token stops working at once.
+//! Bearer authentication: every API request names a personal access token (`<id>|<secret>`) or
+//! an OAuth access token (`<selector>.<verifier>`, never with `|`), checked against the store on
+//! each request so that a revoked or expired token stops working at once.
 
 use crate::http::AppState;
 use crate::http::error::ApiError;
@@ -39,7 +40,15 @@ impl FromRequestParts<AppState> for Caller {
                 scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
             })
             .ok_or(ApiError::Unauthenticated)?;
-        match state.store.authenticate_token(token).await? {
+        let owner = if token.contains('|') {
+            state.store.authenticate_token(token).await?
+        } else {
+            state
+                .store
+                .authenticate_access_token(token, chrono::Utc::now())
+                .await?
+        };
+        match owner {
             Some(owner) => Ok(Caller(owner)),
             None => Err(ApiError::Unauthenticated),
         }

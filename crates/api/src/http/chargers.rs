@@ -1,24 +1,148 @@
-//! Chargers: the list (endpoint 11) and a connector's latest meter value (endpoint 8).
+//! Chargers: the list (endpoint 11), one charger, a site's chargers and registering one there,
+//! and a connector's latest meter value (endpoint 8). Connectors and proxy servers have modules
+//! of their own.
+//!
+//! A charger the caller cannot see is a 404; one they see but may not change (they lack `full`,
+//! which only the owner team of its site has) is a 403.
+
+mod connectors;
+mod proxy;
 
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
+use crate::http::input::{Input, Rules};
 use crate::http::pagination::{PER_PAGE, Page, page_number};
-use crate::http::schema::{ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, ErrorBody, PermissionsBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use cms_store::{ChargerRow, Scope};
-use serde_json::{Value, json};
+use cms_store::{ChargerRow, NewCharger, Scope, StoreError};
+use serde::Serialize;
 use std::collections::HashMap;
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list))
+        .routes(routes!(show))
+        .routes(routes!(list_site_chargers, create_site_charger))
         .routes(routes!(latest_meter_value))
+        .merge(connectors::routes())
+        .merge(proxy::routes())
+}
+
+/// A charger, as the reference shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Charger {
+    #[schema(format = "uuid")]
+    pub uuid: String,
+    pub id: i64,
+    /// What the charger connects as: `wss://…/ocpp/{identity}`.
+    pub identity: String,
+    #[schema(required = true)]
+    pub reference: Option<String>,
+    /// `never_seen` until the charger first connects, then `online` or `offline`.
+    #[schema(example = "never_seen")]
+    pub connection_status: String,
+    /// The charger's own status (connector 0 of its StatusNotification).
+    #[schema(required = true)]
+    pub status: Option<String>,
+    #[schema(required = true)]
+    pub error: Option<String>,
+    #[schema(required = true)]
+    pub error_info: Option<String>,
+    #[schema(required = true)]
+    pub vendor_id: Option<String>,
+    #[schema(required = true)]
+    pub vendor_error_code: Option<String>,
+    #[schema(required = true)]
+    pub firmware_version: Option<String>,
+    /// The gateway the charger last connected to.
+    #[schema(required = true)]
+    pub server: Option<String>,
+    #[schema(required = true)]
+    pub last_connection_at: Option<String>,
+    #[schema(required = true)]
+    pub last_disconnection_at: Option<String>,
+    #[schema(required = true)]
+    pub last_heartbeat_at: Option<String>,
+    pub setup_pending: bool,
+    pub setup_completed: bool,
+    pub blocked: bool,
+    /// Amperes.
+    #[schema(required = true)]
+    pub max_current: Option<f64>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub licenses: ChargerLicenses,
+    /// What the caller may do with the charger.
+    pub permissions: PermissionsBody,
+}
+
+/// The paid features a charger has.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChargerLicenses {
+    pub smart: bool,
+    pub pro: bool,
+}
+
+impl From<ChargerRow> for Charger {
+    fn from(c: ChargerRow) -> Self {
+        Charger {
+            uuid: c.uuid,
+            id: c.id,
+            identity: c.identity,
+            reference: c.reference,
+            connection_status: c.connection_status,
+            status: c.status,
+            error: c.error,
+            error_info: c.error_info,
+            vendor_id: c.vendor_id,
+            vendor_error_code: c.vendor_error_code,
+            firmware_version: c.firmware_version,
+            server: c.server,
+            last_connection_at: c.last_connection_at,
+            last_disconnection_at: c.last_disconnection_at,
+            last_heartbeat_at: c.last_heartbeat_at,
+            setup_pending: c.setup_pending,
+            setup_completed: c.setup_completed,
+            blocked: c.blocked,
+            max_current: c.max_current,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+            licenses: ChargerLicenses {
+                smart: c.license_smart,
+                pro: c.license_pro,
+            },
+            permissions: c.permissions.into(),
+        }
+    }
+}
+
+/// The body of `POST /api/v3/sites/{site_uuid}/chargers`.
+#[derive(ToSchema)]
+#[allow(dead_code)] // Documents the body, which is read with `Input`.
+pub struct NewChargerBody {
+    /// Unique; 1 to 48 characters of `A-Z a-z 0-9 * - _ = : + | @ .` (what the gateway accepts
+    /// in `/ocpp/{identity}`).
+    #[schema(
+        min_length = 1,
+        max_length = 48,
+        pattern = r"^[A-Za-z0-9*\-_=:+|@.]{1,48}$"
+    )]
+    identity: String,
+    #[schema(max_length = 255)]
+    reference: Option<String>,
+    /// The charger's Basic-auth password (OCPP security profile 1): 16 to 40 printable ASCII
+    /// characters without `:`. Stored hashed, never shown again. Without one the charger
+    /// connects without credentials.
+    #[schema(min_length = 16, max_length = 40, pattern = r"^[!-9;-~]{16,40}$")]
+    password: Option<String>,
 }
 
 /// List chargers (endpoint 11): the chargers of every site the caller's teams reach, 25 a page.
@@ -28,7 +152,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     tag = "Chargers",
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
-        (status = 200, description = "A page of chargers", body = Page<serde_json::Value>),
+        (status = 200, description = "A page of chargers", body = Page<Charger>),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 422, body = ValidationErrorBody),
@@ -39,17 +163,141 @@ pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<Page<Value>>, ApiError> {
+) -> Result<Json<Page<Charger>>, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
     let page = page_number(query.get("page").map(String::as_str))?;
-    let offset = (page - 1).saturating_mul(PER_PAGE);
-    let (rows, total) = state
-        .store
-        .chargers_visible_to(caller.user_id(), None, PER_PAGE, offset)
-        .await?;
-    let data = rows.iter().map(charger_json).collect();
-    Ok(Json(Page::new("/api/v3/chargers", page, total, data)))
+    let (chargers, total) = charger_page(&state, &caller, None, page).await?;
+    Ok(Json(Page::new("/api/v3/chargers", page, total, chargers)))
 }
+
+/// One charger.
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers/{charger_uuid}",
+    tag = "Chargers",
+    params(("charger_uuid" = String, Path, format = "uuid")),
+    responses(
+        (status = 200, description = "The charger", body = Data<Charger>),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+    ),
+    security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
+)]
+pub async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(charger_uuid): Path<String>,
+) -> Result<Json<Data<Charger>>, ApiError> {
+    caller.require(Scope::CHARGERS_READ)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    Ok(Json(Data::new(charger.into())))
+}
+
+/// The chargers of a site that the caller sees, 25 a page.
+#[utoipa::path(
+    get,
+    path = "/api/v3/sites/{site_uuid}/chargers",
+    tag = "Sites > Chargers",
+    params(
+        ("site_uuid" = String, Path, format = "uuid"),
+        ("page" = Option<i64>, Query, description = "Page number, from 1"),
+    ),
+    responses(
+        (status = 200, description = "A page of the site's chargers", body = Page<Charger>),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 404, body = ErrorBody, description = "Not a site the caller sees"),
+        (status = 422, body = ValidationErrorBody),
+    ),
+    security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
+)]
+pub async fn list_site_chargers(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(site_uuid): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Page<Charger>>, ApiError> {
+    caller.require(Scope::CHARGERS_READ)?;
+    let (site_id, _) = visible_site(&state, &caller, &site_uuid).await?;
+    let page = page_number(query.get("page").map(String::as_str))?;
+    let (chargers, total) = charger_page(&state, &caller, Some(site_id), page).await?;
+    let path = format!("/api/v3/sites/{site_uuid}/chargers");
+    Ok(Json(Page::new(&path, page, total, chargers)))
+}
+
+/// Register a charger in a site (the caller's team must own the site). The gateways accept it
+/// within about a second.
+#[utoipa::path(
+    post,
+    path = "/api/v3/sites/{site_uuid}/chargers",
+    tag = "Sites > Chargers",
+    params(("site_uuid" = String, Path, format = "uuid")),
+    request_body = NewChargerBody,
+    responses(
+        (status = 201, description = "The new charger", body = Data<Charger>),
+        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the site"),
+        (status = 404, body = ErrorBody, description = "Not a site the caller sees"),
+        (status = 422, body = ValidationErrorBody, description = "A field is invalid, or the identity is taken"),
+    ),
+    security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
+)]
+pub async fn create_site_charger(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(site_uuid): Path<String>,
+    mut input: Input,
+) -> Result<(StatusCode, Json<Data<Charger>>), ApiError> {
+    caller.require(Scope::CHARGERS_WRITE)?;
+    let (_, permissions) = visible_site(&state, &caller, &site_uuid).await?;
+    if !permissions.full {
+        return Err(ApiError::Forbidden);
+    }
+    let identity = input.required_string("identity", 48.0);
+    if let Some(identity) = &identity {
+        if !NewCharger::identity_is_valid(identity) {
+            input.fail("identity", "The identity field format is invalid.");
+        } else if state.store.charger_password(identity).await?.is_some() {
+            // Registered already (with or without a password): the gateway's look-up says so.
+            input.fail("identity", IDENTITY_TAKEN);
+        }
+    }
+    let reference = input.string("reference", Rules::optional().nullable().max(255.0));
+    let password = input.string("password", Rules::optional().nullable().between(16.0, 40.0));
+    if let Some(Some(password)) = &password
+        && !NewCharger::password_is_valid(password)
+    {
+        input.fail("password", "The password field format is invalid.");
+    }
+    input.finish()?;
+    let Some(identity) = identity else {
+        return Err(ApiError::Internal(
+            "validation passed without an identity".into(),
+        ));
+    };
+    let mut new = NewCharger {
+        identity,
+        reference: reference.flatten(),
+        password_hash: None,
+        site_uuid: Some(site_uuid),
+    };
+    if let Some(password) = password.flatten() {
+        new = new.with_password(&password);
+    }
+    let uuid = match state.store.add_charger(&new).await {
+        Ok(uuid) => uuid,
+        // Registered by someone else since the check above.
+        Err(StoreError::Conflict(_)) => return Err(ApiError::invalid("identity", IDENTITY_TAKEN)),
+        Err(StoreError::NotFound(_)) => return Err(site_missing()),
+        Err(e) => return Err(e.into()),
+    };
+    let charger = visible_charger(&state, &caller, &uuid).await?;
+    Ok((StatusCode::CREATED, Json(Data::new(charger.into()))))
+}
+
+const IDENTITY_TAKEN: &str = "The identity has already been taken.";
 
 /// The latest meter value of a connector (endpoint 8), not wrapped in `data`.
 #[utoipa::path(
@@ -100,32 +348,47 @@ pub async fn latest_meter_value(
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// A charger as the reference lists it. The caller reaches it through a team it belongs to,
-/// which owns the charger's site: that is full access.
-pub fn charger_json(c: &ChargerRow) -> Value {
-    json!({
-        "uuid": c.uuid,
-        "id": c.id,
-        "identity": c.identity,
-        "reference": c.reference,
-        "connection_status": c.connection_status,
-        "status": c.status,
-        "error": c.error,
-        "error_info": c.error_info,
-        "vendor_id": c.vendor_id,
-        "vendor_error_code": c.vendor_error_code,
-        "firmware_version": c.firmware_version,
-        "server": c.server,
-        "last_connection_at": c.last_connection_at,
-        "last_disconnection_at": c.last_disconnection_at,
-        "last_heartbeat_at": c.last_heartbeat_at,
-        "setup_pending": c.setup_pending,
-        "setup_completed": c.setup_completed,
-        "blocked": c.blocked,
-        "max_current": c.max_current,
-        "created_at": c.created_at,
-        "updated_at": c.updated_at,
-        "licenses": {"smart": c.license_smart, "pro": c.license_pro},
-        "permissions": {"basic": true, "sensitive": true, "full": true},
-    })
+/// One page of the chargers the caller sees (in one site, when given), and how many in all.
+async fn charger_page(
+    state: &AppState,
+    caller: &Caller,
+    site_id: Option<i64>,
+    page: i64,
+) -> Result<(Vec<Charger>, i64), ApiError> {
+    let offset = (page - 1).saturating_mul(PER_PAGE);
+    let (rows, total) = state
+        .store
+        .chargers_visible_to(caller.user_id(), site_id, PER_PAGE, offset)
+        .await?;
+    Ok((rows.into_iter().map(Charger::from).collect(), total))
+}
+
+/// The charger `charger_uuid` if the caller sees it, with their permissions; else 404.
+async fn visible_charger(
+    state: &AppState,
+    caller: &Caller,
+    charger_uuid: &str,
+) -> Result<ChargerRow, ApiError> {
+    state
+        .store
+        .charger_visible_to(caller.user_id(), charger_uuid)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("Charger not found.".into()))
+}
+
+/// The site `site_uuid` (id and the caller's permissions) if the caller sees it; else 404.
+async fn visible_site(
+    state: &AppState,
+    caller: &Caller,
+    site_uuid: &str,
+) -> Result<(i64, cms_store::Permissions), ApiError> {
+    state
+        .store
+        .site_grant(caller.user_id(), site_uuid)
+        .await?
+        .ok_or_else(site_missing)
+}
+
+fn site_missing() -> ApiError {
+    ApiError::NotFound("Site not found.".into())
 }

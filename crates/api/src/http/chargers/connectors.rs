@@ -1,0 +1,225 @@
+//! A charger's connectors: the list, and the settings an operator gives one (endpoint 7).
+//!
+//! Connectors appear when the charger reports them (StatusNotification), but an operator may
+//! set one up before installation: any number from 1 to [`MAX_CONNECTOR`] is accepted, and a
+//! connector not reported yet is created `Unavailable` with `NoError`. Connector 0 is the
+//! charger itself, never a connector of its own.
+
+use super::visible_charger;
+use crate::http::AppState;
+use crate::http::auth::Caller;
+use crate::http::error::ApiError;
+use crate::http::input::{Input, Rules};
+use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use axum::Json;
+use axum::extract::{Path, State};
+use cms_store::Scope;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_connectors))
+        .routes(routes!(update_connector))
+}
+
+/// The highest connector number an operator may set up ahead of the charger reporting it.
+pub const MAX_CONNECTOR: i64 = 99;
+
+/// The phase rotations a connector may be wired with: the order in which the charger's L1, L2
+/// and L3 meet the grid's R, S and T, for three-, two- and single-phase connections.
+pub const PHASE_ROTATIONS: [&str; 15] = [
+    "RST", "RTS", "SRT", "STR", "TRS", "TSR", "RS", "RT", "SR", "ST", "TR", "TS", "R", "S", "T",
+];
+
+/// A connector, as the reference shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Connector {
+    pub id: i64,
+    pub charger_id: i64,
+    /// The connector's number on its charger, from 1.
+    pub connector_id: i64,
+    /// As the charger last reported it (`Available`, `Charging`, ...); `Unavailable` until then.
+    pub status: String,
+    /// The OCPP error code the charger last reported; `NoError` until then.
+    pub error: String,
+    #[schema(required = true)]
+    pub error_info: Option<String>,
+    #[schema(required = true)]
+    pub vendor_id: Option<String>,
+    #[schema(required = true)]
+    pub vendor_error_code: Option<String>,
+    /// Amperes.
+    #[schema(required = true)]
+    pub max_amperage: Option<i64>,
+    /// Volts.
+    #[schema(required = true)]
+    pub max_voltage: Option<i64>,
+    #[schema(required = true)]
+    pub standard: Option<String>,
+    #[schema(required = true)]
+    pub format: Option<String>,
+    #[schema(required = true)]
+    pub power_type: Option<String>,
+    #[schema(required = true, value_type = Option<PhaseRotation>)]
+    pub phase_rotation: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A connector's full form from its store row. A macro: the store's row type is not exported
+/// by name.
+macro_rules! connector {
+    ($row:expr) => {{
+        let c = $row;
+        Connector {
+            id: c.id,
+            charger_id: c.charger_id,
+            connector_id: c.connector_id,
+            status: c.status,
+            error: c.error,
+            error_info: c.error_info,
+            vendor_id: c.vendor_id,
+            vendor_error_code: c.vendor_error_code,
+            max_amperage: c.max_amperage,
+            max_voltage: c.max_voltage,
+            standard: c.standard,
+            format: c.format,
+            power_type: c.power_type,
+            phase_rotation: c.phase_rotation,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+        }
+    }};
+}
+
+/// The allowed phase rotations (see [`PHASE_ROTATIONS`]).
+#[derive(ToSchema)]
+#[schema(rename_all = "UPPERCASE")]
+#[allow(dead_code)] // Documents the allowed values.
+pub enum PhaseRotation {
+    Rst,
+    Rts,
+    Srt,
+    Str,
+    Trs,
+    Tsr,
+    Rs,
+    Rt,
+    Sr,
+    St,
+    Tr,
+    Ts,
+    R,
+    S,
+    T,
+}
+
+/// The body of `PUT /api/v3/chargers/{charger_uuid}/connectors/{connector_id}`: both fields
+/// are required.
+#[derive(ToSchema)]
+#[allow(dead_code)] // Documents the body, which is read with `Input`.
+pub struct ConnectorSettingsBody {
+    phase_rotation: PhaseRotation,
+    /// Amperes, 1 to 1000.
+    #[schema(minimum = 1, maximum = 1000)]
+    max_amperage: i64,
+}
+
+/// The connectors of a charger, by number.
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers/{charger_uuid}/connectors",
+    tag = "Chargers > Connectors",
+    params(("charger_uuid" = String, Path, format = "uuid")),
+    responses(
+        (status = 200, description = "The charger's connectors", body = Data<Vec<Connector>>),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+    ),
+    security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
+)]
+pub async fn list_connectors(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(charger_uuid): Path<String>,
+) -> Result<Json<Data<Vec<Connector>>>, ApiError> {
+    caller.require(Scope::CHARGERS_READ)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    let rows = state.store.connectors(charger.id).await?;
+    Ok(Json(Data::new(
+        rows.into_iter().map(|row| connector!(row)).collect(),
+    )))
+}
+
+/// Set a connector's phase rotation and maximum current (endpoint 7). A connector the charger
+/// has not reported yet (numbers 1 to 99) is created `Unavailable`; what the charger reports
+/// later changes its status, never these settings.
+#[utoipa::path(
+    put,
+    path = "/api/v3/chargers/{charger_uuid}/connectors/{connector_id}",
+    tag = "Chargers > Connectors",
+    params(
+        ("charger_uuid" = String, Path, format = "uuid"),
+        ("connector_id" = i64, Path, minimum = 1, maximum = 99, description = "The connector's number on its charger"),
+    ),
+    request_body = ConnectorSettingsBody,
+    responses(
+        (status = 200, description = "The connector", body = Data<Connector>),
+        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the charger's site"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not a connector number from 1 to 99"),
+        (status = 422, body = ValidationErrorBody),
+    ),
+    security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
+)]
+pub async fn update_connector(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((charger_uuid, connector_id)): Path<(String, String)>,
+    mut input: Input,
+) -> Result<Json<Data<Connector>>, ApiError> {
+    caller.require(Scope::CHARGERS_WRITE)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    let connector_id = connector_id
+        .parse::<i64>()
+        .ok()
+        .filter(|n| (1..=MAX_CONNECTOR).contains(n))
+        .ok_or_else(|| ApiError::NotFound("Connector not found.".into()))?;
+    if !charger.permissions.full {
+        return Err(ApiError::Forbidden);
+    }
+    let phase_rotation = input
+        .one_of("phase_rotation", Rules::required(), &PHASE_ROTATIONS)
+        .flatten();
+    let max_amperage = input
+        .integer("max_amperage", Rules::required().between(1.0, 1000.0))
+        .flatten();
+    input.finish()?;
+    let (Some(phase_rotation), Some(max_amperage)) = (phase_rotation, max_amperage) else {
+        return Err(ApiError::Internal(
+            "validation passed without the connector's settings".into(),
+        ));
+    };
+    let row = state
+        .store
+        .configure_connector(charger.id, connector_id, &phase_rotation, max_amperage)
+        .await?;
+    Ok(Json(Data::new(connector!(row))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PHASE_ROTATIONS, PhaseRotation};
+
+    #[test]
+    fn the_documented_phase_rotations_are_the_accepted_ones() {
+        let schema = <PhaseRotation as utoipa::PartialSchema>::schema();
+        let schema = serde_json::to_value(schema).expect("a schema serialises");
+        assert_eq!(schema["enum"], serde_json::json!(PHASE_ROTATIONS));
+    }
+}

@@ -1,0 +1,317 @@
+//! A charger's proxy set-up (endpoints 1 and 2): the vendor role it plays among chargers that
+//! share one uplink, and the proxy servers it relays through.
+//!
+//! The reference shows `vendor_role` (`ROLE_FOLLOWER`) and `servers` (`null`) in its sample
+//! only; here `vendor_role` is required and one of [`VENDOR_ROLES`], and `servers` is `null`
+//! or a list of at most [`MAX_SERVERS`] `{websocket_url, role}`, which replaces the charger's
+//! list (`null` or absent empties it).
+
+use super::visible_charger;
+use crate::http::AppState;
+use crate::http::auth::Caller;
+use crate::http::error::ApiError;
+use crate::http::input::{Input, Rules};
+use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use axum::Json;
+use axum::extract::{Path, State};
+use cms_store::proxy::{NewProxyServer, ProxyServer};
+use cms_store::{Scope, StoreError};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashSet;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(show_proxy, set_proxy))
+}
+
+/// The vendor roles a charger may be given.
+pub const VENDOR_ROLES: [&str; 3] = ["ROLE_LEADER", "ROLE_FOLLOWER", "ROLE_STANDALONE"];
+
+/// The roles of a proxy server.
+pub const SERVER_ROLES: [&str; 2] = ["leader", "follower"];
+
+/// The most proxy servers a charger may have.
+pub const MAX_SERVERS: usize = 10;
+
+/// A proxy server of a charger.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProxyServerBody {
+    /// A secure websocket URL, `wss://host[:port]/path`.
+    #[schema(format = "uri", example = "wss://proxy.example.com/ocpp")]
+    pub websocket_url: String,
+    #[schema(value_type = ServerRole)]
+    pub role: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<ProxyServer> for ProxyServerBody {
+    fn from(s: ProxyServer) -> Self {
+        ProxyServerBody {
+            websocket_url: s.websocket_url,
+            role: s.role,
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+        }
+    }
+}
+
+/// The role of a proxy server (see [`SERVER_ROLES`]).
+#[derive(ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // Documents the allowed values.
+pub enum ServerRole {
+    Leader,
+    Follower,
+}
+
+/// The vendor role of a charger (see [`VENDOR_ROLES`]).
+#[derive(ToSchema)]
+#[allow(dead_code)] // Documents the allowed values.
+pub enum VendorRole {
+    #[schema(rename = "ROLE_LEADER")]
+    Leader,
+    #[schema(rename = "ROLE_FOLLOWER")]
+    Follower,
+    #[schema(rename = "ROLE_STANDALONE")]
+    Standalone,
+}
+
+/// The body of `PUT /api/v3/chargers/{charger_uuid}/proxy`.
+#[derive(ToSchema)]
+#[allow(dead_code)] // Documents the body, which is read with `Input`.
+pub struct ProxyBody {
+    vendor_role: VendorRole,
+    /// The charger's proxy servers, replacing those it had; `null` (or absent) for none. At
+    /// most 10, each URL once.
+    #[schema(max_items = 10)]
+    servers: Option<Vec<NewProxyServerBody>>,
+}
+
+/// A proxy server as the operator lists it.
+#[derive(ToSchema)]
+#[allow(dead_code)] // Documents the body, which is read with `Input`.
+pub struct NewProxyServerBody {
+    /// `wss://host[:port]/path`, at most 255 characters.
+    #[schema(
+        max_length = 255,
+        pattern = "^wss://[^/\\s]+",
+        example = "wss://proxy.example.com/ocpp"
+    )]
+    websocket_url: String,
+    role: ServerRole,
+}
+
+/// The proxy servers of a charger (endpoint 2), in the order they were listed.
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers/{charger_uuid}/proxy",
+    tag = "Chargers > Proxy",
+    params(("charger_uuid" = String, Path, format = "uuid")),
+    responses(
+        (status = 200, description = "The charger's proxy servers", body = Data<Vec<ProxyServerBody>>),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+    ),
+    security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
+)]
+pub async fn show_proxy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(charger_uuid): Path<String>,
+) -> Result<Json<Data<Vec<ProxyServerBody>>>, ApiError> {
+    caller.require(Scope::CHARGERS_READ)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    let servers = state.store.proxy_servers(charger.id).await?;
+    Ok(Json(Data::new(
+        servers.into_iter().map(Into::into).collect(),
+    )))
+}
+
+/// Set a charger's vendor role and replace its proxy servers (endpoint 1).
+#[utoipa::path(
+    put,
+    path = "/api/v3/chargers/{charger_uuid}/proxy",
+    tag = "Chargers > Proxy",
+    params(("charger_uuid" = String, Path, format = "uuid")),
+    request_body = ProxyBody,
+    responses(
+        (status = 200, description = "The charger's proxy servers", body = Data<Vec<ProxyServerBody>>),
+        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the charger's site"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+        (status = 422, body = ValidationErrorBody),
+    ),
+    security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
+)]
+pub async fn set_proxy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(charger_uuid): Path<String>,
+    mut input: Input,
+) -> Result<Json<Data<Vec<ProxyServerBody>>>, ApiError> {
+    caller.require(Scope::CHARGERS_WRITE)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    if !charger.permissions.full {
+        return Err(ApiError::Forbidden);
+    }
+    let vendor_role = input
+        .one_of("vendor_role", Rules::required(), &VENDOR_ROLES)
+        .flatten();
+    let servers = match input.array("servers", Rules::optional().nullable()) {
+        Some(Some(items)) => proxy_servers(&mut input, items),
+        _ => Vec::new(),
+    };
+    input.finish()?;
+    let Some(vendor_role) = vendor_role else {
+        return Err(ApiError::Internal(
+            "validation passed without a vendor role".into(),
+        ));
+    };
+    match state
+        .store
+        .set_proxy(charger.id, &vendor_role, &servers)
+        .await
+    {
+        Ok(servers) => Ok(Json(Data::new(
+            servers.into_iter().map(Into::into).collect(),
+        ))),
+        Err(StoreError::NotFound(_)) => Err(ApiError::NotFound("Charger not found.".into())),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Checks the items of `servers`, recording failures under `servers.N.field` as Laravel keys
+/// nested fields; returns the valid ones.
+fn proxy_servers(input: &mut Input, items: Vec<Value>) -> Vec<NewProxyServer> {
+    if items.len() > MAX_SERVERS {
+        input.fail(
+            "servers",
+            format!("The servers field must not have more than {MAX_SERVERS} items."),
+        );
+        return Vec::new();
+    }
+    let mut servers = Vec::with_capacity(items.len());
+    let mut seen = HashSet::new();
+    for (n, item) in items.into_iter().enumerate() {
+        let Value::Object(fields) = item else {
+            input.fail(
+                &format!("servers.{n}"),
+                format!("The servers.{n} field must be an object."),
+            );
+            continue;
+        };
+        // The item's fields under their nested names, so that messages and keys name them.
+        let mut item = Input::new(
+            fields
+                .into_iter()
+                .map(|(k, v)| (format!("servers.{n}.{k}"), v))
+                .collect(),
+        );
+        let url_field = format!("servers.{n}.websocket_url");
+        let url = item.required_string(&url_field, 255.0);
+        if let Some(url) = &url {
+            if !is_secure_websocket_url(url) {
+                item.fail(
+                    &url_field,
+                    format!("The servers.{n}.websocket url field must be a wss:// URL."),
+                );
+            } else if !seen.insert(url.clone()) {
+                item.fail(
+                    &url_field,
+                    format!("The servers.{n}.websocket url field has a duplicate value."),
+                );
+            }
+        }
+        let role = item
+            .one_of(
+                &format!("servers.{n}.role"),
+                Rules::required(),
+                &SERVER_ROLES,
+            )
+            .flatten();
+        match (item.finish(), url, role) {
+            (Ok(()), Some(websocket_url), Some(role)) => servers.push(NewProxyServer {
+                websocket_url,
+                role,
+            }),
+            (Err(ApiError::Validation(errors)), _, _) => {
+                for (field, messages) in errors {
+                    for message in messages {
+                        input.fail(&field, message);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    servers
+}
+
+/// `wss://` followed by a host (with an optional port) and an optional path, without
+/// whitespace or control characters.
+fn is_secure_websocket_url(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("wss://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // The last colon starts a port unless it is inside an IPv6 host's brackets.
+    let (host, port) = match authority.rfind(':') {
+        Some(i) if !authority[i..].contains(']') => (&authority[..i], Some(&authority[i + 1..])),
+        _ => (authority, None),
+    };
+    let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    port_ok
+        && !host.is_empty()
+        && !host.contains('@')
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_servers_are_secure_websocket_urls() {
+        for good in [
+            "wss://proxy.example.com",
+            "wss://proxy.example.com/ocpp",
+            "wss://10.0.0.1:8443/ocpp/CP-1",
+            "wss://[::1]:8443/ocpp",
+        ] {
+            assert!(is_secure_websocket_url(good), "{good}");
+        }
+        for bad in [
+            "ws://proxy.example.com",
+            "https://proxy.example.com",
+            "wss://",
+            "wss:///path",
+            "wss://host:port/x",
+            "wss://user@host/x",
+            "wss://host/a b",
+        ] {
+            assert!(!is_secure_websocket_url(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_documented_roles_are_the_accepted_ones() {
+        let schema = |s: utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>| {
+            serde_json::to_value(s).expect("a schema serialises")["enum"].clone()
+        };
+        use utoipa::PartialSchema;
+        assert_eq!(
+            schema(VendorRole::schema()),
+            serde_json::json!(VENDOR_ROLES)
+        );
+        assert_eq!(
+            schema(ServerRole::schema()),
+            serde_json::json!(SERVER_ROLES)
+        );
+    }
+}

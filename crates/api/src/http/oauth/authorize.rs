@@ -1,0 +1,377 @@
+//! The authorization endpoint (RFC 6749 §4.1.1–4.1.2): the client sends the user's browser to
+//! `GET /oauth/authorize`; the user logs in (`POST /oauth/login`), then approves or denies
+//! (`POST /oauth/authorize`), and the browser is redirected back with a code or an error.
+//!
+//! Until the client id and redirect URI are known to be good, a failure is an error page: a
+//! redirect to an unchecked URI would make this an open redirector.
+
+use super::codec::{decode_base64, parse_form, with_query};
+use super::page;
+use crate::http::AppState;
+use crate::http::error::ApiError;
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::StatusCode;
+use axum::http::header::{CACHE_CONTROL, LOCATION};
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
+use cms_store::Scope;
+use cms_store::oauth::{AuthorizationRequest, CodeChallenge};
+use std::collections::HashMap;
+
+const GONE: &str = "This authorization request has expired or was already used. Return to the \
+    application and start again.";
+
+/// Starts an authorization: checks the request, then shows the login page.
+#[utoipa::path(
+    get,
+    path = "/oauth/authorize",
+    tag = "OAuth",
+    params(
+        ("client_id" = String, Query, description = "The client's id"),
+        ("redirect_uri" = Option<String>, Query, description = "Must equal the client's registered redirect URI; default: that URI"),
+        ("response_type" = String, Query, description = "`code`"),
+        ("scope" = String, Query, description = "Space-separated scope names (at least one)"),
+        ("state" = Option<String>, Query, description = "Returned unchanged with the code or error"),
+        ("code_challenge" = Option<String>, Query, description = "PKCE (RFC 7636): 43 to 128 characters"),
+        ("code_challenge_method" = Option<String>, Query, description = "`S256` or `plain` (the default)"),
+    ),
+    responses(
+        (status = 200, description = "The login page", content_type = "text/html", body = String),
+        (status = 302, description = "Back to `redirect_uri` with `error` (`invalid_request`, \
+            `unsupported_response_type`, `invalid_scope`), `error_description` and `state`",
+            headers(("Location" = String))),
+        (status = 400, description = "Unknown client, or a redirect URI that is not the registered \
+            one: an error page, never a redirect", content_type = "text/html", body = String),
+    )
+)]
+pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
+    let params = match Params::parse(query.as_deref().unwrap_or("")) {
+        Ok(params) => params,
+        Err(message) => return page::error(StatusCode::BAD_REQUEST, &message),
+    };
+    let Some(client_id) = params.get("client_id") else {
+        return page::error(
+            StatusCode::BAD_REQUEST,
+            "The client_id parameter is missing.",
+        );
+    };
+    let client = match state.store.oauth_client(client_id).await {
+        Ok(Some(client)) => client,
+        Ok(None) => return page::error(StatusCode::BAD_REQUEST, "The client is not known."),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let redirect_uri = match params.get("redirect_uri") {
+        Some(given) if given != client.redirect_uri => {
+            return page::error(
+                StatusCode::BAD_REQUEST,
+                "The redirect_uri is not the one registered for this client.",
+            );
+        }
+        _ => client.redirect_uri.clone(),
+    };
+    let client_state = params.get("state").map(str::to_string);
+    let refuse = |error: &str, description: &str| {
+        let mut query = vec![("error", error), ("error_description", description)];
+        if let Some(client_state) = &client_state {
+            query.push(("state", client_state));
+        }
+        redirect(&with_query(&redirect_uri, &query))
+    };
+    match params.get("response_type") {
+        Some("code") => {}
+        None => return refuse("invalid_request", "The response_type parameter is missing."),
+        Some(_) => {
+            return refuse(
+                "unsupported_response_type",
+                "Only the authorization code flow (response_type=code) is supported.",
+            );
+        }
+    }
+    let scopes = match requested_scopes(params.get("scope").unwrap_or("")) {
+        Ok(scopes) => scopes,
+        Err(description) => return refuse("invalid_scope", &description),
+    };
+    let code_challenge = match code_challenge(
+        params.get("code_challenge"),
+        params.get("code_challenge_method"),
+    ) {
+        Ok(challenge) => challenge,
+        Err(description) => return refuse("invalid_request", description),
+    };
+    let request = AuthorizationRequest {
+        client: client.id,
+        redirect_uri: redirect_uri.clone(),
+        redirect_uri_given: params.get("redirect_uri").is_some(),
+        scopes,
+        state: client_state.clone(),
+        code_challenge,
+    };
+    match state.store.begin_authorization(&request, Utc::now()).await {
+        Ok(secret) => page::login(StatusCode::OK, &client.name, &secret, None),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// The login form's body (`application/x-www-form-urlencoded`).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // Documents the form, which is read with `parse_form`.
+pub struct LoginForm {
+    /// The hidden field of the login page.
+    request: String,
+    email: String,
+    password: String,
+}
+
+/// Logs the user in to a pending authorization; shows the approval page.
+#[utoipa::path(
+    post,
+    path = "/oauth/login",
+    tag = "OAuth",
+    request_body(content = LoginForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 200, description = "The approval page", content_type = "text/html", body = String),
+        (status = 401, description = "Wrong e-mail or password: the login page again, with the error",
+            content_type = "text/html", body = String),
+        (status = 400, description = "The request expired or was already used", content_type = "text/html", body = String),
+    )
+)]
+pub async fn login(State(state): State<AppState>, body: Bytes) -> Response {
+    let form = Form::parse(&body);
+    let request = form.get("request");
+    let now = Utc::now();
+    let pending = match state.store.pending_authorization(request, now).await {
+        Ok(Some(pending)) if !pending.logged_in => pending,
+        Ok(_) => return page::error(StatusCode::BAD_REQUEST, GONE),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let user = match state
+        .store
+        .user_with_password(form.get("email"), form.get("password"))
+        .await
+    {
+        Ok(Some(user)) => user,
+        Ok(None) => {
+            return page::login(
+                StatusCode::UNAUTHORIZED,
+                &pending.client_name,
+                request,
+                Some("These credentials do not match our records."),
+            );
+        }
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    match state
+        .store
+        .log_in_authorization(request, user.id, now)
+        .await
+    {
+        Ok(Some(approval)) => page::approve(&pending.client_name, &pending.scopes, &approval),
+        Ok(None) => page::error(StatusCode::BAD_REQUEST, GONE),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// The approval form's body (`application/x-www-form-urlencoded`).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // Documents the form, which is read with `parse_form`.
+pub struct DecisionForm {
+    /// The hidden field of the approval page.
+    request: String,
+    /// `approve` or `deny`.
+    decision: String,
+}
+
+/// The user's decision: back to the client with a code, or with `error=access_denied`.
+#[utoipa::path(
+    post,
+    path = "/oauth/authorize",
+    tag = "OAuth",
+    request_body(content = DecisionForm, content_type = "application/x-www-form-urlencoded"),
+    responses(
+        (status = 302, description = "Back to `redirect_uri` with `code` and `state` when approved, \
+            `error=access_denied` and `state` when denied", headers(("Location" = String))),
+        (status = 400, description = "The request expired, was already decided, or nobody logged in",
+            content_type = "text/html", body = String),
+    )
+)]
+pub async fn decide(State(state): State<AppState>, body: Bytes) -> Response {
+    let form = Form::parse(&body);
+    let approve = match form.get("decision") {
+        "approve" => true,
+        "deny" => false,
+        _ => return page::error(StatusCode::BAD_REQUEST, "Choose to authorize or to cancel."),
+    };
+    let decision = match state
+        .store
+        .decide_authorization(form.get("request"), approve, Utc::now())
+        .await
+    {
+        Ok(Some(decision)) => decision,
+        Ok(None) => return page::error(StatusCode::BAD_REQUEST, GONE),
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let mut query = match &decision.code {
+        Some(code) => vec![("code", code.as_str())],
+        None => vec![
+            ("error", "access_denied"),
+            ("error_description", "The user denied the request."),
+        ],
+    };
+    if let Some(client_state) = &decision.state {
+        query.push(("state", client_state));
+    }
+    redirect(&with_query(&decision.redirect_uri, &query))
+}
+
+fn redirect(location: &str) -> Response {
+    (
+        StatusCode::FOUND,
+        [(LOCATION, location), (CACHE_CONTROL, "no-store")],
+    )
+        .into_response()
+}
+
+/// Query parameters of the authorization request; each at most once (RFC 6749 §3.1), and
+/// empty ones count as absent.
+struct Params(HashMap<String, String>);
+
+impl Params {
+    fn parse(query: &str) -> Result<Params, String> {
+        let mut params = HashMap::new();
+        for (name, value) in parse_form(query) {
+            if params.insert(name.clone(), value).is_some() {
+                return Err(format!("The {name} parameter is given more than once."));
+            }
+        }
+        Ok(Params(params))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// A form body's fields; absent ones read as empty.
+struct Form(HashMap<String, String>);
+
+impl Form {
+    fn parse(body: &[u8]) -> Form {
+        Form(
+            parse_form(&String::from_utf8_lossy(body))
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> &str {
+        self.0.get(name).map(String::as_str).unwrap_or("")
+    }
+}
+
+/// The `scope` parameter: space-separated known names, at least one; repeats dropped.
+pub fn requested_scopes(scope: &str) -> Result<Vec<String>, String> {
+    let mut scopes: Vec<String> = Vec::new();
+    for name in scope.split_whitespace() {
+        if !Scope::is_known(name) {
+            return Err(format!(
+                "The scope {name:?} is not known; known scopes: {}.",
+                Scope::names().join(" ")
+            ));
+        }
+        if !scopes.iter().any(|s| s == name) {
+            scopes.push(name.to_string());
+        }
+    }
+    if scopes.is_empty() {
+        return Err("Ask for at least one scope.".into());
+    }
+    Ok(scopes)
+}
+
+/// The PKCE parameters (RFC 7636 §4.3); the method defaults to `plain`.
+fn code_challenge(
+    challenge: Option<&str>,
+    method: Option<&str>,
+) -> Result<Option<CodeChallenge>, &'static str> {
+    let Some(challenge) = challenge else {
+        return match method {
+            Some(_) => Err("A code_challenge_method was given without a code_challenge."),
+            None => Ok(None),
+        };
+    };
+    let well_formed = (43..=128).contains(&challenge.len())
+        && challenge
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b));
+    if !well_formed {
+        return Err("The code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.");
+    }
+    match method.unwrap_or("plain") {
+        "S256" => decode_base64(challenge)
+            .and_then(|digest| <[u8; 32]>::try_from(digest).ok())
+            .map(|digest| Some(CodeChallenge::S256(digest)))
+            .ok_or(
+                "An S256 code_challenge is the base64url SHA-256 of the verifier: 43 characters.",
+            ),
+        "plain" => Ok(Some(CodeChallenge::Plain(challenge.to_string()))),
+        _ => Err("The code_challenge_method must be S256 or plain."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s256_challenges_decode_to_the_verifiers_digest() {
+        // RFC 7636 Appendix B.
+        let challenge = code_challenge(
+            Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"),
+            Some("S256"),
+        );
+        let Ok(Some(CodeChallenge::S256(digest))) = challenge else {
+            panic!("{challenge:?}");
+        };
+        assert_eq!(&digest[..4], &[19, 211, 30, 150]);
+        assert_eq!(digest[31], 195);
+    }
+
+    #[test]
+    fn malformed_challenges_are_refused() {
+        let ok = "a".repeat(43);
+        assert!(matches!(
+            code_challenge(Some(&ok), None),
+            Ok(Some(CodeChallenge::Plain(_)))
+        ));
+        assert!(code_challenge(None, Some("S256")).is_err());
+        assert!(code_challenge(Some("short"), Some("plain")).is_err());
+        assert!(code_challenge(Some(&ok), Some("S512")).is_err());
+        // 44 characters do not decode to 32 bytes.
+        assert!(code_challenge(Some(&"a".repeat(44)), Some("S256")).is_err());
+        assert!(code_challenge(Some(&"a/".repeat(22)), Some("plain")).is_err());
+    }
+
+    #[test]
+    fn scopes_are_known_names_at_least_one() {
+        assert_eq!(
+            requested_scopes("chargers:read  teams:read chargers:read").unwrap(),
+            ["chargers:read", "teams:read"]
+        );
+        assert!(requested_scopes("").is_err());
+        assert!(requested_scopes("chargers:read root").is_err());
+    }
+
+    #[test]
+    fn repeated_parameters_are_refused() {
+        assert!(Params::parse("client_id=a&client_id=b").is_err());
+        let params = Params::parse("client_id=a&state=").unwrap();
+        assert_eq!(
+            (params.get("client_id"), params.get("state")),
+            (Some("a"), None)
+        );
+    }
+}
