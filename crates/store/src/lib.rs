@@ -24,7 +24,7 @@ pub mod transactions;
 
 pub use access::Permissions;
 pub use accounts::{Scope, TokenOwner, User};
-pub use chargers::{ChargerRow, NewCharger, StoredMeterValue};
+pub use chargers::{ChargerRow, ConnectorRow, NewCharger, StoredMeterValue};
 pub use registry::{RegistryChange, RegistryEntry};
 pub use state::StateChange;
 pub use time::{format_record_time, now_record_time};

@@ -327,6 +327,11 @@ pub async fn latest_meter_value(
         .charger_visible_to(caller.user_id(), &charger_uuid)
         .await?
         .ok_or_else(|| ApiError::NotFound("Charger not found.".into()))?;
+    // Meter readings are sensitive data: a team granted only basic access sees the charger,
+    // not what it measures.
+    if !charger.permissions.sensitive {
+        return Err(ApiError::Forbidden);
+    }
     let connector_missing = || ApiError::NotFound("Connector not found.".into());
     let connector_id: u32 = connector_id.parse().map_err(|_| connector_missing())?;
     let meter_value = match state.cache.get(&charger.identity, connector_id) {

@@ -146,10 +146,6 @@ impl Input {
             .push(message.into());
     }
 
-    pub fn has_errors(&self) -> bool {
-        !self.errors.is_empty()
-    }
-
     /// 422 with every failure, or Ok.
     pub fn finish(self) -> Result<(), ApiError> {
         if self.errors.is_empty() {
