@@ -44,7 +44,6 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::NewCharger;
     use crate::test_support::store_test;
 

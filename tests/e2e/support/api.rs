@@ -57,10 +57,6 @@ impl Api {
         self.send("PUT", path, Some(body)).await
     }
 
-    pub async fn delete(&self, path: &str) -> Answer {
-        self.send("DELETE", path, None).await
-    }
-
     /// Any method, with an optional JSON body (a GET may carry one: endpoint 5 reads it).
     pub async fn send(&self, method: &str, path: &str, body: Option<&Value>) -> Answer {
         let bearer = format!("Bearer {}", self.token);

@@ -21,7 +21,8 @@ pub enum Backend {
 }
 
 pub struct Cms {
-    data: TempDir,
+    /// The data directory (kept alive for SQLite; unused with PostgreSQL).
+    _data: TempDir,
     /// How `cms` finds the store: `--data-dir DIR` or `--database-url URL`.
     store: Vec<String>,
     /// Holds `cms.log`, the children's stderr (appended across restarts).
@@ -86,7 +87,7 @@ impl Cms {
 
     async fn up_with_store(data: TempDir, store: Vec<String>, args: &[&str]) -> Cms {
         let mut cms = Cms {
-            data,
+            _data: data,
             store,
             logs: TempDir::new().expect("temp log dir"),
             args: args.iter().map(|a| a.to_string()).collect(),

@@ -133,7 +133,8 @@ impl Input {
         self.fields.contains_key(field)
     }
 
-    /// The raw value of a field, unchecked.
+    /// The raw value of a field, unchecked (for tests of what a parser kept).
+    #[cfg(test)]
     pub fn raw(&self, field: &str) -> Option<&Value> {
         self.fields.get(field)
     }
