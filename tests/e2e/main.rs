@@ -8,6 +8,7 @@ mod api_chargers;
 mod api_isolation;
 mod api_meters;
 mod api_openapi;
+mod api_robustness;
 mod api_site_teams;
 mod api_sites;
 mod api_teams;

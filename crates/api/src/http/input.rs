@@ -83,10 +83,26 @@ pub fn attribute(field: &str) -> String {
 
 impl Input {
     pub fn new(fields: Map<String, Value>) -> Input {
-        Input {
+        let mut input = Input {
             fields,
             errors: BTreeMap::new(),
+        };
+        // No text in the store may hold a NUL character (PostgreSQL refuses it), so a field
+        // carrying one anywhere inside is invalid whatever its rules.
+        let with_nul: Vec<String> = input
+            .fields
+            .iter()
+            .filter(|(name, value)| name.contains('\0') || holds_nul(value))
+            .map(|(name, _)| name.replace('\0', ""))
+            .collect();
+        for field in with_nul {
+            let message = format!(
+                "The {} field must not contain NUL characters.",
+                attribute(&field)
+            );
+            input.fail(&field, message);
         }
+        input
     }
 
     /// A JSON body: empty means no fields; anything but a JSON object is a 400.
@@ -413,6 +429,16 @@ impl Input {
     }
 }
 
+/// Whether any string (or key) in `value` holds a NUL character.
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
+}
+
 /// A JSON request body as [`Input`] (any content type; empty means no fields).
 impl<S: Send + Sync> FromRequest<S> for Input {
     type Rejection = ApiError;
@@ -536,6 +562,21 @@ mod tests {
         assert_eq!(errors["flag"], ["The flag field must be true or false."]);
         assert_eq!(errors["date"], ["The date field must be a valid date."]);
         assert_eq!(errors["role"], ["The selected role is invalid."]);
+    }
+
+    #[test]
+    fn nul_characters_anywhere_in_a_field_fail_it() {
+        let i = Input::from_json(
+            br#"{"name": "a\u0000b", "servers": [{"role": "x\u0000"}], "ok": "x"}"#,
+        )
+        .unwrap();
+        let errors = errors(i);
+        assert_eq!(
+            errors["name"],
+            ["The name field must not contain NUL characters."]
+        );
+        assert!(errors.contains_key("servers"));
+        assert!(!errors.contains_key("ok"));
     }
 
     #[test]

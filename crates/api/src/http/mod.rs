@@ -4,6 +4,7 @@ pub mod auth;
 mod chargers;
 mod error;
 pub mod input;
+mod lookup;
 mod meters;
 mod oauth;
 mod openapi;
@@ -74,11 +75,29 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(input::BODY_LIMIT));
     Router::new()
         .merge(api)
+        .layer(axum::middleware::from_fn(refuse_nul))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(render_metrics))
         .fallback(|| async { ApiError::NotFound("Not Found.".into()) })
         .with_state(state)
+}
+
+/// No text in the store may hold a NUL character (PostgreSQL refuses it): a path naming one
+/// names nothing (404), and a query string carrying one is malformed (400).
+async fn refuse_nul(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let uri = request.uri();
+    if uri.path().contains("%00") {
+        return ApiError::NotFound("Not Found.".into()).into_response();
+    }
+    if uri.query().is_some_and(|q| q.contains("%00")) {
+        return ApiError::BadRequest("The query string must not contain NUL characters.".into())
+            .into_response();
+    }
+    next.run(request).await
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {

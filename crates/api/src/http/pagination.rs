@@ -56,7 +56,8 @@ impl<T> Page<T> {
     pub fn new(path: &str, page: i64, total: i64, data: Vec<T>) -> Page<T> {
         let url = |n: i64| format!("{path}?page={n}");
         let last_page = ((total + PER_PAGE - 1) / PER_PAGE).max(1);
-        let first_item = (page - 1) * PER_PAGE + 1;
+        // Saturating: `?page=` may be any integer a client sends, up to i64::MAX.
+        let first_item = (page - 1).saturating_mul(PER_PAGE).saturating_add(1);
         let count = data.len() as i64;
         Page {
             links: Links {
@@ -71,7 +72,7 @@ impl<T> Page<T> {
                 from: (count > 0).then_some(first_item),
                 path: path.to_string(),
                 per_page: PER_PAGE,
-                to: (count > 0).then_some(first_item + count - 1),
+                to: (count > 0).then_some(first_item.saturating_add(count - 1)),
             },
             data,
         }
@@ -90,6 +91,14 @@ mod tests {
         assert_eq!(page.links.next, None);
         assert_eq!(page.links.last.as_deref(), Some("/x?page=2"));
         assert_eq!((page.meta.from, page.meta.to), (Some(26), Some(30)));
+    }
+
+    #[test]
+    fn the_largest_page_number_is_an_empty_page() {
+        let page: Page<Value> = Page::new("/x", i64::MAX, 3, vec![]);
+        assert_eq!((page.meta.from, page.meta.to), (None, None));
+        assert_eq!(page.links.prev, Some(format!("/x?page={}", i64::MAX - 1)));
+        assert_eq!(page.links.next, None);
     }
 
     #[test]

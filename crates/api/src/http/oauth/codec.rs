@@ -7,19 +7,22 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 
 /// Decodes a form body or query string into its pairs, in order (`+` is a space). Malformed
-/// escapes are kept literally, as browsers do.
+/// escapes are kept literally, as browsers do. A pair holding a NUL character is dropped: no
+/// client id, code or token has one, and the store cannot compare text holding one.
 pub fn parse_form(text: &str) -> Vec<(String, String)> {
     form_urlencoded::parse(text.as_bytes())
         .into_owned()
+        .filter(|(name, value)| !name.contains('\0') && !value.contains('\0'))
         .collect()
 }
 
 /// `application/x-www-form-urlencoded` decoding of one name or value (as in HTTP Basic client
-/// credentials, RFC 6749 section 2.3.1).
+/// credentials, RFC 6749 section 2.3.1). A NUL character becomes U+FFFD, which the store can
+/// hold and no credential contains (see [`parse_form`]).
 pub fn form_decode(text: &str) -> String {
     percent_encoding::percent_decode_str(&text.replace('+', " "))
         .decode_utf8_lossy()
-        .into_owned()
+        .replace('\0', "\u{fffd}")
 }
 
 /// `uri` with the query parameters appended (after its own query, if it has one).
@@ -72,6 +75,15 @@ mod tests {
                 ("flag".into(), "".into()),
             ]
         );
+    }
+
+    #[test]
+    fn pairs_holding_nul_are_dropped() {
+        assert_eq!(
+            parse_form("client_id=a%00b&code=c"),
+            [("code".to_string(), "c".to_string())]
+        );
+        assert_eq!(form_decode("a%00b"), "a\u{fffd}b");
     }
 
     #[test]
