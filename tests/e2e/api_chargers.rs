@@ -4,6 +4,7 @@
 //! invisible.
 
 use crate::support::fleet::is_uuid;
+use crate::support::rest::{invite_guest, operators_site};
 use crate::support::{Api, Charger, Handshake, assert_record_time, eventually, on_both_stores};
 use serde_json::{Value, json};
 
@@ -112,16 +113,6 @@ fn assert_proxy_server_shape(s: &Value) {
     );
     assert_record_time(&s["created_at"], "proxy server created_at");
     assert_record_time(&s["updated_at"], "proxy server updated_at");
-}
-
-/// The operators' default site (where `cms charger add` puts chargers), as the sites list
-/// shows it to an operator; it exists once a charger was added.
-async fn operators_site(api: &Api) -> String {
-    let sites = api.get_ok("/api/v3/sites").await;
-    sites["data"][0]["uuid"]
-        .as_str()
-        .unwrap_or_else(|| panic!("the operator sees the default site: {sites}"))
-        .to_string()
 }
 
 /// The connectors of a charger, as listed.
@@ -645,25 +636,7 @@ on_both_stores!(
         let operator = Api::new(&cms, &cms.operator_token().await);
         let site = operators_site(&operator).await;
         // The operators invite a guest's team to the site with basic access (the invite flow).
-        let invite = json!({"email": "guest@example.com"});
-        let invited = operator
-            .expect(
-                201,
-                "POST",
-                &format!("/api/v3/sites/{site}/teams/invite"),
-                Some(&invite),
-            )
-            .await;
-        let guest = Api::new(&cms, &cms.guest_token("guest@example.com").await);
-        let accept = json!({"token": invited["invite_token"]});
-        guest
-            .expect(
-                200,
-                "POST",
-                &format!("/api/v3/sites/{site}/teams/invite/accept"),
-                Some(&accept),
-            )
-            .await;
+        let guest = invite_guest(&cms, &operator, &site, "guest@example.com", json!({})).await;
 
         let shown = guest.get_ok(&charger_path(&uuid)).await;
         assert_eq!(

@@ -7,15 +7,11 @@
 //! Team A is the operator (the Operators team, owner of the default site, and their personal
 //! team); team B is a guest (`--guest`: another customer), whose token has every scope.
 
+use crate::support::rest::{create_site, invite_guest, team_of_type, uuid_of};
 use crate::support::{Api, Charger, Cms, eventually, on_both_stores};
 use serde_json::{Value, json};
 
 const UNAUTHORIZED: &str = "This action is unauthorized.";
-
-fn site_fields(name: &str) -> Value {
-    json!({"name": name, "street": "Stationsplein", "house_number": 12,
-           "postal_code": "1012 AB", "city": "Amsterdam", "country": "NL"})
-}
 
 /// `data` of a 201 answer.
 async fn created(api: &Api, path: &str, body: Value) -> Value {
@@ -35,15 +31,6 @@ fn uuids(list: &Value) -> Vec<String> {
         .as_array()
         .unwrap_or_else(|| panic!("no data array: {list}"));
     data.iter().map(|item| text(&item["uuid"])).collect()
-}
-
-/// The caller's team of `type` (`operators`, `personal`, ...).
-async fn team_of_type(api: &Api, team_type: &str) -> Value {
-    let teams = api.get_ok("/api/v2/teams").await;
-    let data = teams["data"].as_array().expect("a data array");
-    let team = data.iter().find(|t| t["type"] == team_type);
-    team.unwrap_or_else(|| panic!("no {team_type} team in {teams}"))
-        .clone()
 }
 
 /// Boots `identity` (already registered), reports connector 1, and charges once with a meter
@@ -168,7 +155,7 @@ on_both_stores!(
         let _charger = charge_once(&cms, &a, "CP-ISO-1", &charger_uuid).await;
         let site = uuids(&a.get_ok("/api/v3/sites").await).remove(0);
         let site_id = a.get_ok(&format!("/api/v3/sites/{site}")).await["data"]["id"].clone();
-        let own_site = created(&a, "/api/v3/sites", site_fields("A's depot")).await;
+        let own_site = create_site(&a, "A's depot").await;
         let team = created(
             &a,
             "/api/v2/teams",
@@ -221,7 +208,7 @@ on_both_stores!(
         let b = Api::new(&cms, &cms.guest_token("b@example.org").await);
         let b_team = team_of_type(&b, "personal").await;
         let (b_team_uuid, b_team_id) = (text(&b_team["uuid"]), b_team["id"].clone());
-        let b_site = created(&b, "/api/v3/sites", site_fields("B's yard")).await;
+        let b_site = create_site(&b, "B's yard").await;
         let b_site_uuid = text(&b_site["uuid"]);
         let b_charger = created(
             &b,
@@ -476,32 +463,15 @@ on_both_stores!(
         let charger_uuid = cms.add_charger("CP-ISO-2").await;
         let _charger = charge_once(&cms, &a, "CP-ISO-2", &charger_uuid).await;
         let site = uuids(&a.get_ok("/api/v3/sites").await).remove(0);
-        let other_site =
-            text(&created(&a, "/api/v3/sites", site_fields("A's depot")).await["uuid"]);
+        let other_site = uuid_of(&create_site(&a, "A's depot").await);
         let hidden_charger = cms
             .add_charger_with("CP-ISO-3", &["--site", &other_site])
             .await;
 
         // A invites B to the default site with basic access; B accepts for their personal team.
-        let invite = json!({"email": "b@example.org", "data_access": false});
-        let invited = a
-            .expect(
-                201,
-                "POST",
-                &format!("/api/v3/sites/{site}/teams/invite"),
-                Some(&invite),
-            )
-            .await;
-        let b = Api::new(&cms, &cms.guest_token("b@example.org").await);
+        let basic_access = json!({"data_access": false});
+        let b = invite_guest(&cms, &a, &site, "b@example.org", basic_access).await;
         let b_team = team_of_type(&b, "personal").await;
-        let accept = json!({"token": invited["invite_token"]});
-        b.expect(
-            200,
-            "POST",
-            &format!("/api/v3/sites/{site}/teams/invite/accept"),
-            Some(&accept),
-        )
-        .await;
 
         // B sees the site and its charger, with basic permissions.
         let basic = json!({"basic": true, "sensitive": false, "full": false});

@@ -1,6 +1,7 @@
 //! Meters (endpoints 4 and 12): a CT meter attached to a charger shows the charger's Inlet
 //! currents per phase, and the power when the charger reports Inlet voltages too.
 
+use crate::support::rest::{invite_guest, operators_site, team_of_type};
 use crate::support::{Api, Charger, Cms, assert_record_time, eventually, on_both_stores};
 use serde_json::{Value, json};
 
@@ -8,12 +9,8 @@ const NO_POWER: &str = "Power information cannot be retrieved.";
 
 /// The id of the operators' team, which owns the default site `cms charger add` uses.
 async fn operators_team(api: &Api) -> i64 {
-    let teams = api.get_ok("/api/v2/teams").await;
-    teams["data"]
-        .as_array()
-        .and_then(|teams| teams.iter().find(|t| t["type"] == "operators"))
-        .and_then(|team| team["id"].as_i64())
-        .unwrap_or_else(|| panic!("no operators' team among {teams}"))
+    let team = team_of_type(api, "operators").await;
+    team["id"].as_i64().expect("an integer id")
 }
 
 fn meters_path(team: impl std::fmt::Display) -> String {
@@ -235,19 +232,10 @@ on_both_stores!(
 /// Invites `email` to the charger's site (the default site) and accepts for their personal
 /// team; returns their client and that team's id.
 async fn granted_guest(cms: &Cms, owner: &Api, email: &str, data_access: bool) -> (Api, i64) {
-    let site = owner.get_ok("/api/v3/sites").await["data"][0]["uuid"].clone();
-    let invite = json!({"email": email, "data_access": data_access});
-    let invite_path = format!(
-        "/api/v3/sites/{}/teams/invite",
-        site.as_str().expect("uuid")
-    );
-    let invited = owner.expect(201, "POST", &invite_path, Some(&invite)).await;
-    let guest = Api::new(cms, &cms.guest_token(email).await);
-    let accept = json!({"token": invited["invite_token"]});
-    let accept_path = format!("{invite_path}/accept");
-    guest.expect(200, "POST", &accept_path, Some(&accept)).await;
-    let teams = guest.get_ok("/api/v2/teams").await;
-    let team = teams["data"][0]["id"]
+    let site = operators_site(owner).await;
+    let access = json!({"data_access": data_access});
+    let guest = invite_guest(cms, owner, &site, email, access).await;
+    let team = team_of_type(&guest, "personal").await["id"]
         .as_i64()
         .expect("the guest's personal team");
     (guest, team)

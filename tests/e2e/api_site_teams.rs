@@ -2,6 +2,7 @@
 //! (basic, sensitive, listed assets), and what the owner team changes: sensitive data, assets,
 //! removal and ownership.
 
+use crate::support::rest::{accept_invite, create_site, invite, sorted_keys, uuid_of};
 use crate::support::{Api, assert_ocpp_time, assert_record_time, on_both_stores};
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -27,39 +28,6 @@ fn date_in_days(days: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-/// A site of the caller's personal team; returns its uuid.
-async fn create_site(api: &Api, name: &str) -> String {
-    let body = json!({
-        "name": name, "street": "Stationsplein", "house_number": 12, "postal_code": "1012 AB",
-        "city": "Amsterdam", "country": "NL"
-    });
-    let site = api.expect(201, "POST", "/api/v3/sites", Some(&body)).await;
-    site["data"]["uuid"]
-        .as_str()
-        .expect("a site uuid")
-        .to_string()
-}
-
-/// Invites `email` to the site with `body`'s access; returns the token.
-async fn invite(api: &Api, site: &str, email: &str, mut body: Value) -> String {
-    body["email"] = json!(email);
-    let path = format!("/api/v3/sites/{site}/teams/invite");
-    let answer = api.expect(201, "POST", &path, Some(&body)).await;
-    answer["invite_token"]
-        .as_str()
-        .expect("a token")
-        .to_string()
-}
-
-/// Accepts an invite for the caller's personal team; returns the team's access.
-async fn accept(api: &Api, site: &str, token: &str) -> Value {
-    let path = format!("/api/v3/sites/{site}/teams/invite/accept");
-    let answer = api
-        .expect(200, "POST", &path, Some(&json!({"token": token})))
-        .await;
-    answer["data"].clone()
-}
-
 /// The caller's permissions on the site, from the sites list (`None`: not listed).
 async fn site_permissions(api: &Api, site: &str) -> Option<Value> {
     let page = api.get_ok("/api/v3/sites").await;
@@ -76,15 +44,8 @@ fn permissions(basic: bool, sensitive: bool, full: bool) -> Option<Value> {
 
 /// Every field of a team's access, with its type.
 fn assert_access_shape(access: &Value) {
-    let mut keys: Vec<&str> = access
-        .as_object()
-        .unwrap_or_else(|| panic!("an access: {access}"))
-        .keys()
-        .map(String::as_str)
-        .collect();
-    keys.sort();
     assert_eq!(
-        keys,
+        sorted_keys(access),
         [
             "accessible_assets",
             "can_access_all_assets",
@@ -123,7 +84,7 @@ on_both_stores!(
     |cms| {
         let owner = Api::new(&cms, &cms.create_token(OWNER, None).await);
         let guest = Api::new(&cms, &cms.guest_token(GUEST).await);
-        let site = create_site(&owner, "Depot").await;
+        let site = uuid_of(&create_site(&owner, "Depot").await);
         let listed = cms.add_charger_with("CP-TEAM-A", &["--site", &site]).await;
         let unlisted = cms.add_charger_with("CP-TEAM-B", &["--site", &site]).await;
         let site_path = format!("/api/v3/sites/{site}");
@@ -169,7 +130,7 @@ on_both_stores!(
             .expect("a deep link");
         assert!(deep_link.contains(&format!("token={token}")), "{deep_link}");
 
-        let access = accept(&guest, &site, &token).await;
+        let access = accept_invite(&guest, &site, &token).await;
         assert_access_shape(&access);
         assert_eq!(
             (
@@ -325,7 +286,7 @@ on_both_stores!(ownership_moves_to_a_guest_team_and_back_by_invite, |cms| {
     let owner = Api::new(&cms, &cms.create_token(OWNER, None).await);
     let guest = Api::new(&cms, &cms.guest_token(GUEST).await);
     let stranger = Api::new(&cms, &cms.guest_token("stranger@example.com").await);
-    let site = create_site(&owner, "Depot").await;
+    let site = uuid_of(&create_site(&owner, "Depot").await);
     let site_path = format!("/api/v3/sites/{site}");
     let token = invite(&owner, &site, GUEST, json!({"data_access": false})).await;
 
@@ -333,7 +294,7 @@ on_both_stores!(ownership_moves_to_a_guest_team_and_back_by_invite, |cms| {
     let accept_path = format!("{site_path}/teams/invite/accept");
     let answer = stranger.post(&accept_path, &json!({"token": token})).await;
     assert_eq!(answer.status, 403, "another address: {}", answer.body);
-    let access = accept(&guest, &site, &token).await;
+    let access = accept_invite(&guest, &site, &token).await;
     assert_eq!(access["sensitive_data"], false);
     assert_eq!(
         site_permissions(&guest, &site).await,
@@ -396,7 +357,7 @@ on_both_stores!(
     |cms| {
         let owner = Api::new(&cms, &cms.create_token(OWNER, None).await);
         let guest = Api::new(&cms, &cms.guest_token(GUEST).await);
-        let site = create_site(&owner, "Depot").await;
+        let site = uuid_of(&create_site(&owner, "Depot").await);
         let site_path = format!("/api/v3/sites/{site}");
         let invite_path = format!("{site_path}/teams/invite");
         let today = date_in_days(0);
@@ -513,7 +474,7 @@ on_both_stores!(
             "accepting needs teams:write: {}",
             answer.body
         );
-        let guest_team = accept(&guest, &site, &token).await["uuid"]
+        let guest_team = accept_invite(&guest, &site, &token).await["uuid"]
             .as_str()
             .unwrap()
             .to_string();

@@ -1,32 +1,14 @@
 //! Sites over the REST API: create, list, show, update (endpoint 6) and delete, who may do
 //! which, and the v2 list of a site's connectors (endpoint 10).
 
+use crate::support::rest::{create_site, site_body, sorted_keys};
 use crate::support::{Api, Charger, assert_record_time, eventually, on_both_stores};
 use serde_json::{Value, json};
 
-/// The body of a new site.
-fn new_site(name: &str) -> Value {
-    json!({
-        "name": name, "street": "Stationsplein", "house_number": 12,
-        "house_number_addition": "A", "postal_code": "1012 AB", "city": "Amsterdam",
-        "country": "NL"
-    })
-}
-
-/// Creates a site with `api`'s token; returns it.
-async fn create_site(api: &Api, name: &str) -> Value {
-    api.expect(201, "POST", "/api/v3/sites", Some(&new_site(name)))
-        .await["data"]
-        .clone()
-}
-
 /// Every field of the reference's site resource, with its type.
 fn assert_site_shape(site: &Value) {
-    let object = site.as_object().unwrap_or_else(|| panic!("a site: {site}"));
-    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
-    keys.sort();
     assert_eq!(
-        keys,
+        sorted_keys(site),
         [
             "address",
             "capabilities",
@@ -162,7 +144,7 @@ on_both_stores!(
             "city",
             "country",
         ] {
-            let mut body = new_site("Depot");
+            let mut body = site_body("Depot");
             body.as_object_mut().unwrap().remove(field);
             let errors = api
                 .expect_invalid("POST", "/api/v3/sites", Some(&body))
@@ -173,7 +155,7 @@ on_both_stores!(
                 "without {field}: {errors}"
             );
         }
-        let mut without_addition = new_site("Depot");
+        let mut without_addition = site_body("Depot");
         without_addition
             .as_object_mut()
             .unwrap()
@@ -193,7 +175,7 @@ on_both_stores!(
             ))
             .await["data"][0]["uuid"]
             .clone();
-        let mut body = new_site("Depot");
+        let mut body = site_body("Depot");
         body["team_uuid"] = guest_team.clone();
         let errors = api
             .expect_invalid("POST", "/api/v3/sites", Some(&body))
@@ -288,7 +270,7 @@ on_both_stores!(sites_are_private_to_their_teams_and_scopes, |cms| {
             .send_authorized("PUT", &path, Some(&json!({})), None)
             .await,
         operator
-            .send_authorized("POST", "/api/v3/sites", Some(&new_site("X")), None)
+            .send_authorized("POST", "/api/v3/sites", Some(&site_body("X")), None)
             .await,
     ] {
         assert_eq!(answer.status, 401, "{}", answer.body);
@@ -309,7 +291,7 @@ on_both_stores!(sites_are_private_to_their_teams_and_scopes, |cms| {
     for (api, method, path, body) in [
         (&chargers_only, "GET", "/api/v3/sites", None),
         (&chargers_only, "GET", path.as_str(), None),
-        (&read_only, "POST", "/api/v3/sites", Some(new_site("X"))),
+        (&read_only, "POST", "/api/v3/sites", Some(site_body("X"))),
         (&read_only, "PUT", path.as_str(), Some(json!({"name": "X"}))),
         (&read_only, "DELETE", path.as_str(), None),
     ] {
@@ -353,15 +335,8 @@ on_both_stores!(a_team_lists_the_connectors_of_its_site_over_v2, |cms| {
     })
     .await;
     for (n, connector) in connectors.iter().enumerate() {
-        let mut keys: Vec<&str> = connector
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        keys.sort();
         assert_eq!(
-            keys,
+            sorted_keys(connector),
             [
                 "charger_id",
                 "connector_id",

@@ -1,6 +1,7 @@
 //! Personal access tokens managed by their owner, through the REST API
 //! (`/api/v3/user/tokens`) and the command line (`cms token list|revoke|regenerate`).
 
+use crate::support::rest::sorted_keys;
 use crate::support::{Api, Cms, assert_record_time, on_both_stores};
 use serde_json::{Value, json};
 
@@ -18,15 +19,8 @@ fn token_id(plain: &str) -> i64 {
 
 /// A token as the API shows it: exactly these fields, never a secret.
 fn assert_token_shape(token: &Value) {
-    let mut keys: Vec<&str> = token
-        .as_object()
-        .expect("a token object")
-        .keys()
-        .map(String::as_str)
-        .collect();
-    keys.sort();
     assert_eq!(
-        keys,
+        sorted_keys(token),
         [
             "created_at",
             "id",

@@ -1,11 +1,12 @@
 //! The charger identity of the connection URL, parsed once at the boundary.
 
+use cms_credentials::{CHARGER_IDENTITY_LEN, CredentialError, check_charger_identity};
 use percent_encoding::percent_decode_str;
 use std::fmt;
 use std::sync::Arc;
 
 /// Longest identity a charger may have (OCPP security whitepaper: 48 characters).
-pub const MAX_IDENTITY_LEN: usize = 48;
+pub const MAX_IDENTITY_LEN: usize = *CHARGER_IDENTITY_LEN.end();
 
 /// A valid charger identity: 1 to 48 characters of `A-Z a-z 0-9 * - _ = : + | @ .`, the
 /// character set OCPP 2.0.1 fixes for identities and 1.6 chargers keep to in practice.
@@ -25,19 +26,19 @@ pub enum IdentityError {
 }
 
 impl ChargerIdentity {
-    /// Parses an identity as a user or the command line writes it.
+    /// Parses an identity as a user or the command line writes it. The rule is the one the
+    /// API registers identities by ([`check_charger_identity`]), so that every registered
+    /// charger can connect.
     pub fn parse(text: &str) -> Result<Self, IdentityError> {
         if text.is_empty() {
             return Err(IdentityError::Empty);
         }
-        if text.chars().count() > MAX_IDENTITY_LEN {
-            return Err(IdentityError::TooLong);
+        match check_charger_identity(text) {
+            Ok(()) => Ok(ChargerIdentity(text.into())),
+            Err(CredentialError::IdentityLength) => Err(IdentityError::TooLong),
+            // The only other refusal: IdentityCharacters.
+            Err(_) => Err(IdentityError::BadCharacter),
         }
-        let allowed = |c: char| c.is_ascii_alphanumeric() || "*-_=:+|@.".contains(c);
-        if !text.chars().all(allowed) {
-            return Err(IdentityError::BadCharacter);
-        }
-        Ok(ChargerIdentity(text.into()))
     }
 
     /// Parses the last segment of `/ocpp/{identity}`, percent-decoding it first.

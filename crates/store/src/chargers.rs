@@ -3,7 +3,6 @@
 
 use crate::access::{CHARGER_GRANTS, Permissions};
 use crate::{Result, Store, StoreError, accounts::operators_team, flag, now_record_time};
-use cms_credentials::{check_charger_identity, check_charger_password, hash_secret};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -16,25 +15,6 @@ pub struct NewCharger {
     pub password_hash: Option<String>,
     /// The site to put it in; `None` for the operators' default site.
     pub site_uuid: Option<String>,
-}
-
-impl NewCharger {
-    /// Whether the gateway would accept `identity` in a connection URL: a charger registered
-    /// under any other could never connect.
-    pub fn identity_is_valid(identity: &str) -> bool {
-        check_charger_identity(identity).is_ok()
-    }
-
-    /// Whether `password` meets the OCPP security whitepaper's rules for a Basic-auth password.
-    pub fn password_is_valid(password: &str) -> bool {
-        check_charger_password(password).is_ok()
-    }
-
-    /// Gives the charger a Basic-auth password, kept only hashed.
-    pub fn with_password(mut self, password: &str) -> NewCharger {
-        self.password_hash = Some(hash_secret(password));
-        self
-    }
 }
 
 /// A connector as the API shows it: what the charger reported (status, error) and what the
@@ -60,7 +40,8 @@ pub struct ConnectorRow {
     pub updated_at: String,
 }
 
-const CONNECTOR_COLUMNS: &str = "id, charger_id, connector_id, status, error, error_info,
+pub(crate) const CONNECTOR_COLUMNS: &str =
+    "id, charger_id, connector_id, status, error, error_info,
     vendor_id, vendor_error_code, max_amperage, max_voltage, standard, format, power_type,
     phase_rotation, created_at, updated_at";
 
@@ -354,17 +335,7 @@ async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
 mod tests {
     use super::*;
     use crate::StateChange;
-    use crate::test_support::store_test;
-
-    async fn operator_charger(store: &Store, new: NewCharger) -> ChargerRow {
-        let op = store.ensure_user("op@example.com").await.unwrap();
-        let uuid = store.add_charger(&new).await.unwrap();
-        store
-            .charger_visible_to(op.id, &uuid)
-            .await
-            .unwrap()
-            .unwrap()
-    }
+    use crate::test_support::{operator_charger, store_test};
 
     fn status(connector_id: i64, status: &str) -> StateChange {
         StateChange::Status {
@@ -432,15 +403,11 @@ mod tests {
     );
 
     store_test!(a_registered_password_is_kept_hashed, |store| {
-        assert!(NewCharger::identity_is_valid("CP*01@site.nl"));
-        assert!(!NewCharger::identity_is_valid("CP 01"));
-        assert!(NewCharger::password_is_valid("sixteen-chars-ok"));
-        assert!(!NewCharger::password_is_valid("with:colon-and-long-enough"));
         let new = NewCharger {
             identity: "CP-1".into(),
+            password_hash: Some(cms_credentials::hash_secret("sixteen-chars-ok")),
             ..Default::default()
-        }
-        .with_password("sixteen-chars-ok");
+        };
         let charger = operator_charger(&store, new).await;
         assert!(charger.permissions.full && charger.permissions.sensitive);
         let stored = store

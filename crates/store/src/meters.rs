@@ -118,25 +118,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::store_test;
-    use crate::{NewCharger, StateChange};
-
-    async fn charger(store: &Store, identity: &str) -> i64 {
-        let user = store.ensure_user("op@example.com").await.unwrap();
-        let uuid = store
-            .add_charger(&NewCharger {
-                identity: identity.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        store
-            .charger_visible_to(user.id, &uuid)
-            .await
-            .unwrap()
-            .unwrap()
-            .id
-    }
+    use crate::StateChange;
+    use crate::test_support::{charger_id, store_test};
 
     fn reading(identity: &str, connector: i64, value: &str, second: u32) -> StateChange {
         let at = format!("2026-02-10T09:00:{second:02}.000000Z");
@@ -150,7 +133,7 @@ mod tests {
     }
 
     store_test!(a_charger_gets_one_meter_of_a_kind_from_its_team, |store| {
-        let cp = charger(&store, "CP-1").await;
+        let cp = charger_id(&store, "CP-1").await;
         let operator = store.ensure_user("op@example.com").await.unwrap();
         let guest = store
             .ensure_user_in("guest@example.com", false)
@@ -187,8 +170,8 @@ mod tests {
     store_test!(
         a_meter_reads_every_connector_of_its_charger_newest_first,
         |store| {
-            let cp = charger(&store, "CP-1").await;
-            charger(&store, "CP-2").await;
+            let cp = charger_id(&store, "CP-1").await;
+            charger_id(&store, "CP-2").await;
             assert!(
                 store
                     .latest_readings_of_charger(cp)

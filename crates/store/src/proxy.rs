@@ -112,8 +112,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::NewCharger;
-    use crate::test_support::store_test;
+    use crate::test_support::{charger_id, store_test};
 
     fn server(url: &str, role: &str) -> NewProxyServer {
         NewProxyServer {
@@ -122,25 +121,8 @@ mod tests {
         }
     }
 
-    async fn charger(store: &Store, identity: &str) -> i64 {
-        let op = store.ensure_user("op@example.com").await.unwrap();
-        let uuid = store
-            .add_charger(&NewCharger {
-                identity: identity.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        store
-            .charger_visible_to(op.id, &uuid)
-            .await
-            .unwrap()
-            .unwrap()
-            .id
-    }
-
     store_test!(a_proxy_list_is_replaced_in_order, |store| {
-        let id = charger(&store, "CP-1").await;
+        let id = charger_id(&store, "CP-1").await;
         assert!(store.proxy_servers(id).await.unwrap().is_empty());
         assert_eq!(store.vendor_role(id).await.unwrap(), None);
         let first = store
@@ -190,8 +172,8 @@ mod tests {
     });
 
     store_test!(a_proxy_list_is_per_charger_and_all_or_nothing, |store| {
-        let one = charger(&store, "CP-1").await;
-        let two = charger(&store, "CP-2").await;
+        let one = charger_id(&store, "CP-1").await;
+        let two = charger_id(&store, "CP-2").await;
         let shared = server("wss://proxy.example/ocpp", "leader");
         store
             .set_proxy(one, "ROLE_FOLLOWER", std::slice::from_ref(&shared))

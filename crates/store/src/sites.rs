@@ -6,8 +6,9 @@
 //! keep it that way, so a team is either the owner or a guest of a site, never both.
 
 use crate::access::{CHARGER_GRANTS, Permissions, SITE_GRANTS};
+use crate::chargers::CONNECTOR_COLUMNS;
 use crate::teams::Team;
-use crate::{Result, Store, StoreError, now_record_time};
+use crate::{ConnectorRow, Result, Store, StoreError, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use std::collections::HashMap;
@@ -142,20 +143,6 @@ impl SiteChanges {
         to.country = self.country.unwrap_or(to.country);
         to
     }
-}
-
-/// A connector of a site's charger, as the v2 site connectors list shows it.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct SiteConnector {
-    pub id: i64,
-    pub charger_id: i64,
-    pub connector_id: i64,
-    pub status: String,
-    pub error: String,
-    pub error_info: Option<String>,
-    pub max_amperage: Option<i64>,
-    pub created_at: String,
-    pub updated_at: String,
 }
 
 impl Store {
@@ -311,7 +298,7 @@ impl Store {
         user_id: i64,
         team_id: i64,
         site_id: i64,
-    ) -> Result<Option<Vec<SiteConnector>>> {
+    ) -> Result<Option<Vec<ConnectorRow>>> {
         let reach = sqlx::query(
             "SELECT s.team_id AS owner_team_id, a.id AS access_id, a.can_access_all_assets
              FROM sites s JOIN team_user tu ON tu.team_id = $2 AND tu.user_id = $1
@@ -331,14 +318,13 @@ impl Store {
         if !owner && access_id.is_none() {
             return Ok(None);
         }
-        let connectors = sqlx::query_as(
-            "SELECT k.id, k.charger_id, k.connector_id, k.status, k.error, k.error_info,
-                k.max_amperage, k.created_at, k.updated_at
-             FROM connectors k JOIN chargers c ON c.id = k.charger_id
-             WHERE c.site_id = $1 AND ($2 = 1 OR EXISTS (SELECT 1 FROM site_access_assets x
-                WHERE x.site_access_id = $3 AND x.charger_id = c.id))
-             ORDER BY c.id, k.connector_id",
-        )
+        let connectors = sqlx::query_as(&format!(
+            "SELECT {CONNECTOR_COLUMNS} FROM connectors WHERE charger_id IN (
+                SELECT c.id FROM chargers c
+                WHERE c.site_id = $1 AND ($2 = 1 OR EXISTS (SELECT 1 FROM site_access_assets x
+                    WHERE x.site_access_id = $3 AND x.charger_id = c.id)))
+             ORDER BY charger_id, connector_id"
+        ))
         .bind(site_id)
         .bind(i64::from(all_assets))
         .bind(access_id)

@@ -38,3 +38,24 @@ pub async fn postgres() -> Option<Store> {
     let url = crate::testing::fresh_schema(&url).await.unwrap();
     Some(Store::open_url(&url).await.unwrap())
 }
+
+/// Registers `new` (on the operators' default site, unless it names one) and returns it as an
+/// operator sees it.
+pub async fn operator_charger(store: &Store, new: crate::NewCharger) -> crate::ChargerRow {
+    let op = store.ensure_user("op@example.com").await.unwrap();
+    let uuid = store.add_charger(&new).await.unwrap();
+    store
+        .charger_visible_to(op.id, &uuid)
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// Registers `identity` on the operators' default site; returns its id.
+pub async fn charger_id(store: &Store, identity: &str) -> i64 {
+    let new = crate::NewCharger {
+        identity: identity.into(),
+        ..Default::default()
+    };
+    operator_charger(store, new).await.id
+}

@@ -90,28 +90,11 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::store_test;
-    use crate::{NewCharger, StateChange};
+    use crate::StateChange;
+    use crate::test_support::{charger_id, store_test};
 
     fn at(minute: u32) -> String {
         format!("2026-02-10T09:{minute:02}:00.000000Z")
-    }
-
-    async fn charger(store: &Store, identity: &str) -> i64 {
-        let user = store.ensure_user("op@example.com").await.unwrap();
-        let uuid = store
-            .add_charger(&NewCharger {
-                identity: identity.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        store
-            .charger_visible_to(user.id, &uuid)
-            .await
-            .unwrap()
-            .unwrap()
-            .id
     }
 
     fn start(identity: &str, id: i64, connector: i64, tag: &str, minute: u32) -> StateChange {
@@ -149,8 +132,8 @@ mod tests {
     }
 
     store_test!(each_filter_narrows_a_chargers_transactions, |store| {
-        let cp1 = charger(&store, "CP-1").await;
-        let cp2 = charger(&store, "CP-2").await;
+        let cp1 = charger_id(&store, "CP-1").await;
+        let cp2 = charger_id(&store, "CP-2").await;
         store
             .apply(&[
                 start("CP-1", 1, 1, "TAG-A", 0),

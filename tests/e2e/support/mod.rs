@@ -9,6 +9,7 @@ mod cms;
 pub mod fleet;
 mod metrics;
 mod process;
+pub mod rest;
 pub mod station;
 mod time;
 pub mod topic;

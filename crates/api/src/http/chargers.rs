@@ -12,13 +12,17 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
-use crate::http::pagination::{PER_PAGE, Page, page_number};
+use crate::http::lookup::{
+    charger_with_sensitive_data, not_found, owned_site, path_number, visible_charger, visible_site,
+};
+use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, PermissionsBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
+use cms_credentials::{check_charger_identity, check_charger_password, hash_secret};
 use cms_store::{ChargerRow, NewCharger, Scope, StoreError};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -251,13 +255,10 @@ pub async fn create_site_charger(
     mut input: Input,
 ) -> Result<(StatusCode, Json<Data<Charger>>), ApiError> {
     caller.require(Scope::CHARGERS_WRITE)?;
-    let (_, permissions) = visible_site(&state, &caller, &site_uuid).await?;
-    if !permissions.full {
-        return Err(ApiError::Forbidden);
-    }
+    owned_site(&state, &caller, &site_uuid).await?;
     let identity = input.required_string("identity", 48.0);
     if let Some(identity) = &identity {
-        if !NewCharger::identity_is_valid(identity) {
+        if check_charger_identity(identity).is_err() {
             input.fail("identity", "The identity field format is invalid.");
         } else if state.store.charger_password(identity).await?.is_some() {
             // Registered already (with or without a password): the gateway's look-up says so.
@@ -267,7 +268,7 @@ pub async fn create_site_charger(
     let reference = input.string("reference", Rules::optional().nullable().max(255.0));
     let password = input.string("password", Rules::optional().nullable().between(16.0, 40.0));
     if let Some(Some(password)) = &password
-        && !NewCharger::password_is_valid(password)
+        && check_charger_password(password).is_err()
     {
         input.fail("password", "The password field format is invalid.");
     }
@@ -277,20 +278,18 @@ pub async fn create_site_charger(
             "validation passed without an identity".into(),
         ));
     };
-    let mut new = NewCharger {
+    let new = NewCharger {
         identity,
         reference: reference.flatten(),
-        password_hash: None,
+        // Kept only hashed.
+        password_hash: password.flatten().as_deref().map(hash_secret),
         site_uuid: Some(site_uuid),
     };
-    if let Some(password) = password.flatten() {
-        new = new.with_password(&password);
-    }
     let uuid = match state.store.add_charger(&new).await {
         Ok(uuid) => uuid,
         // Registered by someone else since the check above.
         Err(StoreError::Conflict(_)) => return Err(ApiError::invalid("identity", IDENTITY_TAKEN)),
-        Err(StoreError::NotFound(_)) => return Err(site_missing()),
+        Err(StoreError::NotFound(_)) => return Err(not_found("Site")),
         Err(e) => return Err(e.into()),
     };
     let charger = visible_charger(&state, &caller, &uuid).await?;
@@ -322,18 +321,9 @@ pub async fn latest_meter_value(
     Path((charger_uuid, connector_id)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::METER_VALUES_READ)?;
-    let charger = state
-        .store
-        .charger_visible_to(caller.user_id(), &charger_uuid)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("Charger not found.".into()))?;
-    // Meter readings are sensitive data: a team granted only basic access sees the charger,
-    // not what it measures.
-    if !charger.permissions.sensitive {
-        return Err(ApiError::Forbidden);
-    }
-    let connector_missing = || ApiError::NotFound("Connector not found.".into());
-    let connector_id: u32 = connector_id.parse().map_err(|_| connector_missing())?;
+    // Meter readings are sensitive data.
+    let charger = charger_with_sensitive_data(&state, &caller, &charger_uuid).await?;
+    let connector_id: u32 = path_number(&connector_id, "Connector")?;
     let meter_value = match state.cache.get(&charger.identity, connector_id) {
         Some(reading) => reading.meter_value,
         None if state
@@ -343,7 +333,7 @@ pub async fn latest_meter_value(
         {
             bytes::Bytes::from_static(b"[]")
         }
-        None => return Err(connector_missing()),
+        None => return Err(not_found("Connector")),
     };
     // The cached array is already JSON: frame it rather than parse and re-serialise it.
     let mut body = Vec::with_capacity(meter_value.len() + 40);
@@ -360,40 +350,10 @@ async fn charger_page(
     site_id: Option<i64>,
     page: i64,
 ) -> Result<(Vec<Charger>, i64), ApiError> {
-    let offset = (page - 1).saturating_mul(PER_PAGE);
+    let offset = page_offset(page);
     let (rows, total) = state
         .store
         .chargers_visible_to(caller.user_id(), site_id, PER_PAGE, offset)
         .await?;
     Ok((rows.into_iter().map(Charger::from).collect(), total))
-}
-
-/// The charger `charger_uuid` if the caller sees it, with their permissions; else 404.
-async fn visible_charger(
-    state: &AppState,
-    caller: &Caller,
-    charger_uuid: &str,
-) -> Result<ChargerRow, ApiError> {
-    state
-        .store
-        .charger_visible_to(caller.user_id(), charger_uuid)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("Charger not found.".into()))
-}
-
-/// The site `site_uuid` (id and the caller's permissions) if the caller sees it; else 404.
-async fn visible_site(
-    state: &AppState,
-    caller: &Caller,
-    site_uuid: &str,
-) -> Result<(i64, cms_store::Permissions), ApiError> {
-    state
-        .store
-        .site_grant(caller.user_id(), site_uuid)
-        .await?
-        .ok_or_else(site_missing)
-}
-
-fn site_missing() -> ApiError {
-    ApiError::NotFound("Site not found.".into())
 }

@@ -6,6 +6,7 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
+use crate::http::lookup::{charger_with_sensitive_data, forbidden_unless, not_found, path_number};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -86,19 +87,12 @@ pub async fn by_chargee(
     Path(chargee): Path<String>,
 ) -> Result<Json<Data<MeterBody>>, ApiError> {
     caller.require(Scope::METERS_READ)?;
-    let charger = state
-        .store
-        .charger_visible_to(caller.user_id(), &chargee)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("Charger not found.".into()))?;
-    if !charger.permissions.sensitive {
-        return Err(ApiError::Forbidden);
-    }
+    let charger = charger_with_sensitive_data(&state, &caller, &chargee).await?;
     let meter = state
         .store
         .meter_of_charger(charger.id, CT_METER)
         .await?
-        .ok_or_else(|| ApiError::NotFound("Meter not found.".into()))?;
+        .ok_or_else(|| not_found("Meter"))?;
     Ok(Json(Data::new(meter_body(&state, meter).await?)))
 }
 
@@ -126,14 +120,13 @@ pub async fn create(
     mut input: Input,
 ) -> Result<(StatusCode, Json<Data<MeterBody>>), ApiError> {
     caller.require(Scope::METERS_WRITE)?;
-    let team_missing = || ApiError::NotFound("Team not found.".into());
-    let team_id: i64 = team_id.parse().map_err(|_| team_missing())?;
+    let team_id: i64 = path_number(&team_id, "Team")?;
     if !state
         .store
         .meter_team_member(team_id, caller.user_id())
         .await?
     {
-        return Err(team_missing());
+        return Err(not_found("Team"));
     }
     let kind = input
         .one_of("type", Rules::required(), &[CT_METER])
@@ -149,9 +142,7 @@ pub async fn create(
         .await?
         .ok_or_else(|| ApiError::invalid("charger_id", "The selected charger id is invalid."))?;
     // Attaching hardware changes the charger's installation: the site's owner team does it.
-    if !access.full {
-        return Err(ApiError::Forbidden);
-    }
+    forbidden_unless(access.full)?;
     let meter = match state.store.add_meter(team_id, charger_id, &kind).await {
         Err(StoreError::Conflict(_)) => {
             let message = format!("The charger already has a {kind}.");

@@ -25,6 +25,12 @@ pub fn page_number(raw: Option<&str>) -> Result<i64, ApiError> {
     }
 }
 
+/// How many items come before page `page`: what the store skips. Saturating: `?page=` may be
+/// any integer a client sends, up to i64::MAX.
+pub fn page_offset(page: i64) -> i64 {
+    (page - 1).saturating_mul(PER_PAGE)
+}
+
 /// A page of a list: `data`, plus Laravel's `links` and `meta` with relative URLs.
 #[derive(Serialize, ToSchema)]
 pub struct Page<T> {
@@ -56,8 +62,7 @@ impl<T> Page<T> {
     pub fn new(path: &str, page: i64, total: i64, data: Vec<T>) -> Page<T> {
         let url = |n: i64| format!("{path}?page={n}");
         let last_page = ((total + PER_PAGE - 1) / PER_PAGE).max(1);
-        // Saturating: `?page=` may be any integer a client sends, up to i64::MAX.
-        let first_item = (page - 1).saturating_mul(PER_PAGE).saturating_add(1);
+        let first_item = page_offset(page).saturating_add(1);
         let count = data.len() as i64;
         Page {
             links: Links {

@@ -5,14 +5,15 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
-use crate::http::pagination::{PER_PAGE, Page, page_number};
+use crate::http::lookup::{not_found, owned_site, path_number};
+use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, EmptyBody, ErrorBody, PermissionsBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use cms_store::sites::{Site, SiteChanges, SiteConnector};
+use cms_store::sites::{Site, SiteChanges};
 use cms_store::teams::Team;
-use cms_store::{Permissions, Scope, StoreError};
+use cms_store::{ConnectorRow, Scope, StoreError};
 use serde::Serialize;
 use std::collections::HashMap;
 use utoipa::ToSchema;
@@ -154,8 +155,8 @@ pub struct ConnectorV2Body {
     pub updated_at: String,
 }
 
-impl From<SiteConnector> for ConnectorV2Body {
-    fn from(c: SiteConnector) -> Self {
+impl From<ConnectorRow> for ConnectorV2Body {
+    fn from(c: ConnectorRow) -> Self {
         ConnectorV2Body {
             id: c.id,
             charger_id: c.charger_id,
@@ -170,40 +171,9 @@ impl From<SiteConnector> for ConnectorV2Body {
     }
 }
 
-fn site_not_found() -> ApiError {
-    ApiError::NotFound("Site not found.".into())
-}
-
-/// The site `uuid` with the caller's permissions on it; 404 if the caller does not reach it.
-pub(super) async fn reachable_site(
-    state: &AppState,
-    caller: &Caller,
-    uuid: &str,
-) -> Result<(i64, Permissions), ApiError> {
-    state
-        .store
-        .site_grant(caller.user_id(), uuid)
-        .await?
-        .ok_or_else(site_not_found)
-}
-
-/// The id of site `uuid` if the caller's team owns it: 404 if the caller does not reach it,
-/// 403 if it reaches it as a guest.
-pub(super) async fn owned_site(
-    state: &AppState,
-    caller: &Caller,
-    uuid: &str,
-) -> Result<i64, ApiError> {
-    let (site_id, permissions) = reachable_site(state, caller, uuid).await?;
-    if !permissions.full {
-        return Err(ApiError::Forbidden);
-    }
-    Ok(site_id)
-}
-
 async fn site_body(state: &AppState, caller: &Caller, uuid: &str) -> Result<SiteBody, ApiError> {
     let site = state.store.site_visible_to(caller.user_id(), uuid).await?;
-    Ok(site.ok_or_else(site_not_found)?.into())
+    Ok(site.ok_or_else(|| not_found("Site"))?.into())
 }
 
 /// Reads `team_uuid`, a team the caller belongs to (default: the caller's personal team).
@@ -286,7 +256,7 @@ pub async fn list(
 ) -> Result<Json<Page<SiteBody>>, ApiError> {
     caller.require(Scope::SITES_READ)?;
     let page = page_number(query.get("page").map(String::as_str))?;
-    let offset = (page - 1).saturating_mul(PER_PAGE);
+    let offset = page_offset(page);
     let (sites, total) = state
         .store
         .sites_visible_to(caller.user_id(), PER_PAGE, offset)
@@ -438,14 +408,13 @@ pub async fn team_site_connectors(
     Path((team_id, site_id)): Path<(String, String)>,
 ) -> Result<Json<Data<Vec<ConnectorV2Body>>>, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
-    let (Ok(team_id), Ok(site_id)) = (team_id.parse::<i64>(), site_id.parse::<i64>()) else {
-        return Err(site_not_found());
-    };
+    let team_id: i64 = path_number(&team_id, "Site")?;
+    let site_id: i64 = path_number(&site_id, "Site")?;
     let connectors = state
         .store
         .site_connectors_of_team(caller.user_id(), team_id, site_id)
         .await?
-        .ok_or_else(site_not_found)?;
+        .ok_or_else(|| not_found("Site"))?;
     let data = connectors.into_iter().map(ConnectorV2Body::from).collect();
     Ok(Json(Data::new(data)))
 }

@@ -6,6 +6,7 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
+use crate::http::lookup::{not_found, path_number};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -285,12 +286,11 @@ pub async fn delete_domain(
 ) -> Result<Json<DeletedBody>, ApiError> {
     caller.require(Scope::TEAMS_WRITE)?;
     let team = member_team(&state, &caller, &team_uuid).await?;
-    let missing = || ApiError::NotFound("Domain not found.".into());
-    let domain_id: i64 = domain_id.parse().map_err(|_| missing())?;
+    let domain_id: i64 = path_number(&domain_id, "Domain")?;
     if state.store.delete_team_domain(team.id, domain_id).await? {
         Ok(Json(DeletedBody {}))
     } else {
-        Err(missing())
+        Err(not_found("Domain"))
     }
 }
 
@@ -300,7 +300,7 @@ async fn member_team(state: &AppState, caller: &Caller, team_uuid: &str) -> Resu
         .store
         .member_team(caller.user_id(), team_uuid)
         .await?
-        .ok_or_else(|| ApiError::NotFound("Team not found.".into()))
+        .ok_or_else(|| not_found("Team"))
 }
 
 /// `text` as a lowercase DNS name, or `None` if it is not one: at least two dot-separated

@@ -6,7 +6,8 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
-use crate::http::pagination::{PER_PAGE, Page, page_number};
+use crate::http::lookup::{not_found, path_number};
+use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -93,7 +94,7 @@ pub async fn list(
 ) -> Result<Json<Page<TokenBody>>, ApiError> {
     caller.require(Scope::TOKENS_READ)?;
     let page = page_number(query.get("page").map(String::as_str))?;
-    let offset = (page - 1).saturating_mul(PER_PAGE);
+    let offset = page_offset(page);
     let (tokens, total) = state
         .store
         .personal_access_tokens(caller.user_id(), PER_PAGE, offset)
@@ -159,13 +160,13 @@ pub async fn revoke(
     Path(token_id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     caller.require(Scope::TOKENS_WRITE)?;
-    let id = token_id.parse::<i64>().map_err(|_| not_found())?;
+    let id: i64 = path_number(&token_id, "Token")?;
     if !state
         .store
         .revoke_personal_access_token(caller.user_id(), id)
         .await?
     {
-        return Err(not_found());
+        return Err(not_found("Token"));
     }
     Ok(Json(Value::Object(Default::default())))
 }
@@ -191,12 +192,12 @@ pub async fn regenerate(
     Path(token_id): Path<String>,
 ) -> Result<Json<NewTokenBody>, ApiError> {
     caller.require(Scope::TOKENS_WRITE)?;
-    let id = token_id.parse::<i64>().map_err(|_| not_found())?;
+    let id: i64 = path_number(&token_id, "Token")?;
     let (token, plain) = state
         .store
         .regenerate_personal_access_token(caller.user_id(), id)
         .await?
-        .ok_or_else(not_found)?;
+        .ok_or_else(|| not_found("Token"))?;
     Ok(Json(new_token(token, plain)))
 }
 
@@ -242,8 +243,4 @@ fn new_token(token: PersonalAccessToken, plain: String) -> NewTokenBody {
         data: token.into(),
         plain_text_token: plain,
     }
-}
-
-fn not_found() -> ApiError {
-    ApiError::NotFound("Token not found.".into())
 }

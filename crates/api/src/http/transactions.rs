@@ -8,6 +8,7 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules, attribute};
+use crate::http::lookup::charger_with_sensitive_data;
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -129,14 +130,7 @@ pub async fn list(
     body: Input,
 ) -> Result<Json<Data<Vec<TransactionBody>>>, ApiError> {
     caller.require(Scope::TRANSACTIONS_READ)?;
-    let charger = state
-        .store
-        .charger_visible_to(caller.user_id(), &charger_uuid)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("Charger not found.".into()))?;
-    if !charger.permissions.sensitive {
-        return Err(ApiError::Forbidden);
-    }
+    let charger = charger_with_sensitive_data(&state, &caller, &charger_uuid).await?;
     let mut input = body.or(query_input(query));
     let limit = input.integer(
         "limit",

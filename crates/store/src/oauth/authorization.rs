@@ -44,10 +44,11 @@ pub struct Decision {
     pub code: Option<String>,
 }
 
-/// A request row whose secret has been verified.
+/// A live request whose secret has been verified.
 struct Found {
     id: i64,
     user_id: Option<i64>,
+    pending: PendingAuthorization,
 }
 
 impl Store {
@@ -89,25 +90,8 @@ impl Store {
         secret: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<PendingAuthorization>> {
-        let Some(secret) = OpaqueSecret::parse(secret) else {
-            return Ok(None);
-        };
-        let row = sqlx::query(
-            "SELECT r.verifier_hash, r.scopes, r.user_id, c.name FROM oauth_authorization_requests r
-             JOIN oauth_clients c ON c.id = r.client_id
-             WHERE r.selector = $1 AND r.expires_at > $2",
-        )
-        .bind(&secret.selector)
-        .bind(format_record_time(now))
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row
-            .filter(|row| secret.matches(row.get("verifier_hash")))
-            .map(|row| PendingAuthorization {
-                client_name: row.get("name"),
-                scopes: split_scopes(row.get("scopes")),
-                logged_in: row.get::<Option<i64>, _>("user_id").is_some(),
-            }))
+        let found = self.find_request(secret, now).await?;
+        Ok(found.map(|found| found.pending))
     }
 
     /// Binds `user_id` to the request with this (login page) secret; returns the approval
@@ -152,6 +136,7 @@ impl Store {
         let Some(Found {
             id,
             user_id: Some(user_id),
+            ..
         }) = self.find_request(secret, now).await?
         else {
             return Ok(None);
@@ -199,13 +184,15 @@ impl Store {
         }))
     }
 
+    /// The live (unexpired) request with this secret.
     async fn find_request(&self, secret: &str, now: DateTime<Utc>) -> Result<Option<Found>> {
         let Some(secret) = OpaqueSecret::parse(secret) else {
             return Ok(None);
         };
         let row = sqlx::query(
-            "SELECT id, verifier_hash, user_id FROM oauth_authorization_requests
-             WHERE selector = $1 AND expires_at > $2",
+            "SELECT r.id, r.verifier_hash, r.scopes, r.user_id, c.name
+             FROM oauth_authorization_requests r JOIN oauth_clients c ON c.id = r.client_id
+             WHERE r.selector = $1 AND r.expires_at > $2",
         )
         .bind(&secret.selector)
         .bind(format_record_time(now))
@@ -213,9 +200,17 @@ impl Store {
         .await?;
         Ok(row
             .filter(|row| secret.matches(row.get("verifier_hash")))
-            .map(|row| Found {
-                id: row.get("id"),
-                user_id: row.get("user_id"),
+            .map(|row| {
+                let user_id: Option<i64> = row.get("user_id");
+                Found {
+                    id: row.get("id"),
+                    user_id,
+                    pending: PendingAuthorization {
+                        client_name: row.get("name"),
+                        scopes: split_scopes(row.get("scopes")),
+                        logged_in: user_id.is_some(),
+                    },
+                }
             }))
     }
 }

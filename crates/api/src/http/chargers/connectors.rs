@@ -5,15 +5,15 @@
 //! connector not reported yet is created `Unavailable` with `NoError`. Connector 0 is the
 //! charger itself, never a connector of its own.
 
-use super::visible_charger;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
+use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
-use cms_store::Scope;
+use cms_store::{ConnectorRow, Scope};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -69,11 +69,8 @@ pub struct Connector {
     pub updated_at: String,
 }
 
-/// A connector's full form from its store row. A macro: the store's row type is not exported
-/// by name.
-macro_rules! connector {
-    ($row:expr) => {{
-        let c = $row;
+impl From<ConnectorRow> for Connector {
+    fn from(c: ConnectorRow) -> Self {
         Connector {
             id: c.id,
             charger_id: c.charger_id,
@@ -92,7 +89,7 @@ macro_rules! connector {
             created_at: c.created_at,
             updated_at: c.updated_at,
         }
-    }};
+    }
 }
 
 /// The allowed phase rotations (see [`PHASE_ROTATIONS`]).
@@ -151,7 +148,7 @@ pub async fn list_connectors(
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     let rows = state.store.connectors(charger.id).await?;
     Ok(Json(Data::new(
-        rows.into_iter().map(|row| connector!(row)).collect(),
+        rows.into_iter().map(Connector::from).collect(),
     )))
 }
 
@@ -189,10 +186,8 @@ pub async fn update_connector(
         .parse::<i64>()
         .ok()
         .filter(|n| (1..=MAX_CONNECTOR).contains(n))
-        .ok_or_else(|| ApiError::NotFound("Connector not found.".into()))?;
-    if !charger.permissions.full {
-        return Err(ApiError::Forbidden);
-    }
+        .ok_or_else(|| not_found("Connector"))?;
+    forbidden_unless(charger.permissions.full)?;
     let phase_rotation = input
         .one_of("phase_rotation", Rules::required(), &PHASE_ROTATIONS)
         .flatten();
@@ -209,7 +204,7 @@ pub async fn update_connector(
         .store
         .configure_connector(charger.id, connector_id, &phase_rotation, max_amperage)
         .await?;
-    Ok(Json(Data::new(connector!(row))))
+    Ok(Json(Data::new(row.into())))
 }
 
 #[cfg(test)]

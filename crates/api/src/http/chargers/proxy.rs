@@ -6,11 +6,11 @@
 //! or a list of at most [`MAX_SERVERS`] `{websocket_url, role}`, which replaces the charger's
 //! list (`null` or absent empties it).
 
-use super::visible_charger;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
+use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -157,9 +157,7 @@ pub async fn set_proxy(
 ) -> Result<Json<Data<Vec<ProxyServerBody>>>, ApiError> {
     caller.require(Scope::CHARGERS_WRITE)?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
-    if !charger.permissions.full {
-        return Err(ApiError::Forbidden);
-    }
+    forbidden_unless(charger.permissions.full)?;
     let vendor_role = input
         .one_of("vendor_role", Rules::required(), &VENDOR_ROLES)
         .flatten();
@@ -181,7 +179,7 @@ pub async fn set_proxy(
         Ok(servers) => Ok(Json(Data::new(
             servers.into_iter().map(Into::into).collect(),
         ))),
-        Err(StoreError::NotFound(_)) => Err(ApiError::NotFound("Charger not found.".into())),
+        Err(StoreError::NotFound(_)) => Err(not_found("Charger")),
         Err(e) => Err(e.into()),
     }
 }

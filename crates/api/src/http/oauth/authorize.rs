@@ -5,7 +5,7 @@
 //! Until the client id and redirect URI are known to be good, a failure is an error page: a
 //! redirect to an unchecked URI would make this an open redirector.
 
-use super::codec::{decode_base64, parse_form, with_query};
+use super::codec::{Params, decode_base64, parse_form, with_query};
 use super::page;
 use crate::http::AppState;
 use crate::http::error::ApiError;
@@ -46,7 +46,7 @@ const GONE: &str = "This authorization request has expired or was already used. 
     )
 )]
 pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
-    let params = match Params::parse(query.as_deref().unwrap_or("")) {
+    let params = match Params::unique(parse_form(query.as_deref().unwrap_or(""))) {
         Ok(params) => params,
         Err(message) => return page::error(StatusCode::BAD_REQUEST, &message),
     };
@@ -232,29 +232,6 @@ fn redirect(location: &str) -> Response {
         .into_response()
 }
 
-/// Query parameters of the authorization request; each at most once (RFC 6749 §3.1), and
-/// empty ones count as absent.
-struct Params(HashMap<String, String>);
-
-impl Params {
-    fn parse(query: &str) -> Result<Params, String> {
-        let mut params = HashMap::new();
-        for (name, value) in parse_form(query) {
-            if params.insert(name.clone(), value).is_some() {
-                return Err(format!("The {name} parameter is given more than once."));
-            }
-        }
-        Ok(Params(params))
-    }
-
-    fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .get(name)
-            .map(String::as_str)
-            .filter(|v| !v.is_empty())
-    }
-}
-
 /// A form body's fields; absent ones read as empty.
 struct Form(HashMap<String, String>);
 
@@ -363,15 +340,5 @@ mod tests {
         );
         assert!(requested_scopes("").is_err());
         assert!(requested_scopes("chargers:read root").is_err());
-    }
-
-    #[test]
-    fn repeated_parameters_are_refused() {
-        assert!(Params::parse("client_id=a&client_id=b").is_err());
-        let params = Params::parse("client_id=a&state=").unwrap();
-        assert_eq!(
-            (params.get("client_id"), params.get("state")),
-            (Some("a"), None)
-        );
     }
 }

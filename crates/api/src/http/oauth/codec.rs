@@ -5,6 +5,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+use std::collections::HashMap;
 
 /// Decodes a form body or query string into its pairs, in order (`+` is a space). Malformed
 /// escapes are kept literally, as browsers do. A pair holding a NUL character is dropped: no
@@ -14,6 +15,30 @@ pub fn parse_form(text: &str) -> Vec<(String, String)> {
         .into_owned()
         .filter(|(name, value)| !name.contains('\0') && !value.contains('\0'))
         .collect()
+}
+
+/// The parameters of an OAuth request, each given at most once (RFC 6749 §3.1, §3.2); empty
+/// ones count as absent.
+pub struct Params(HashMap<String, String>);
+
+impl Params {
+    /// The parameters of `pairs`; `Err` says which one is given more than once.
+    pub fn unique(pairs: Vec<(String, String)>) -> Result<Params, String> {
+        let mut params = HashMap::new();
+        for (name, value) in pairs {
+            if params.insert(name.clone(), value).is_some() {
+                return Err(format!("The {name} parameter is given more than once."));
+            }
+        }
+        Ok(Params(params))
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
 }
 
 /// `application/x-www-form-urlencoded` decoding of one name or value (as in HTTP Basic client
@@ -84,6 +109,20 @@ mod tests {
             [("code".to_string(), "c".to_string())]
         );
         assert_eq!(form_decode("a%00b"), "a\u{fffd}b");
+    }
+
+    #[test]
+    fn repeated_parameters_are_refused() {
+        let unique = |query| Params::unique(parse_form(query));
+        assert_eq!(
+            unique("client_id=a&client_id=b").err().as_deref(),
+            Some("The client_id parameter is given more than once.")
+        );
+        let params = unique("client_id=a&state=").unwrap();
+        assert_eq!(
+            (params.get("client_id"), params.get("state")),
+            (Some("a"), None)
+        );
     }
 
     #[test]

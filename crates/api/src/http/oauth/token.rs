@@ -4,7 +4,7 @@
 //! `client_id` + `client_secret` in the body. Answers and errors in Passport's shapes.
 
 use super::authorize::requested_scopes;
-use super::codec::{decode_base64, form_decode, parse_form};
+use super::codec::{Params, decode_base64, form_decode, parse_form};
 use crate::http::AppState;
 use crate::http::error::ApiError;
 use axum::Json;
@@ -17,7 +17,6 @@ use chrono::Utc;
 use cms_store::oauth::{GrantError, IssuedTokens, OAuthClient};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::HashMap;
 use utoipa::ToSchema;
 
 /// A token request's parameters (form-encoded or JSON); which are required depends on
@@ -105,8 +104,8 @@ async fn issue(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<IssuedTokens, Refusal> {
-    let params = Params::parse(headers, body)?;
-    let grant_type = params.required("grant_type")?;
+    let params = token_params(headers, body)?;
+    let grant_type = required(&params, "grant_type")?;
     if !matches!(grant_type, "authorization_code" | "refresh_token") {
         return Err(Refusal::new(
             "unsupported_grant_type",
@@ -116,7 +115,7 @@ async fn issue(
     let client = authenticate_client(state, headers, &params).await?;
     let now = Utc::now();
     let issued = if grant_type == "authorization_code" {
-        let code = params.required("code")?;
+        let code = required(&params, "code")?;
         state
             .store
             .exchange_authorization_code(
@@ -128,7 +127,7 @@ async fn issue(
             )
             .await
     } else {
-        let refresh_token = params.required("refresh_token")?;
+        let refresh_token = required(&params, "refresh_token")?;
         let scopes = match params.get("scope") {
             Some(scope) => {
                 Some(requested_scopes(scope).map_err(|d| Refusal::new("invalid_scope", &d))?)
@@ -190,51 +189,32 @@ async fn authenticate_client(
     }
 }
 
-/// A token request's parameters, each at most once (RFC 6749 §3.2); empty ones count as absent.
-struct Params(HashMap<String, String>);
+/// A token request's parameters, form-encoded or (as Passport also takes them) JSON.
+fn token_params(headers: &HeaderMap, body: &[u8]) -> Result<Params, Refusal> {
+    let json = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    let pairs: Vec<(String, String)> = if json {
+        json_pairs(body)?
+    } else {
+        parse_form(&String::from_utf8_lossy(body))
+    };
+    Params::unique(pairs).map_err(|message| Refusal::new("invalid_request", &message))
+}
 
-impl Params {
-    fn parse(headers: &HeaderMap, body: &[u8]) -> Result<Params, Refusal> {
-        let json = headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| {
-                v.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("application/json")
-            });
-        let pairs: Vec<(String, String)> = if json {
-            json_pairs(body)?
-        } else {
-            parse_form(&String::from_utf8_lossy(body))
-        };
-        let mut params = HashMap::new();
-        for (name, value) in pairs {
-            if params.insert(name.clone(), value).is_some() {
-                return Err(Refusal::new(
-                    "invalid_request",
-                    &format!("The {name} parameter is given more than once."),
-                ));
-            }
-        }
-        Ok(Params(params))
-    }
-
-    fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .get(name)
-            .map(String::as_str)
-            .filter(|v| !v.is_empty())
-    }
-
-    fn required(&self, name: &str) -> Result<&str, Refusal> {
-        self.get(name).ok_or_else(|| {
-            Refusal::new(
-                "invalid_request",
-                &format!("The {name} parameter is missing."),
-            )
-        })
-    }
+/// The parameter `name`, which the request must have.
+fn required<'a>(params: &'a Params, name: &str) -> Result<&'a str, Refusal> {
+    params.get(name).ok_or_else(|| {
+        Refusal::new(
+            "invalid_request",
+            &format!("The {name} parameter is missing."),
+        )
+    })
 }
 
 /// A JSON object's members as parameters: strings, and numbers as their text (Passport's

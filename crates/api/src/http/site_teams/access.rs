@@ -6,8 +6,8 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
+use crate::http::lookup::{not_found, owned_site, visible_site};
 use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
-use crate::http::sites::{owned_site, reachable_site};
 use axum::Json;
 use axum::extract::{Path, State};
 use cms_store::Scope;
@@ -36,7 +36,7 @@ pub struct AssetsRequest {
 pub(super) type AccessAnswer = Result<Json<Data<TeamAccessBody>>, ApiError>;
 
 fn team_not_found() -> ApiError {
-    ApiError::NotFound("Team not found.".into())
+    not_found("Team")
 }
 
 /// A guest team's access to a site the caller's team owns: 404 if the team has none, 422 on
@@ -70,7 +70,7 @@ async fn known_teams(
     caller: &Caller,
     site_uuid: &str,
 ) -> Result<Vec<TeamAccess>, ApiError> {
-    let (site_id, permissions) = reachable_site(state, caller, site_uuid).await?;
+    let (site_id, permissions) = visible_site(state, caller, site_uuid).await?;
     let member = (!permissions.full).then(|| caller.user_id());
     Ok(state.store.site_teams(site_id, member).await?)
 }
@@ -246,7 +246,7 @@ pub async fn request_sensitive(
     Path((site_uuid, team_uuid)): Path<(String, String)>,
 ) -> AccessAnswer {
     caller.require(Scope::SITES_WRITE)?;
-    let (site_id, _) = reachable_site(&state, &caller, &site_uuid).await?;
+    let (site_id, _) = visible_site(&state, &caller, &site_uuid).await?;
     let team = state
         .store
         .acting_team(caller.user_id(), Some(&team_uuid))

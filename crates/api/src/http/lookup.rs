@@ -1,0 +1,97 @@
+//! The look-ups handlers start with, and the answers they give, in one place so that every
+//! endpoint refuses alike: a resource the caller cannot see is a 404 worded as for one that
+//! does not exist (uuids and ids cannot be probed); one they see but may not change, or whose
+//! sensitive data they may not read, is a 403.
+
+use crate::http::AppState;
+use crate::http::auth::Caller;
+use crate::http::error::ApiError;
+use cms_store::{ChargerRow, Permissions};
+use std::str::FromStr;
+
+/// 404 `"<thing> not found."`.
+pub fn not_found(thing: &str) -> ApiError {
+    ApiError::NotFound(format!("{thing} not found."))
+}
+
+/// 403 unless `allowed`: for a resource the caller sees, but may not do this with.
+pub fn forbidden_unless(allowed: bool) -> Result<(), ApiError> {
+    if allowed {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden)
+    }
+}
+
+/// A numeric path segment naming a `thing`: one that does not parse names nothing, a 404.
+pub fn path_number<T: FromStr>(segment: &str, thing: &str) -> Result<T, ApiError> {
+    segment.parse().map_err(|_| not_found(thing))
+}
+
+/// The charger `charger_uuid` if the caller sees it, with their permissions; else 404.
+pub async fn visible_charger(
+    state: &AppState,
+    caller: &Caller,
+    charger_uuid: &str,
+) -> Result<ChargerRow, ApiError> {
+    state
+        .store
+        .charger_visible_to(caller.user_id(), charger_uuid)
+        .await?
+        .ok_or_else(|| not_found("Charger"))
+}
+
+/// [`visible_charger`], when the caller may also read its sensitive data (meter readings,
+/// id tags): a team granted only basic access sees the charger, not what it measures (403).
+pub async fn charger_with_sensitive_data(
+    state: &AppState,
+    caller: &Caller,
+    charger_uuid: &str,
+) -> Result<ChargerRow, ApiError> {
+    let charger = visible_charger(state, caller, charger_uuid).await?;
+    forbidden_unless(charger.permissions.sensitive)?;
+    Ok(charger)
+}
+
+/// The site `site_uuid` (its id and the caller's permissions) if the caller reaches it; else
+/// 404.
+pub async fn visible_site(
+    state: &AppState,
+    caller: &Caller,
+    site_uuid: &str,
+) -> Result<(i64, Permissions), ApiError> {
+    state
+        .store
+        .site_grant(caller.user_id(), site_uuid)
+        .await?
+        .ok_or_else(|| not_found("Site"))
+}
+
+/// The id of site `site_uuid` if the caller's team owns it: 404 if the caller does not reach
+/// it, 403 if it reaches it as a guest.
+pub async fn owned_site(
+    state: &AppState,
+    caller: &Caller,
+    site_uuid: &str,
+) -> Result<i64, ApiError> {
+    let (site_id, permissions) = visible_site(state, caller, site_uuid).await?;
+    forbidden_unless(permissions.full)?;
+    Ok(site_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_number_that_does_not_parse_is_not_found() {
+        assert_eq!(path_number::<i64>("42", "Token").ok(), Some(42));
+        for bad in ["", "x", "4.2", "99999999999999999999"] {
+            let Err(ApiError::NotFound(message)) = path_number::<i64>(bad, "Token") else {
+                panic!("{bad:?} is a number");
+            };
+            assert_eq!(message, "Token not found.");
+        }
+        assert!(path_number::<u32>("-1", "Connector").is_err());
+    }
+}
