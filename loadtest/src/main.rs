@@ -1,168 +1,154 @@
-//! `cms-loadtest`: opens many charger connections to a local gateway, boots them, keeps them
-//! alive with heartbeats, and reports how many held and what the gateway's memory did.
-//! Loopback only, bounded in count and time: it stops by itself at `--duration`.
+//! `cms-loadtest`: simulates a fleet of OCPP 1.6J chargers, each a real client on its own
+//! websocket, against a local gateway; measures connections, frame rates, answer latency,
+//! errors and the gateway's memory. Loopback only, bounded in count and time: it stops by
+//! itself after the ramp plus `--duration`.
 
+mod args;
+mod ocpp;
+mod progress;
+mod report;
+mod session;
+mod stats;
+
+use args::Args;
 use clap::Parser;
-use futures_util::{SinkExt, StreamExt};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use report::{Measured, Rss, Summary};
+use session::Plan;
+use stats::{Latency, Stats};
+use std::net::Ipv4Addr;
+use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-use tokio::net::TcpSocket;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use std::time::Duration;
+use tokio::time::{Instant, sleep_until};
 
-#[derive(Parser, Debug)]
-#[command(about = "Hold many idle OCPP 1.6J chargers against a local cms and measure its memory")]
-struct Args {
-    /// The gateway, on loopback: 127.0.0.1:9000.
-    #[arg(long, default_value = "127.0.0.1:9000")]
-    target: SocketAddr,
-    /// Chargers to connect; identities are PREFIX00001, PREFIX00002, ...
-    #[arg(long, default_value_t = 1000)]
-    chargers: usize,
-    #[arg(long, default_value = "LOAD-")]
-    prefix: String,
-    /// New connections per second.
-    #[arg(long, default_value_t = 2000)]
-    ramp: u64,
-    /// Seconds between heartbeats of each charger.
-    #[arg(long, default_value_t = 60)]
-    heartbeat: u64,
-    /// Seconds to hold the fleet once connected, then stop.
-    #[arg(long, default_value_t = 10)]
-    duration: u64,
-    /// The gateway's pid, to report its RSS before and after.
-    #[arg(long)]
-    pid: Option<u32>,
-}
+/// Latency histogram shards (chargers spread over them by index).
+const SHARDS: usize = 64;
+/// Ephemeral ports one source address offers, roughly.
+const PORTS_PER_SOURCE: usize = 28_000;
 
-#[derive(Default)]
-struct Counters {
-    connected: AtomicUsize,
-    failed: AtomicUsize,
-    booted: AtomicUsize,
-}
-
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+fn main() -> ExitCode {
     let args = Args::parse();
-    assert!(
-        args.target.ip().is_loopback(),
-        "load tests target loopback only"
-    );
-    let rss_before = args.pid.and_then(rss_kib);
-    let counters = Arc::new(Counters::default());
-    let stop_at = Instant::now()
-        + Duration::from_secs_f64(args.chargers as f64 / args.ramp.max(1) as f64)
-        + Duration::from_secs(args.duration);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads as usize)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cms-loadtest: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let summary = runtime.block_on(run(args.clone()));
+    if args.json {
+        println!("{}", summary.json());
+    } else {
+        print!("{}", summary.table());
+    }
+    if summary.connections == 0 && args.chargers > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+async fn run(args: Args) -> Summary {
+    warn_about_limits(&args);
+    let stats = Arc::new(Stats::new(SHARDS));
     let started = Instant::now();
+    let ramp_time = Duration::from_secs_f64(args.chargers as f64 / args.ramp as f64);
+    let stop_at = started + ramp_time + Duration::from_secs(args.duration);
+    let rss_start = args.pid.and_then(progress::rss_kib);
+    let progress = progress::spawn(stats.clone(), args.chargers, args.pid, args.quiet);
+
+    let meter_period =
+        (args.meter_rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.meter_rate));
     let mut tasks = Vec::with_capacity(args.chargers);
     for n in 0..args.chargers {
-        let identity = format!("{}{:05}", args.prefix, n + 1);
-        // ~28k ephemeral ports per source address: spread over 127.0.0.1, .2, ...
-        let source = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1 + (n / 20_000) as u8));
-        tasks.push(tokio::spawn(charger(
-            args.target,
-            source,
-            identity,
-            args.heartbeat,
+        let plan = Plan {
+            target: args.target,
+            source: Ipv4Addr::new(127, 0, 0, 1 + (n % args.source_addrs as usize) as u8),
+            identity: args::identity(&args.prefix, n + 1),
+            index: n,
+            heartbeat: Duration::from_secs(args.heartbeat),
+            meter_period,
+            transaction: args
+                .transactions
+                .then(|| Duration::from_secs(args.tx_seconds)),
+            timeout: Duration::from_secs(args.timeout),
             stop_at,
-            counters.clone(),
-        )));
-        let due = started + Duration::from_secs_f64((n + 1) as f64 / args.ramp.max(1) as f64);
-        tokio::time::sleep_until(due.into()).await;
+        };
+        tasks.push(tokio::spawn(session::run(plan, stats.clone())));
+        let due = started + Duration::from_secs_f64((n + 1) as f64 / args.ramp as f64);
+        if due >= stop_at {
+            break;
+        }
+        sleep_until(due).await;
     }
-    let wait_booted = Instant::now() + Duration::from_secs(30);
-    while counters.booted.load(Ordering::Relaxed) + counters.failed.load(Ordering::Relaxed)
-        < args.chargers
-        && Instant::now() < wait_booted
-    {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let boot_secs = started.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let rss_after = args.pid.and_then(rss_kib);
-    println!(
-        "chargers connected: {}",
-        counters.connected.load(Ordering::Relaxed)
-    );
-    println!(
-        "chargers booted:    {} (in {boot_secs:.1} s)",
-        counters.booted.load(Ordering::Relaxed)
-    );
-    println!(
-        "connections failed: {}",
-        counters.failed.load(Ordering::Relaxed)
-    );
-    if let (Some(before), Some(after)) = (rss_before, rss_after) {
-        let held = counters.connected.load(Ordering::Relaxed).max(1);
-        let per = (after.saturating_sub(before)) as f64 * 1024.0 / held as f64;
-        println!(
-            "gateway RSS: {before} KiB before, {after} KiB with the fleet: {per:.0} bytes per connection"
-        );
-    }
-    for task in tasks {
-        let _ = task.await;
-    }
-}
 
-async fn charger(
-    target: SocketAddr,
-    source: IpAddr,
-    identity: String,
-    heartbeat: u64,
-    stop_at: Instant,
-    counters: Arc<Counters>,
-) {
-    let Ok(socket) = TcpSocket::new_v4() else {
-        return fail(&counters);
-    };
-    if socket.bind(SocketAddr::new(source, 0)).is_err() {
-        return fail(&counters);
+    // The steady window starts once every charger has connected and booted, or failed.
+    let settle_by = (Instant::now() + Duration::from_secs(args.timeout)).min(stop_at);
+    while Instant::now() < settle_by {
+        let s = stats.snapshot();
+        if s.established + s.failed >= tasks.len() as u64
+            && s.booted + s.boot_rejected + s.disconnects + s.timeouts >= s.established
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let Ok(stream) = socket.connect(target).await else {
-        return fail(&counters);
-    };
-    let url = format!("ws://{target}/ocpp/{identity}");
-    let Ok(mut request) = url.into_client_request() else {
-        return fail(&counters);
-    };
-    request
-        .headers_mut()
-        .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse().unwrap());
-    let Ok((mut ws, _)) = tokio_tungstenite::client_async(request, stream).await else {
-        return fail(&counters);
-    };
-    counters.connected.fetch_add(1, Ordering::Relaxed);
-    let boot = r#"[2,"boot","BootNotification",{"chargePointVendor":"cms","chargePointModel":"loadtest"}]"#;
-    if ws.send(Message::text(boot)).await.is_ok() && matches!(ws.next().await, Some(Ok(_))) {
-        counters.booted.fetch_add(1, Ordering::Relaxed);
-    }
-    let mut beat = tokio::time::interval(Duration::from_secs(heartbeat.max(1)));
-    beat.tick().await;
-    let stop = tokio::time::sleep_until(stop_at.into());
-    tokio::pin!(stop);
-    loop {
-        tokio::select! {
-            _ = &mut stop => break,
-            _ = beat.tick() => {
-                if ws.send(Message::text(r#"[2,"hb","Heartbeat",{}]"#)).await.is_err() { break }
-            }
-            // Keep reading so pings are answered and heartbeat answers are consumed.
-            next = ws.next() => if !matches!(next, Some(Ok(_))) { break },
+    let window_start = Instant::now();
+    let from = stats.snapshot();
+    // Read the end of the window just before the chargers start closing.
+    let end = stop_at
+        .checked_sub(Duration::from_millis(100))
+        .unwrap_or(stop_at)
+        .max(window_start);
+    sleep_until(end).await;
+    let to = stats.snapshot();
+    let window_s = window_start.elapsed().as_secs_f64();
+    let rss_end = args.pid.and_then(progress::rss_kib);
+
+    // Every session ends by itself at stop_at; give them a moment to close, then cut.
+    let grace = stop_at + Duration::from_secs(5);
+    for task in &mut tasks {
+        if tokio::time::timeout_at(grace, &mut *task).await.is_err() {
+            task.abort();
         }
     }
-    let _ = ws.close(None).await;
+    let rss_peak = progress.stop().await;
+    Summary::new(Measured {
+        target: args.target.to_string(),
+        chargers: args.chargers,
+        elapsed_s: started.elapsed().as_secs_f64(),
+        window: (from, to),
+        window_s,
+        total: stats.snapshot(),
+        latency: Latency::of(&stats.latency()),
+        rss: Rss {
+            start_kb: rss_start,
+            end_kb: rss_end,
+            peak_kb: rss_peak.max(rss_end).max(rss_start),
+        },
+    })
 }
 
-fn fail(counters: &Counters) {
-    counters.failed.fetch_add(1, Ordering::Relaxed);
-}
-
-/// Resident memory of a process, from /proc.
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+/// Says so on stderr when the run is likely to hit a limit of this machine.
+fn warn_about_limits(args: &Args) {
+    if let Some(files) = progress::open_files_limit()
+        && args.chargers as u64 + 64 > files
+    {
+        eprintln!(
+            "cms-loadtest: warning: {} chargers but only {files} open files allowed (ulimit -n)",
+            args.chargers
+        );
+    }
+    let ports = PORTS_PER_SOURCE * args.source_addrs as usize;
+    if args.chargers > ports {
+        eprintln!(
+            "cms-loadtest: warning: {} chargers over {} source address(es) (~{ports} ports); \
+             raise --source-addrs",
+            args.chargers, args.source_addrs
+        );
+    }
 }

@@ -310,8 +310,8 @@ const IDENTITY_TAKEN: &str = "The identity has already been taken.";
     responses(
         (status = 200, description = "`connectorId` and the `meterValue` array", body = serde_json::Value),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller's team may not read the charger's sensitive data"),
+        (status = 404, body = ErrorBody, description = "No such charger the caller sees, or a connector it never reported"),
     ),
     security(("bearer" = ["meter-values:read"]), ("oauth2" = ["meter-values:read"]))
 )]

@@ -1,0 +1,272 @@
+//! The end-of-run summary: a table for people, JSON for scripts.
+
+use crate::stats::{Latency, Snapshot};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Gateway memory, in KiB as /proc reports it.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Rss {
+    pub start_kb: Option<u64>,
+    pub end_kb: Option<u64>,
+    pub peak_kb: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub target: String,
+    pub chargers: usize,
+    /// Seconds of the steady window (after the ramp) the rates are measured over.
+    pub duration_s: f64,
+    /// Seconds of the whole run, ramp included.
+    pub elapsed_s: f64,
+    /// Websockets established.
+    pub connections: u64,
+    /// Websockets still open when the run ended.
+    pub open_at_end: u64,
+    pub failed: u64,
+    pub booted: u64,
+    pub boot_rejected: u64,
+    pub disconnects: u64,
+    pub callerrors: u64,
+    pub timeouts: u64,
+    pub server_calls: u64,
+    pub transactions: u64,
+    /// failed + boot_rejected + callerrors + timeouts + disconnects.
+    pub errors: u64,
+    pub frames_sent: u64,
+    pub frames_answered: u64,
+    /// Calls answered per second in the steady window.
+    pub frames_per_s: f64,
+    /// Calls sent per second in the steady window.
+    pub sent_per_s: f64,
+    pub latency_ms: Latency,
+    pub rss: Rss,
+    /// Gateway RSS growth from start to end, per connection held.
+    pub rss_kb_per_connection: Option<f64>,
+}
+
+/// What the run measured, to be summarised.
+pub struct Measured {
+    pub target: String,
+    pub chargers: usize,
+    pub elapsed_s: f64,
+    /// Counters when the steady window began and ended.
+    pub window: (Snapshot, Snapshot),
+    pub window_s: f64,
+    /// Counters at the very end (after closing).
+    pub total: Snapshot,
+    pub latency: Latency,
+    pub rss: Rss,
+}
+
+impl Summary {
+    pub fn new(m: Measured) -> Self {
+        let (from, to) = m.window;
+        let per_s = |n: u64| {
+            if m.window_s > 0.0 {
+                n as f64 / m.window_s
+            } else {
+                0.0
+            }
+        };
+        let rss_kb_per_connection = match (m.rss.start_kb, m.rss.end_kb) {
+            (Some(start), Some(end)) if to.open > 0 => {
+                Some(end.saturating_sub(start) as f64 / to.open as f64)
+            }
+            _ => None,
+        };
+        let t = m.total;
+        Self {
+            target: m.target,
+            chargers: m.chargers,
+            duration_s: m.window_s,
+            elapsed_s: m.elapsed_s,
+            connections: t.established,
+            open_at_end: to.open,
+            failed: t.failed,
+            booted: t.booted,
+            boot_rejected: t.boot_rejected,
+            disconnects: t.disconnects,
+            callerrors: t.callerrors,
+            timeouts: t.timeouts,
+            server_calls: t.server_calls,
+            transactions: t.transactions,
+            errors: t.errors(),
+            frames_sent: t.sent,
+            frames_answered: t.answered,
+            frames_per_s: per_s(to.answered.saturating_sub(from.answered)),
+            sent_per_s: per_s(to.sent.saturating_sub(from.sent)),
+            latency_ms: m.latency,
+            rss: m.rss,
+            rss_kb_per_connection,
+        }
+    }
+
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let mut row = |label: &str, value: String| {
+            let _ = writeln!(out, "{label:<24}{value}");
+        };
+        row("target", self.target.clone());
+        row(
+            "chargers",
+            format!(
+                "{} ({} booted, {} boot refused)",
+                self.chargers, self.booted, self.boot_rejected
+            ),
+        );
+        row(
+            "connections",
+            format!(
+                "{} established, {} failed, {} open at end",
+                self.connections, self.failed, self.open_at_end
+            ),
+        );
+        row(
+            "time",
+            format!(
+                "{:.1} s measured (after ramp), {:.1} s in all",
+                self.duration_s, self.elapsed_s
+            ),
+        );
+        row(
+            "frames",
+            format!(
+                "{} sent, {} answered",
+                self.frames_sent, self.frames_answered
+            ),
+        );
+        row(
+            "frames per second",
+            format!(
+                "{:.0} answered, {:.0} sent",
+                self.frames_per_s, self.sent_per_s
+            ),
+        );
+        let l = &self.latency_ms;
+        row(
+            "latency ms",
+            format!(
+                "p50 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}  mean {:.3}",
+                l.p50, l.p99, l.p999, l.max, l.mean
+            ),
+        );
+        row("transactions", self.transactions.to_string());
+        row(
+            "errors",
+            format!(
+                "{} ({} callerrors, {} timeouts, {} disconnects)",
+                self.errors, self.callerrors, self.timeouts, self.disconnects
+            ),
+        );
+        if self.server_calls > 0 {
+            row("calls from gateway", self.server_calls.to_string());
+        }
+        let kb = |v: Option<u64>| v.map_or("-".into(), |v| format!("{v} KiB"));
+        if self.rss.start_kb.is_some() {
+            row(
+                "gateway RSS",
+                format!(
+                    "{} at start, {} at end, {} peak",
+                    kb(self.rss.start_kb),
+                    kb(self.rss.end_kb),
+                    kb(self.rss.peak_kb)
+                ),
+            );
+        }
+        if let Some(per) = self.rss_kb_per_connection {
+            row(
+                "RSS per connection",
+                format!("{per:.2} KiB ({:.0} bytes)", per * 1024.0),
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn measured() -> Measured {
+        let from = Snapshot {
+            sent: 100,
+            answered: 90,
+            open: 10,
+            ..Snapshot::default()
+        };
+        let to = Snapshot {
+            sent: 1100,
+            answered: 1090,
+            open: 10,
+            ..Snapshot::default()
+        };
+        Measured {
+            target: "127.0.0.1:9000".into(),
+            chargers: 10,
+            elapsed_s: 12.0,
+            window: (from, to),
+            window_s: 10.0,
+            total: Snapshot {
+                established: 10,
+                failed: 1,
+                callerrors: 2,
+                sent: 1200,
+                answered: 1200,
+                ..Snapshot::default()
+            },
+            latency: Latency {
+                count: 1200,
+                p50: 0.5,
+                p99: 2.0,
+                p999: 4.0,
+                max: 5.0,
+                mean: 0.6,
+            },
+            rss: Rss {
+                start_kb: Some(1000),
+                end_kb: Some(1500),
+                peak_kb: Some(1600),
+            },
+        }
+    }
+
+    #[test]
+    fn rates_over_the_window() {
+        let s = Summary::new(measured());
+        assert_eq!(s.frames_per_s, 100.0);
+        assert_eq!(s.sent_per_s, 100.0);
+        assert_eq!(s.errors, 3);
+        assert_eq!(s.rss_kb_per_connection, Some(50.0));
+    }
+
+    #[test]
+    fn json_has_the_agreed_fields() {
+        let v: serde_json::Value = serde_json::from_str(&Summary::new(measured()).json()).unwrap();
+        assert_eq!(v["connections"], 10);
+        assert_eq!(v["frames_per_s"], 100.0);
+        assert_eq!(v["latency_ms"]["p50"], 0.5);
+        assert_eq!(v["latency_ms"]["p99"], 2.0);
+        assert_eq!(v["latency_ms"]["p999"], 4.0);
+        assert_eq!(v["errors"], 3);
+        assert_eq!(v["duration_s"], 10.0);
+        assert_eq!(v["rss_kb_per_connection"], 50.0);
+    }
+
+    #[test]
+    fn table_without_pid() {
+        let mut m = measured();
+        m.rss = Rss::default();
+        m.window_s = 0.0;
+        let s = Summary::new(m);
+        assert_eq!(s.frames_per_s, 0.0);
+        let t = s.table();
+        assert!(t.contains("p99.9 4.000"), "{t}");
+        assert!(!t.contains("RSS"), "{t}");
+    }
+}

@@ -1,0 +1,300 @@
+//! One simulated charger: its own websocket, one call outstanding at a time (closed loop).
+
+use crate::ocpp::{self, Incoming, Reading};
+use crate::stats::Stats;
+use futures_util::{SinkExt, StreamExt};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::time::{Instant, sleep_until, timeout_at};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+const CONNECTOR: u32 = 1;
+
+/// What one charger does and until when.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub target: SocketAddrV4,
+    pub source: Ipv4Addr,
+    pub identity: String,
+    /// The charger's 0-based index: picks its histogram shard and starting meter reading.
+    pub index: usize,
+    pub heartbeat: Duration,
+    /// Time between MeterValues; `None`: none.
+    pub meter_period: Option<Duration>,
+    /// Length of each transaction; `None`: no transactions.
+    pub transaction: Option<Duration>,
+    pub timeout: Duration,
+    pub stop_at: Instant,
+}
+
+/// Why a session ended early.
+#[derive(Debug)]
+enum End {
+    Closed,
+    TimedOut,
+}
+
+enum Reply {
+    Result(String),
+    Error,
+}
+
+/// Runs the charger until `plan.stop_at`, counting everything in `stats`.
+pub async fn run(plan: Plan, stats: Arc<Stats>) {
+    let c = &stats.counters;
+    let deadline = (Instant::now() + plan.timeout).min(plan.stop_at);
+    let ws = match timeout_at(deadline, connect(&plan)).await {
+        Ok(Ok(ws)) => ws,
+        _ => return Stats::bump(&c.failed),
+    };
+    Stats::bump(&c.established);
+    c.open.fetch_add(1, Ordering::Relaxed);
+    let mut session = Session {
+        ws,
+        next_id: 0,
+        meter: Meter::new(plan.index),
+        stats: stats.clone(),
+        plan,
+    };
+    let end = session.drive().await;
+    c.open.fetch_sub(1, Ordering::Relaxed);
+    match end {
+        Ok(()) => {
+            let closing = Instant::now() + Duration::from_secs(2);
+            let _ = timeout_at(closing, session.ws.close(None)).await;
+        }
+        Err(End::TimedOut) => {}
+        Err(End::Closed) => Stats::bump(&c.disconnects),
+    }
+}
+
+async fn connect(plan: &Plan) -> Result<WebSocketStream<TcpStream>, Box<dyn std::error::Error>> {
+    let socket = TcpSocket::new_v4()?;
+    socket.bind(SocketAddr::new(plan.source.into(), 0))?;
+    let stream = socket.connect(plan.target.into()).await?;
+    stream.set_nodelay(true)?;
+    let url = format!("ws://{}/ocpp/{}", plan.target, plan.identity);
+    let mut request = url.into_client_request()?;
+    request
+        .headers_mut()
+        .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse()?);
+    let (ws, _) = tokio_tungstenite::client_async(request, stream).await?;
+    Ok(ws)
+}
+
+/// A charger's energy register, advancing with the power it draws.
+struct Meter {
+    energy_wh: f64,
+    charging: bool,
+    last: Instant,
+    samples: u64,
+}
+
+impl Meter {
+    fn new(index: usize) -> Self {
+        Self {
+            // Chargers start from different, plausible register values.
+            energy_wh: 1_000_000.0 + (index % 997) as f64 * 3_517.0,
+            charging: false,
+            last: Instant::now(),
+            samples: 0,
+        }
+    }
+
+    fn read(&mut self) -> Reading {
+        let now = Instant::now();
+        let hours = now.duration_since(self.last).as_secs_f64() / 3600.0;
+        self.last = now;
+        self.samples += 1;
+        let wobble = (self.samples as f64 * 0.7).sin();
+        let voltage_v = 230.0 + 2.5 * wobble;
+        let current_a = if self.charging {
+            16.0 + 0.4 * wobble
+        } else {
+            0.0
+        };
+        self.energy_wh += voltage_v * current_a * hours;
+        Reading {
+            energy_wh: self.energy_wh,
+            current_a,
+            voltage_v,
+        }
+    }
+}
+
+struct Session {
+    ws: WebSocketStream<TcpStream>,
+    next_id: u64,
+    meter: Meter,
+    stats: Arc<Stats>,
+    plan: Plan,
+}
+
+impl Session {
+    async fn drive(&mut self) -> Result<(), End> {
+        let stats = self.stats.clone();
+        let c = &stats.counters;
+        match self
+            .call("BootNotification", ocpp::boot_notification())
+            .await?
+        {
+            Reply::Result(p) if ocpp::boot_status(&p).as_deref() == Some("Accepted") => {
+                Stats::bump(&c.booted)
+            }
+            _ => Stats::bump(&c.boot_rejected),
+        }
+        let status = ocpp::status_notification(CONNECTOR, "Available", &ocpp::now());
+        self.call("StatusNotification", &status).await?;
+
+        // Without transactions the charger draws power all along, so meter values still climb.
+        self.meter.charging = self.plan.transaction.is_none();
+        let now = Instant::now();
+        let mut next_beat = now + self.plan.heartbeat;
+        let mut next_meter = self.plan.meter_period.map(|p| now + p);
+        // (transactionId, id tag, when it ends)
+        let mut transaction: Option<(i64, String, Instant)> = None;
+        let mut next_start = self.plan.transaction.map(|_| now);
+        let mut cycle = 0u64;
+        loop {
+            let tx_due = match &transaction {
+                Some((_, _, ends)) => Some(*ends),
+                None => next_start,
+            };
+            let due = [Some(next_beat), next_meter, tx_due]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(self.plan.stop_at);
+            if due >= self.plan.stop_at {
+                self.idle_until(self.plan.stop_at).await?;
+                return Ok(());
+            }
+            self.idle_until(due).await?;
+            let now = Instant::now();
+            if tx_due.is_some_and(|t| t <= now) {
+                match transaction.take() {
+                    None => {
+                        cycle += 1;
+                        let tag = format!("LT{}-{cycle}", self.plan.index + 1);
+                        let start = self.meter.read().energy_wh as i64;
+                        let payload = ocpp::start_transaction(CONNECTOR, &tag, start, &ocpp::now());
+                        let answer = self.call("StartTransaction", &payload).await?;
+                        if let Reply::Result(p) = answer
+                            && let Some(id) = ocpp::transaction_id(&p)
+                        {
+                            Stats::bump(&c.transactions);
+                            self.meter.charging = true;
+                            let length = self.plan.transaction.unwrap_or_default();
+                            transaction = Some((id, tag, Instant::now() + length));
+                            let s = ocpp::status_notification(CONNECTOR, "Charging", &ocpp::now());
+                            self.call("StatusNotification", &s).await?;
+                        }
+                        // Refused: try again a heartbeat later.
+                        if transaction.is_none() {
+                            next_start = Some(Instant::now() + self.plan.heartbeat);
+                        }
+                    }
+                    Some((id, tag, _)) => {
+                        let stop = self.meter.read().energy_wh as i64;
+                        self.meter.charging = false;
+                        let payload = ocpp::stop_transaction(id, &tag, stop, &ocpp::now());
+                        self.call("StopTransaction", &payload).await?;
+                        let s = ocpp::status_notification(CONNECTOR, "Available", &ocpp::now());
+                        self.call("StatusNotification", &s).await?;
+                        next_start = Some(Instant::now());
+                    }
+                }
+            }
+            if let (Some(at), Some(period)) = (next_meter, self.plan.meter_period)
+                && at <= Instant::now()
+            {
+                let tx = transaction.as_ref().map(|(id, _, _)| *id);
+                let payload = ocpp::meter_values(CONNECTOR, tx, &ocpp::now(), self.meter.read());
+                self.call("MeterValues", &payload).await?;
+                // Closed loop: when behind, do not burst to catch up.
+                next_meter = Some((at + period).max(Instant::now()));
+            }
+            if next_beat <= Instant::now() {
+                self.call("Heartbeat", "{}").await?;
+                next_beat = (next_beat + self.plan.heartbeat).max(Instant::now());
+            }
+        }
+    }
+
+    /// Sends a call and waits for its answer, matched by message id.
+    async fn call(&mut self, action: &str, payload: &str) -> Result<Reply, End> {
+        self.next_id += 1;
+        let id = self.next_id.to_string();
+        let sent = Instant::now();
+        let stats = self.stats.clone();
+        let c = &stats.counters;
+        if self
+            .ws
+            .send(Message::text(ocpp::call(&id, action, payload)))
+            .await
+            .is_err()
+        {
+            return Err(End::Closed);
+        }
+        Stats::bump(&c.sent);
+        let deadline = sent + self.plan.timeout;
+        loop {
+            let Ok(next) = timeout_at(deadline, self.ws.next()).await else {
+                Stats::bump(&c.timeouts);
+                return Err(End::TimedOut);
+            };
+            let text = match next {
+                Some(Ok(Message::Text(text))) => text,
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return Err(End::Closed),
+                Some(Ok(_)) => continue,
+            };
+            match ocpp::parse(text.as_str()) {
+                Some(Incoming::Result { id: got, payload }) if got == id => {
+                    self.stats.record(self.plan.index, sent.elapsed());
+                    Stats::bump(&c.answered);
+                    return Ok(Reply::Result(payload.to_owned()));
+                }
+                Some(Incoming::Error { id: got, .. }) if got == id => {
+                    self.stats.record(self.plan.index, sent.elapsed());
+                    Stats::bump(&c.answered);
+                    Stats::bump(&c.callerrors);
+                    return Ok(Reply::Error);
+                }
+                Some(Incoming::Call { id: theirs }) => self.refuse(&theirs).await?,
+                // A late answer to an earlier call, or noise: not ours to wait for.
+                _ => {}
+            }
+        }
+    }
+
+    /// Waits until `until`, answering what the gateway sends meanwhile.
+    async fn idle_until(&mut self, until: Instant) -> Result<(), End> {
+        loop {
+            tokio::select! {
+                _ = sleep_until(until) => return Ok(()),
+                next = self.ws.next() => match next {
+                    Some(Ok(Message::Text(text))) => {
+                        if let Some(Incoming::Call { id }) = ocpp::parse(text.as_str()) {
+                            self.refuse(&id).await?;
+                        }
+                    }
+                    Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return Err(End::Closed),
+                    Some(Ok(_)) => {}
+                },
+            }
+        }
+    }
+
+    async fn refuse(&mut self, id: &str) -> Result<(), End> {
+        Stats::bump(&self.stats.counters.server_calls);
+        self.ws
+            .send(Message::text(ocpp::not_implemented(id)))
+            .await
+            .map_err(|_| End::Closed)
+    }
+}
