@@ -2,7 +2,8 @@
 //! every charger message and connection event to the bus, keyed by charger identity.
 #![forbid(unsafe_code)]
 
-mod calls;
+/// The frame path: public for its benchmark (`benches/frame_path.rs`).
+pub mod calls;
 mod directory;
 mod events;
 mod handshake;
@@ -18,6 +19,7 @@ pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
 pub use registry::RegistryDirectory;
+pub use transactions::TransactionIds;
 
 use bytes::Bytes;
 use cms_bus::{Publisher, Topics};
