@@ -7,7 +7,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{not_found, path_number};
-use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -115,10 +115,6 @@ pub struct NewDomainBody {
     #[schema(format = Hostname, max_length = 253)]
     domain: String,
 }
-
-/// `{}`: what a deletion answers.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DeletedBody {}
 
 /// The teams the caller belongs to, oldest first: their personal team among them.
 #[utoipa::path(
@@ -272,7 +268,7 @@ pub async fn add_domain(
         ("domain_id" = i64, Path, description = "The domain's id"),
     ),
     responses(
-        (status = 200, description = "Deleted", body = DeletedBody),
+        (status = 200, description = "Deleted", body = EmptyBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its domain"),
@@ -283,12 +279,12 @@ pub async fn delete_domain(
     State(state): State<AppState>,
     caller: Caller,
     Path((team_uuid, domain_id)): Path<(String, String)>,
-) -> Result<Json<DeletedBody>, ApiError> {
+) -> Result<Json<EmptyBody>, ApiError> {
     caller.require(Scope::TEAMS_WRITE)?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     let domain_id: i64 = path_number(&domain_id, "Domain")?;
     if state.store.delete_team_domain(team.id, domain_id).await? {
-        Ok(Json(DeletedBody {}))
+        Ok(Json(EmptyBody {}))
     } else {
         Err(not_found("Domain"))
     }

@@ -8,14 +8,13 @@ use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{not_found, path_number};
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
-use crate::http::schema::{ErrorBody, ValidationErrorBody};
+use crate::http::schema::{EmptyBody, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use cms_store::Scope;
 use cms_store::tokens::PersonalAccessToken;
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::HashMap;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -147,7 +146,7 @@ pub async fn create(
     tag = "Personal access tokens",
     params(("token_id" = i64, Path)),
     responses(
-        (status = 200, description = "An empty object: the token is revoked", body = serde_json::Value),
+        (status = 200, description = "An empty object: the token is revoked", body = EmptyBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write"),
         (status = 404, body = ErrorBody, description = "No such live token of the caller's"),
@@ -158,7 +157,7 @@ pub async fn revoke(
     State(state): State<AppState>,
     caller: Caller,
     Path(token_id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EmptyBody>, ApiError> {
     caller.require(Scope::TOKENS_WRITE)?;
     let id: i64 = path_number(&token_id, "Token")?;
     if !state
@@ -168,7 +167,7 @@ pub async fn revoke(
     {
         return Err(not_found("Token"));
     }
-    Ok(Json(Value::Object(Default::default())))
+    Ok(Json(EmptyBody {}))
 }
 
 /// Gives one of the caller's tokens a new secret, keeping its id, name and scopes; the old
