@@ -8,12 +8,19 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use cms_bus::{Message, Subscriber, Topics};
 use cms_ocpp::v16::{Action, Request, parse_request};
 use cms_store::{StateChange, Store};
+use futures_util::FutureExt;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Records taken from the bus per store transaction.
-const BATCH: usize = 1024;
+/// Records taken from the bus per store transaction. Large, so that a backlog (a fleet sending
+/// faster than the store takes rows) shrinks to one reading per connector per batch.
+const BATCH: usize = 16_384;
+/// How long records may gather after the first of a batch. Under load, bigger batches mean
+/// fewer store transactions and more readings skipped before parsing (a fleet sends many per
+/// connector); idle, a reading reaches the REST API this much later at most.
+const LINGER: Duration = Duration::from_millis(10);
 
 pub struct Materialiser {
     pub store: Store,
@@ -38,6 +45,7 @@ impl Materialiser {
                     continue;
                 }
             }
+            gather_more(&mut *subscriber, &mut batch).await;
             let started = Instant::now();
             let changes = self.changes_of(&batch);
             self.store_until_done(&changes).await;
@@ -67,7 +75,11 @@ impl Materialiser {
     fn changes_of(&self, batch: &[Message]) -> Vec<StateChange> {
         let mut changes = Vec::with_capacity(batch.len());
         let mut reading_at: HashMap<(String, i64), usize> = HashMap::new();
-        for message in batch {
+        let superseded = superseded_readings(batch, self.topics.messages);
+        for (i, message) in batch.iter().enumerate() {
+            if superseded[i] {
+                continue;
+            }
             let Some(change) = self.change_of(message) else {
                 continue;
             };
@@ -191,6 +203,64 @@ impl Materialiser {
     }
 }
 
+/// Lets a short batch fill up for `LINGER`, then takes what has arrived without waiting more.
+async fn gather_more(subscriber: &mut dyn Subscriber, batch: &mut Vec<Message>) {
+    if batch.len() >= BATCH {
+        return;
+    }
+    tokio::time::sleep(LINGER).await;
+    while batch.len() < BATCH {
+        match subscriber
+            .next_batch(batch, BATCH - batch.len())
+            .now_or_never()
+        {
+            Some(Ok(n)) if n > 0 => {}
+            // Nothing more yet, closed, or an error the next full read will report.
+            _ => break,
+        }
+    }
+}
+
+/// Which MeterValues records of the batch a newer reading of the same connector supersedes.
+/// Under load a batch holds many readings per connector and only the newest is kept, so the
+/// others are skipped before their payloads are parsed: the gateway's `connector_id` and
+/// `measured_at` headers tell which is newest (ties go to the later record). Records
+/// without those headers are never skipped.
+fn superseded_readings(batch: &[Message], messages_topic: &str) -> Vec<bool> {
+    let mut superseded = vec![false; batch.len()];
+    let mut newest: HashMap<(&[u8], &str), (&str, usize)> = HashMap::new();
+    for (i, message) in batch.iter().enumerate() {
+        let record = &message.record;
+        if record.topic != messages_topic
+            || record.header_str("action") != Some(Action::MeterValues.as_str())
+        {
+            continue;
+        }
+        let (Some(connector), Some(at)) = (
+            record.header_str("connector_id"),
+            record.header_str("measured_at"),
+        ) else {
+            continue;
+        };
+        match newest.entry((&record.key[..], connector)) {
+            Entry::Vacant(entry) => {
+                entry.insert((at, i));
+            }
+            Entry::Occupied(mut entry) => {
+                let (held_at, held) = *entry.get();
+                // Same fixed-width RFC 3339 form: text order is time order.
+                if at >= held_at {
+                    superseded[held] = true;
+                    entry.insert((at, i));
+                } else {
+                    superseded[i] = true;
+                }
+            }
+        }
+    }
+    superseded
+}
+
 fn connection_change(identity: String, value: &Bytes) -> Option<StateChange> {
     let event: serde_json::Value = serde_json::from_slice(value).ok()?;
     let session = event["session"].as_str()?.to_string();
@@ -227,4 +297,70 @@ fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
         last.insert((&message.record.topic, message.partition), message);
     }
     last.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cms_bus::{Header, Record};
+    use std::borrow::Cow;
+
+    fn reading(key: &'static str, connector: &'static str, at: Option<&'static str>) -> Message {
+        let mut headers = vec![
+            Header::new("action", "MeterValues"),
+            Header::new("connector_id", connector),
+        ];
+        if let Some(at) = at {
+            headers.push(Header::new("measured_at", at));
+        }
+        message("t.messages", key, headers)
+    }
+
+    fn message(topic: &'static str, key: &'static str, headers: Vec<Header>) -> Message {
+        Message {
+            record: Record {
+                topic: Cow::Borrowed(topic),
+                key: Bytes::from_static(key.as_bytes()),
+                headers,
+                value: Bytes::from_static(b"{}"),
+            },
+            partition: 0,
+            offset: 0,
+        }
+    }
+
+    #[test]
+    fn only_the_newest_reading_of_each_connector_is_kept() {
+        let t = |s: &'static str| Some(s);
+        let batch = [
+            reading("CP1", "1", t("2026-11-21T10:00:02.000000Z")),
+            reading("CP1", "1", t("2026-11-21T10:00:01.000000Z")),
+            reading("CP1", "1", t("2026-11-21T10:00:03.000000Z")),
+            reading("CP1", "2", t("2026-11-21T10:00:01.000000Z")),
+            reading("CP2", "1", t("2026-11-21T10:00:00.000000Z")),
+            // A tie: the later record wins.
+            reading("CP2", "1", t("2026-11-21T10:00:00.000000Z")),
+            // Without the headers (an older gateway, another producer): always parsed.
+            reading("CP1", "1", None),
+            message(
+                "t.messages",
+                "CP1",
+                vec![Header::new("action", "Heartbeat")],
+            ),
+            // Same headers on another topic: not a reading of this one.
+            message(
+                "t.other",
+                "CP1",
+                vec![
+                    Header::new("action", "MeterValues"),
+                    Header::new("connector_id", "1"),
+                    Header::new("measured_at", "2026-11-21T11:00:00.000000Z"),
+                ],
+            ),
+        ];
+        assert_eq!(
+            superseded_readings(&batch, "t.messages"),
+            [true, true, false, false, true, false, false, false, false]
+        );
+    }
 }

@@ -2,9 +2,10 @@
 //! memory, so the frame path is testable without sockets.
 
 use crate::metrics::FrameKind;
+use crate::record_time::record_time;
 use crate::transactions::{StartKey, TransactionIds};
 use bytes::Bytes;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use cms_bus::Topics;
 use cms_bus::{Header, Record};
 use cms_ocpp::v16::{Action, Request, answer, parse_request};
@@ -87,10 +88,7 @@ pub fn handle_text(
     let mut headers = vec![
         Header::new("action", action.as_str()),
         Header::new("message_id", Bytes::copy_from_slice(message_id.as_bytes())),
-        Header::new(
-            "received_at",
-            now.to_rfc3339_opts(SecondsFormat::Micros, true),
-        ),
+        Header::new("received_at", record_time(now)),
         Header::new("gateway", ctx.node.clone()),
         Header::new("session", ctx.session.clone()),
         Header::new("ocpp_version", "ocpp1.6"),
@@ -116,6 +114,15 @@ pub fn handle_text(
         }
         Request::StopTransaction(stop) if stop.id_tag.is_some() => {
             answer::id_tag_accepted().to_string()
+        }
+        Request::MeterValues(values) => {
+            // Lets a consumer keep only the newest reading per connector without parsing the
+            // ones it supersedes (the materialiser does, under load).
+            headers.push(Header::new("connector_id", values.connector_id.to_string()));
+            if let Some(newest) = values.meter_value.iter().map(|v| v.timestamp).max() {
+                headers.push(Header::new("measured_at", record_time(newest)));
+            }
+            answer::EMPTY.to_string()
         }
         Request::DataTransfer(_) => answer::data_transfer_unknown_vendor().to_string(),
         _ => answer::EMPTY.to_string(),

@@ -3,7 +3,7 @@
 use crate::Shared;
 use crate::metrics::DisconnectReason;
 use bytes::Bytes;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use cms_bus::{Header, Record};
 use std::borrow::Cow;
 
@@ -20,7 +20,7 @@ pub fn connection_record(
     event: ConnectionEvent,
     now: DateTime<Utc>,
 ) -> Record {
-    let at = now.to_rfc3339_opts(SecondsFormat::Micros, true);
+    let at = crate::record_time::record_time(now);
     let identity = String::from_utf8_lossy(identity_key);
     let session_text = String::from_utf8_lossy(session);
     let node = String::from_utf8_lossy(&shared.node);

@@ -76,7 +76,30 @@ fn meter_values_publish_the_chargers_own_payload_bytes() {
     assert_eq!(record.header_str("gateway"), Some("gw-1"));
     assert_eq!(record.header_str("session"), Some("s-1"));
     assert!(record.header_str("received_at").unwrap().ends_with('Z'));
+    assert_eq!(record.header_str("connector_id"), Some("1"));
+    assert_eq!(
+        record.header_str("measured_at"),
+        Some("2026-11-21T10:00:00.000000Z")
+    );
     assert_eq!(answer, r#"[3,"mv-1",{}]"#);
+}
+
+#[test]
+fn measured_at_is_the_newest_reading_of_the_frame() {
+    let fixture = Fixture::new();
+    let frame = r#"[2,"mv-2","MeterValues",{"connectorId":3,"meterValue":[
+        {"timestamp":"2026-11-21T10:00:05.5Z","sampledValue":[{"value":"2"}]},
+        {"timestamp":"2026-11-21T10:00:09+01:00","sampledValue":[{"value":"3"}]},
+        {"timestamp":"2026-11-21T09:00:07Z","sampledValue":[{"value":"1"}]}]}]"#;
+    let (_, record, _) = published(fixture.handle(frame));
+    assert_eq!(record.header_str("connector_id"), Some("3"));
+    assert_eq!(
+        record.header_str("measured_at"),
+        Some("2026-11-21T10:00:05.500000Z")
+    );
+    let (_, heartbeat, _) = published(fixture.handle(r#"[2,"h","Heartbeat",{}]"#));
+    assert_eq!(heartbeat.header("connector_id"), None);
+    assert_eq!(heartbeat.header("measured_at"), None);
 }
 
 #[test]
