@@ -29,11 +29,14 @@ pub struct Args {
     /// Seconds to hold the fleet once all connections were opened, then stop.
     #[arg(long, default_value_t = 10)]
     pub duration: u64,
-    /// The gateway's pid, to report its RSS (VmRSS) at start and end.
-    #[arg(long)]
-    pub pid: Option<u32>,
-    /// MeterValues per charger per second (may be fractional); 0: idle except heartbeats.
-    #[arg(long, default_value_t = 0.0, value_parser = parse_rate)]
+    /// The gateway's pid, to report its RSS (VmRSS) at start and end; several gateways:
+    /// `--pid 11,12,13` (their RSS is summed).
+    #[arg(long, value_delimiter = ',')]
+    pub pid: Vec<u32>,
+    /// MeterValues per charger per second (may be fractional), from the end of the ramp on
+    /// (transactions too); 0: idle except heartbeats;
+    /// `max`: closed loop, the next one as soon as the last is answered.
+    #[arg(long, default_value = "0", value_parser = parse_rate)]
     pub meter_rate: f64,
     /// Run StartTransaction, meter values, StopTransaction cycles.
     #[arg(long)]
@@ -41,9 +44,20 @@ pub struct Args {
     /// Seconds each transaction lasts, with --transactions.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub tx_seconds: u64,
-    /// Source addresses to spread sockets over: 127.0.0.1 ..= 127.0.0.N (~28k ports each).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=254))]
+    /// Source addresses to spread sockets over: 127.0.0.1 ..= 127.0.0.N (~28k ports each);
+    /// 0: as many as the fleet needs, one per 10,000 chargers.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=254))]
     pub source_addrs: u8,
+    /// Load tester processes to run the fleet in (a process may open only so many files);
+    /// 0: as many as this machine's open-file limit needs.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=256))]
+    pub processes: u16,
+    /// The number of the first charger (a process of a multi-process run plays a slice).
+    #[arg(long, default_value_t = 1, hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub first: u64,
+    /// Report to a parent process: JSON lines on stdout (samples, then the summary).
+    #[arg(long, hide = true)]
+    pub child: bool,
     /// Seconds to wait for the answer to a call (or for connect and handshake) before giving up.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
@@ -56,6 +70,9 @@ pub struct Args {
     /// No progress line on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Draw throughput and latency over time into this PNG file.
+    #[arg(long, value_name = "FILE.png")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// A `--target`: an IPv4 socket address whose host is in 127.0.0.0/8.
@@ -72,15 +89,40 @@ pub fn parse_loopback(s: &str) -> Result<SocketAddrV4, String> {
     }
 }
 
+/// A `--meter-rate`: a number >= 0, or `max` (infinite: as fast as answers come).
 fn parse_rate(s: &str) -> Result<f64, String> {
+    if s == "max" {
+        return Ok(f64::INFINITY);
+    }
     match s.parse::<f64>() {
         Ok(r) if r.is_finite() && r >= 0.0 => Ok(r),
-        _ => Err(format!("{s:?} is not a rate (a number >= 0)")),
+        _ => Err(format!("{s:?} is not a rate (a number >= 0, or max)")),
+    }
+}
+
+/// Chargers per source address when `--source-addrs` is left to choose. An address has ~28k
+/// ports, but the kernel's search for a free one slows down as they fill up (connects at 25k
+/// per address took most of the simulator's CPU), so stay well below.
+const CHARGERS_PER_SOURCE: usize = 10_000;
+
+impl Args {
+    /// Source addresses in use: as given, or enough for the fleet.
+    pub fn source_addrs(&self) -> u8 {
+        match self.source_addrs {
+            0 => self.chargers.div_ceil(CHARGERS_PER_SOURCE).clamp(1, 254) as u8,
+            n => n,
+        }
+    }
+
+    /// The source address of charger number `number` (1-based, over the whole fleet).
+    pub fn source_of(&self, number: u64) -> std::net::Ipv4Addr {
+        let k = (number - 1) % self.source_addrs() as u64;
+        std::net::Ipv4Addr::new(127, 0, 0, 1 + k as u8)
     }
 }
 
 /// A charger's identity: the prefix and its 1-based number, zero-padded to 5 digits.
-pub fn identity(prefix: &str, number: usize) -> String {
+pub fn identity(prefix: &str, number: u64) -> String {
     format!("{prefix}{number:05}")
 }
 
@@ -111,11 +153,34 @@ mod tests {
     }
 
     #[test]
+    fn source_addresses_follow_the_fleet_size() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["cms-loadtest"];
+            argv.extend_from_slice(extra);
+            Args::try_parse_from(argv).unwrap()
+        };
+        assert_eq!(parse(&["--chargers", "10000"]).source_addrs(), 1);
+        assert_eq!(parse(&["--chargers", "10001"]).source_addrs(), 2);
+        assert_eq!(parse(&["--chargers", "100000"]).source_addrs(), 10);
+        let a = parse(&["--chargers", "100000", "--source-addrs", "3"]);
+        assert_eq!(a.source_addrs(), 3);
+        // Round robin over the whole fleet, so every slice of a multi-process run agrees.
+        let sources: Vec<_> = (1..=4).map(|n| a.source_of(n).to_string()).collect();
+        assert_eq!(
+            sources,
+            ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.1"]
+        );
+        let several = parse(&["--pid", "11,12,13"]);
+        assert_eq!(several.pid, [11, 12, 13]);
+    }
+
+    #[test]
     fn rates() {
         assert_eq!(parse_rate("0").unwrap(), 0.0);
         assert_eq!(parse_rate("2.5").unwrap(), 2.5);
         assert!(parse_rate("-1").is_err());
         assert!(parse_rate("inf").is_err());
+        assert_eq!(parse_rate("max").unwrap(), f64::INFINITY);
     }
 
     #[test]
@@ -137,7 +202,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(a.chargers, 5);
-        assert_eq!(a.pid, Some(42));
+        assert_eq!(a.pid, [42]);
         assert_eq!(a.meter_rate, 0.0);
         assert!(Args::try_parse_from(["cms-loadtest", "--target", "192.168.1.1:9000"]).is_err());
     }

@@ -4,18 +4,21 @@
 //! itself after the ramp plus `--duration`.
 
 mod args;
+mod fleet;
 mod ocpp;
+mod plot;
 mod progress;
 mod report;
 mod session;
 mod stats;
+mod timeline;
 
 use args::Args;
 use clap::Parser;
+use hdrhistogram::Histogram;
 use report::{Measured, Rss, Summary};
 use session::Plan;
 use stats::{Latency, Stats};
-use std::net::Ipv4Addr;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,22 +31,48 @@ const PORTS_PER_SOURCE: usize = 28_000;
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.threads as usize)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cms-loadtest: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
+    let processes = fleet::processes_for(&args);
+    let summary = if processes > 1 {
+        match fleet::run(&args, processes) {
+            Ok(summary) => summary,
+            Err(e) => {
+                eprintln!("cms-loadtest: {e}");
+                return ExitCode::FAILURE;
+            }
         }
+    } else {
+        let runtime = match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(args.threads as usize)
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                eprintln!("cms-loadtest: cannot start the runtime: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let (summary, histogram) = runtime.block_on(run(args.clone()));
+        if args.child {
+            fleet::report_done(&summary, &histogram);
+            return ExitCode::SUCCESS;
+        }
+        summary
     };
-    let summary = runtime.block_on(run(args.clone()));
     if args.json {
         println!("{}", summary.json());
     } else {
         print!("{}", summary.table());
+    }
+    if let Some(path) = &args.plot {
+        let title = format!("{} chargers against {}", summary.chargers, summary.target);
+        if let Err(e) = plot::draw(path, &title, &summary.timeline) {
+            eprintln!(
+                "cms-loadtest: cannot write the plot {}: {e}",
+                path.display()
+            );
+            return ExitCode::FAILURE;
+        }
     }
     if summary.connections == 0 && args.chargers > 0 {
         ExitCode::FAILURE
@@ -52,23 +81,33 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> Summary {
-    warn_about_limits(&args);
+/// Runs the fleet (or this process's slice of it); returns the summary and the latency histogram.
+async fn run(args: Args) -> (Summary, Histogram<u64>) {
+    if !args.child {
+        warn_about_limits(&args);
+    }
     let stats = Arc::new(Stats::new(SHARDS));
     let started = Instant::now();
     let ramp_time = Duration::from_secs_f64(args.chargers as f64 / args.ramp as f64);
     let stop_at = started + ramp_time + Duration::from_secs(args.duration);
-    let rss_start = args.pid.and_then(progress::rss_kib);
-    let progress = progress::spawn(stats.clone(), args.chargers, args.pid, args.quiet);
+    let rss_start = progress::total_rss_kib(&args.pid);
+    let output = match (args.child, args.quiet) {
+        (true, _) => progress::Output::Child,
+        (false, true) => progress::Output::Quiet,
+        (false, false) => progress::Output::Line,
+    };
+    let progress = progress::spawn(stats.clone(), args.chargers, args.pid.clone(), output);
 
+    // An infinite rate (`max`) is a period of zero: closed loop, one call outstanding.
     let meter_period =
         (args.meter_rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.meter_rate));
     let mut tasks = Vec::with_capacity(args.chargers);
     for n in 0..args.chargers {
+        let number = args.first + n as u64;
         let plan = Plan {
             target: args.target,
-            source: Ipv4Addr::new(127, 0, 0, 1 + (n % args.source_addrs as usize) as u8),
-            identity: args::identity(&args.prefix, n + 1),
+            source: args.source_of(number),
+            identity: args::identity(&args.prefix, number),
             index: n,
             heartbeat: Duration::from_secs(args.heartbeat),
             meter_period,
@@ -76,6 +115,7 @@ async fn run(args: Args) -> Summary {
                 .transactions
                 .then(|| Duration::from_secs(args.tx_seconds)),
             timeout: Duration::from_secs(args.timeout),
+            load_from: started + ramp_time,
             stop_at,
         };
         tasks.push(tokio::spawn(session::run(plan, stats.clone())));
@@ -107,7 +147,7 @@ async fn run(args: Args) -> Summary {
     sleep_until(end).await;
     let to = stats.snapshot();
     let window_s = window_start.elapsed().as_secs_f64();
-    let rss_end = args.pid.and_then(progress::rss_kib);
+    let rss_end = progress::total_rss_kib(&args.pid);
 
     // Every session ends by itself at stop_at; give them a moment to close, then cut.
     let grace = stop_at + Duration::from_secs(5);
@@ -116,21 +156,25 @@ async fn run(args: Args) -> Summary {
             task.abort();
         }
     }
-    let rss_peak = progress.stop().await;
-    Summary::new(Measured {
+    let (rss_peak, timeline) = progress.stop().await;
+    let histogram = stats.latency();
+    let summary = Summary::new(Measured {
         target: args.target.to_string(),
         chargers: args.chargers,
         elapsed_s: started.elapsed().as_secs_f64(),
         window: (from, to),
         window_s,
         total: stats.snapshot(),
-        latency: Latency::of(&stats.latency()),
+        latency: Latency::of(&histogram),
         rss: Rss {
             start_kb: rss_start,
             end_kb: rss_end,
             peak_kb: rss_peak.max(rss_end).max(rss_start),
         },
-    })
+        timeline,
+        last_boot_s: stats.last_boot_s(),
+    });
+    (summary, histogram)
 }
 
 /// Says so on stderr when the run is likely to hit a limit of this machine.
@@ -143,12 +187,13 @@ fn warn_about_limits(args: &Args) {
             args.chargers
         );
     }
-    let ports = PORTS_PER_SOURCE * args.source_addrs as usize;
+    let ports = PORTS_PER_SOURCE * args.source_addrs() as usize;
     if args.chargers > ports {
         eprintln!(
             "cms-loadtest: warning: {} chargers over {} source address(es) (~{ports} ports); \
              raise --source-addrs",
-            args.chargers, args.source_addrs
+            args.chargers,
+            args.source_addrs()
         );
     }
 }

@@ -1,18 +1,20 @@
 //! The end-of-run summary: a table for people, JSON for scripts.
 
 use crate::stats::{Latency, Snapshot};
-use serde::Serialize;
+use crate::timeline::Sample;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
 /// Gateway memory, in KiB as /proc reports it.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Rss {
     pub start_kb: Option<u64>,
     pub end_kb: Option<u64>,
     pub peak_kb: Option<u64>,
 }
 
-#[derive(Debug, Serialize)]
+/// Serialized by `--json`; deserializable so that a parent process can read its children's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub target: String,
     pub chargers: usize,
@@ -44,6 +46,13 @@ pub struct Summary {
     pub rss: Rss,
     /// Gateway RSS growth from start to end, per connection held.
     pub rss_kb_per_connection: Option<f64>,
+    /// Seconds from the start of the run until the last charger was booted; `None` unless
+    /// every charger was.
+    #[serde(default)]
+    pub all_booted_s: Option<f64>,
+    /// The run second by second (JSON only: the table leaves it out).
+    #[serde(default)]
+    pub timeline: Vec<Sample>,
 }
 
 /// What the run measured, to be summarised.
@@ -58,6 +67,10 @@ pub struct Measured {
     pub total: Snapshot,
     pub latency: Latency,
     pub rss: Rss,
+    /// One sample per second of the run.
+    pub timeline: Vec<Sample>,
+    /// Seconds from the start to the latest accepted boot.
+    pub last_boot_s: f64,
 }
 
 impl Summary {
@@ -100,6 +113,9 @@ impl Summary {
             latency_ms: m.latency,
             rss: m.rss,
             rss_kb_per_connection,
+            all_booted_s: (m.chargers > 0 && t.booted == m.chargers as u64)
+                .then_some(m.last_boot_s),
+            timeline: m.timeline,
         }
     }
 
@@ -155,6 +171,13 @@ impl Summary {
                 "p50 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}  mean {:.3}",
                 l.p50, l.p99, l.p999, l.max, l.mean
             ),
+        );
+        row(
+            "boot",
+            match self.all_booted_s {
+                Some(s) => format!("all {} booted {s:.2} s after the start", self.booted),
+                None => format!("{} of {} booted", self.booted, self.chargers),
+            },
         );
         row("transactions", self.transactions.to_string());
         row(
@@ -233,7 +256,29 @@ mod tests {
                 end_kb: Some(1500),
                 peak_kb: Some(1600),
             },
+            timeline: vec![Sample {
+                t: 1.0,
+                open: 10,
+                answered_per_s: 100.0,
+                p99_ms: Some(2.0),
+                ..Sample::default()
+            }],
+            last_boot_s: 0.75,
         }
+    }
+
+    #[test]
+    fn boot_time_only_when_every_charger_booted() {
+        let mut m = measured();
+        m.total.booted = 10;
+        let s = Summary::new(m);
+        assert_eq!(s.all_booted_s, Some(0.75));
+        assert!(s.table().contains("all 10 booted 0.75 s after the start"));
+        let mut m = measured();
+        m.total.booted = 9;
+        let s = Summary::new(m);
+        assert_eq!(s.all_booted_s, None);
+        assert!(s.table().contains("9 of 10 booted"));
     }
 
     #[test]
@@ -256,6 +301,21 @@ mod tests {
         assert_eq!(v["errors"], 3);
         assert_eq!(v["duration_s"], 10.0);
         assert_eq!(v["rss_kb_per_connection"], 50.0);
+        assert_eq!(v["timeline"][0]["answered_per_s"], 100.0);
+        assert_eq!(v["timeline"][0]["p99_ms"], 2.0);
+        assert!(v["timeline"][0]["p50_ms"].is_null());
+    }
+
+    #[test]
+    fn json_reads_back() {
+        let s = Summary::new(measured());
+        let back: Summary = serde_json::from_str(&s.json()).unwrap();
+        assert_eq!(back, s);
+        // A summary without a timeline still reads.
+        let mut v = serde_json::to_value(&s).unwrap();
+        v.as_object_mut().unwrap().remove("timeline");
+        let back: Summary = serde_json::from_value(v).unwrap();
+        assert!(back.timeline.is_empty());
     }
 
     #[test]
@@ -268,5 +328,6 @@ mod tests {
         let t = s.table();
         assert!(t.contains("p99.9 4.000"), "{t}");
         assert!(!t.contains("RSS"), "{t}");
+        assert!(!t.contains("timeline"), "{t}");
     }
 }

@@ -12,6 +12,7 @@ use tokio::time::{Instant, sleep_until, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 const CONNECTOR: u32 = 1;
 
@@ -29,6 +30,8 @@ pub struct Plan {
     /// Length of each transaction; `None`: no transactions.
     pub transaction: Option<Duration>,
     pub timeout: Duration,
+    /// When the ramp is over: meter values and transactions start then.
+    pub load_from: Instant,
     pub stop_at: Instant,
 }
 
@@ -75,6 +78,7 @@ pub async fn run(plan: Plan, stats: Arc<Stats>) {
 
 async fn connect(plan: &Plan) -> Result<WebSocketStream<TcpStream>, Box<dyn std::error::Error>> {
     let socket = TcpSocket::new_v4()?;
+    defer_port_choice(&socket)?;
     socket.bind(SocketAddr::new(plan.source.into(), 0))?;
     let stream = socket.connect(plan.target.into()).await?;
     stream.set_nodelay(true)?;
@@ -83,8 +87,41 @@ async fn connect(plan: &Plan) -> Result<WebSocketStream<TcpStream>, Box<dyn std:
     request
         .headers_mut()
         .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse()?);
-    let (ws, _) = tokio_tungstenite::client_async(request, stream).await?;
+    let (ws, _) =
+        tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config())).await?;
     Ok(ws)
+}
+
+/// Binding to a source address with port 0 makes the kernel pick a port there and then, unique
+/// among everything bound to that address: a search that grows with every socket (tens of
+/// thousands: most of the simulator's CPU). With IP_BIND_ADDRESS_NO_PORT it picks one at
+/// connect, unique only for the destination, as a plain connect would.
+fn defer_port_choice(socket: &TcpSocket) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket descriptor, and an option value of the size given.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// tungstenite's default read buffer is 128 KiB, zeroed on every read: most of the simulator's
+/// CPU and 128 KiB per charger. OCPP frames are small; 4 KiB holds several.
+fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(0)
 }
 
 /// A charger's energy register, advancing with the power it draws.
@@ -144,7 +181,7 @@ impl Session {
             .await?
         {
             Reply::Result(p) if ocpp::boot_status(&p).as_deref() == Some("Accepted") => {
-                Stats::bump(&c.booted)
+                stats.booted()
             }
             _ => Stats::bump(&c.boot_rejected),
         }
@@ -155,10 +192,13 @@ impl Session {
         self.meter.charging = self.plan.transaction.is_none();
         let now = Instant::now();
         let mut next_beat = now + self.plan.heartbeat;
-        let mut next_meter = self.plan.meter_period.map(|p| now + p);
+        // Readings and transactions wait for the end of the ramp: a target busy answering the
+        // first chargers flat out would otherwise be slow to let the last ones in.
+        let load_from = now.max(self.plan.load_from);
+        let mut next_meter = self.plan.meter_period.map(|p| (now + p).max(load_from));
         // (transactionId, id tag, when it ends)
         let mut transaction: Option<(i64, String, Instant)> = None;
-        let mut next_start = self.plan.transaction.map(|_| now);
+        let mut next_start = self.plan.transaction.map(|_| load_from);
         let mut cycle = 0u64;
         loop {
             let tx_due = match &transaction {
@@ -274,6 +314,10 @@ impl Session {
 
     /// Waits until `until`, answering what the gateway sends meanwhile.
     async fn idle_until(&mut self, until: Instant) -> Result<(), End> {
+        // Flat out (`--meter-rate max`) the next call is always due: no timer to arm.
+        if until <= Instant::now() {
+            return Ok(());
+        }
         loop {
             tokio::select! {
                 _ = sleep_until(until) => return Ok(()),

@@ -1,14 +1,15 @@
-//! Counters and the latency histogram, shared by all chargers.
+//! Counters and the latency histograms, shared by all chargers: one for the whole run, one for
+//! the current second (taken and emptied by the progress task each tick).
 
 use hdrhistogram::Histogram;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Latencies are recorded in microseconds, 1 µs to 10 minutes, 3 significant figures.
 const MAX_MICROS: u64 = 600_000_000;
 
-fn histogram() -> Histogram<u64> {
+pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_MICROS, 3).expect("valid histogram bounds")
 }
 
@@ -35,10 +36,21 @@ pub struct Counters {
     pub transactions: AtomicU64,
 }
 
-/// Counters plus a latency histogram sharded to keep lock contention low.
+/// One shard's latencies: both histograms behind one lock, so a record takes one lock.
+struct Shard {
+    /// The whole run.
+    run: Histogram<u64>,
+    /// Since the progress task last took it.
+    interval: Histogram<u64>,
+}
+
+/// Counters plus latency histograms sharded to keep lock contention low.
 pub struct Stats {
     pub counters: Counters,
-    shards: Vec<Mutex<Histogram<u64>>>,
+    shards: Vec<Mutex<Shard>>,
+    started: Instant,
+    /// Microseconds from `started` to the latest accepted boot.
+    last_boot_us: AtomicU64,
 }
 
 impl Stats {
@@ -46,9 +58,28 @@ impl Stats {
         Self {
             counters: Counters::default(),
             shards: (0..shards.max(1))
-                .map(|_| Mutex::new(histogram()))
+                .map(|_| {
+                    Mutex::new(Shard {
+                        run: histogram(),
+                        interval: histogram(),
+                    })
+                })
                 .collect(),
+            started: Instant::now(),
+            last_boot_us: AtomicU64::new(0),
         }
+    }
+
+    /// Counts an accepted BootNotification and when it came.
+    pub fn booted(&self) {
+        Self::bump(&self.counters.booted);
+        let us = self.started.elapsed().as_micros() as u64;
+        self.last_boot_us.fetch_max(us, Ordering::Relaxed);
+    }
+
+    /// Seconds from the start of the run to the latest accepted boot.
+    pub fn last_boot_s(&self) -> f64 {
+        self.last_boot_us.load(Ordering::Relaxed) as f64 / 1e6
     }
 
     pub fn bump(counter: &AtomicU64) {
@@ -59,18 +90,35 @@ impl Stats {
     pub fn record(&self, who: usize, latency: Duration) {
         let micros = (latency.as_micros() as u64).clamp(1, MAX_MICROS);
         let shard = &self.shards[who % self.shards.len()];
-        if let Ok(mut h) = shard.lock() {
-            h.saturating_record(micros);
+        if let Ok(mut s) = shard.lock() {
+            s.run.saturating_record(micros);
+            s.interval.saturating_record(micros);
         }
     }
 
-    /// All shards merged.
+    /// The whole run, all shards merged.
     pub fn latency(&self) -> Histogram<u64> {
         let mut all = histogram();
         for shard in &self.shards {
-            if let Ok(h) = shard.lock() {
-                let _ = all.add(&*h);
+            if let Ok(s) = shard.lock() {
+                let _ = all.add(&s.run);
             }
+        }
+        all
+    }
+
+    /// The latencies recorded since the last call, all shards merged; starts a new interval.
+    /// Each shard's interval histogram is swapped with an empty one, so a lock is held only
+    /// for the swap and the merging happens outside it.
+    pub fn take_interval(&self) -> Histogram<u64> {
+        let mut all = histogram();
+        let mut spare = histogram();
+        for shard in &self.shards {
+            if let Ok(mut s) = shard.lock() {
+                std::mem::swap(&mut s.interval, &mut spare);
+            }
+            let _ = all.add(&spare);
+            spare.reset();
         }
         all
     }
@@ -120,7 +168,7 @@ impl Snapshot {
 }
 
 /// Latency percentiles in milliseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Latency {
     pub count: u64,
     pub p50: f64,
@@ -144,6 +192,15 @@ impl Latency {
             max: ms(h.max()),
             mean: h.mean() / 1000.0,
         }
+    }
+
+    /// p50 and p99 in milliseconds, or None for an empty histogram (nothing answered).
+    pub fn p50_p99(h: &Histogram<u64>) -> (Option<f64>, Option<f64>) {
+        if h.is_empty() {
+            return (None, None);
+        }
+        let l = Self::of(h);
+        (Some(l.p50), Some(l.p99))
     }
 }
 
@@ -181,6 +238,31 @@ mod tests {
         assert_eq!(l.count, 2);
         assert!(l.p50 <= 0.002, "{l:?}");
         assert!(close(l.max, 600_000.0), "{l:?}");
+    }
+
+    #[test]
+    fn per_second_percentiles_from_the_interval() {
+        let stats = Stats::new(4);
+        assert_eq!(Latency::p50_p99(&stats.take_interval()), (None, None));
+        // First second: 1..=100 ms.
+        for ms in 1..=100u64 {
+            stats.record(ms as usize, Duration::from_millis(ms));
+        }
+        let (p50, p99) = Latency::p50_p99(&stats.take_interval());
+        assert!(close(p50.unwrap(), 50.0), "{p50:?}");
+        assert!(close(p99.unwrap(), 99.0), "{p99:?}");
+        // Second second: only 200..=299 ms; the first second's calls are gone from it.
+        for ms in 200..300u64 {
+            stats.record(ms as usize, Duration::from_millis(ms));
+        }
+        let second = stats.take_interval();
+        assert_eq!(second.len(), 100);
+        let (p50, p99) = Latency::p50_p99(&second);
+        assert!(close(p50.unwrap(), 249.0), "{p50:?}");
+        assert!(close(p99.unwrap(), 298.0), "{p99:?}");
+        // A second with no answers, and the whole run kept all of them.
+        assert_eq!(Latency::p50_p99(&stats.take_interval()), (None, None));
+        assert_eq!(stats.latency().len(), 200);
     }
 
     #[test]
