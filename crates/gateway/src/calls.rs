@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use cms_bus::Topics;
 use cms_bus::{Header, Record};
 use cms_ocpp::v16::{Action, Request, answer, parse_request};
-use cms_ocpp::{ErrorCode, Frame, call_error, call_result, parse_frame, span_in};
+use cms_ocpp::{ErrorCode, Frame, call_error, call_result, parse_frame, span_in, split_call};
 use std::borrow::Cow;
 
 /// What the session knows that a frame's handling needs.
@@ -50,6 +50,15 @@ pub fn handle_text(
     frame: &Bytes,
     now: DateTime<Utc>,
 ) -> Handled {
+    // Most frames are plain CALLs: split without reading the payload twice. Anything the quick
+    // way would refuse goes the full way, which names the error exactly.
+    if let Some(parts) = split_call(text)
+        && let Some(action) = Action::from_name(parts.action)
+        && let Ok(request) = parse_request(action, parts.payload)
+    {
+        let value = frame.slice(span_in(text, parts.payload));
+        return accept(ctx, parts.message_id, action, request, value, now);
+    }
     let parsed = match parse_frame(text) {
         Ok(parsed) => parsed,
         Err(e) => {
@@ -80,11 +89,26 @@ pub fn handle_text(
             &why,
         );
     };
+    match parse_request(action, payload.get()) {
+        Ok(request) => {
+            let value = frame.slice(span_in(text, payload.get()));
+            accept(ctx, &message_id, action, request, value, now)
+        }
+        Err(v) => refuse(FrameKind::Call(action), &message_id, v.code, &v.description),
+    }
+}
+
+/// A valid CALL: its answer, and its record. The record's value is the charger's own payload
+/// bytes, a slice of its frame, never re-serialised.
+fn accept(
+    ctx: &CallContext<'_>,
+    message_id: &str,
+    action: Action,
+    request: Request<'_>,
+    value: Bytes,
+    now: DateTime<Utc>,
+) -> Handled {
     let kind = FrameKind::Call(action);
-    let request = match parse_request(action, payload.get()) {
-        Ok(request) => request,
-        Err(v) => return refuse(kind, &message_id, v.code, &v.description),
-    };
     let mut headers = vec![
         Header::new("action", action.as_str()),
         Header::new("message_id", Bytes::copy_from_slice(message_id.as_bytes())),
@@ -127,8 +151,6 @@ pub fn handle_text(
         Request::DataTransfer(_) => answer::data_transfer_unknown_vendor().to_string(),
         _ => answer::EMPTY.to_string(),
     };
-    // The value is the charger's own payload bytes: a slice of its frame, never re-serialised.
-    let value = frame.slice(span_in(text, payload.get()));
     let record = Record {
         topic: Cow::Borrowed(ctx.topics.messages),
         key: ctx.identity_key.clone(),
@@ -140,7 +162,7 @@ pub fn handle_text(
         outcome: Outcome::Publish {
             action,
             record,
-            answer: call_result(&message_id, &answer),
+            answer: call_result(message_id, &answer),
         },
     }
 }

@@ -16,6 +16,7 @@
 //! (the spec asks for an object, but a charger's error reply is not worth rejecting).
 //! Whitespace between tokens is allowed anywhere.
 
+mod split;
 mod write;
 
 #[cfg(test)]
@@ -31,6 +32,7 @@ use serde_json::value::RawValue;
 use crate::error::{ErrorCode, excerpt};
 use crate::json::Key;
 
+pub use split::{CallParts, split_call};
 pub use write::{call, call_error, call_result, write_json_str};
 
 /// Longest message id OCPP-J 1.6 allows, in characters.

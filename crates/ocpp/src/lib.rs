@@ -8,6 +8,7 @@ pub mod v16;
 
 pub use error::{ErrorCode, Violation};
 pub use frame::{
-    Frame, FrameError, MAX_MESSAGE_ID_LEN, call, call_error, call_result, parse_frame, span_in,
+    CallParts, Frame, FrameError, MAX_MESSAGE_ID_LEN, call, call_error, call_result, parse_frame,
+    span_in, split_call,
 };
 pub use json::Json;
