@@ -22,6 +22,7 @@ use stats::{Latency, Stats};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until};
 
 /// Latency histogram shards (chargers spread over them by index).
@@ -101,6 +102,7 @@ async fn run(args: Args) -> (Summary, Histogram<u64>) {
     // An infinite rate (`max`) is a period of zero: closed loop, one call outstanding.
     let meter_period =
         (args.meter_rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.meter_rate));
+    let (go_tx, go_rx) = watch::channel(None);
     let mut tasks = Vec::with_capacity(args.chargers);
     for n in 0..args.chargers {
         let number = args.first + n as u64;
@@ -115,7 +117,7 @@ async fn run(args: Args) -> (Summary, Histogram<u64>) {
                 .transactions
                 .then(|| Duration::from_secs(args.tx_seconds)),
             timeout: Duration::from_secs(args.timeout),
-            load_from: started + ramp_time,
+            go: go_rx.clone(),
             stop_at,
         };
         tasks.push(tokio::spawn(session::run(plan, stats.clone())));
@@ -138,6 +140,8 @@ async fn run(args: Args) -> (Summary, Histogram<u64>) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let window_start = Instant::now();
+    // The fleet is up: load from now on, and measure from here.
+    let _ = go_tx.send(Some(window_start));
     let from = stats.snapshot();
     // Read the end of the window just before the chargers start closing.
     let end = stop_at

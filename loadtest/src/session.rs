@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -30,8 +31,9 @@ pub struct Plan {
     /// Length of each transaction; `None`: no transactions.
     pub transaction: Option<Duration>,
     pub timeout: Duration,
-    /// When the ramp is over: meter values and transactions start then.
-    pub load_from: Instant,
+    /// Set once the whole fleet is up (connected and booted, or failed): meter values and
+    /// transactions start then.
+    pub go: watch::Receiver<Option<Instant>>,
     pub stop_at: Instant,
 }
 
@@ -192,15 +194,23 @@ impl Session {
         self.meter.charging = self.plan.transaction.is_none();
         let now = Instant::now();
         let mut next_beat = now + self.plan.heartbeat;
-        // Readings and transactions wait for the end of the ramp: a target busy answering the
-        // first chargers flat out would otherwise be slow to let the last ones in.
-        let load_from = now.max(self.plan.load_from);
-        let mut next_meter = self.plan.meter_period.map(|p| (now + p).max(load_from));
+        // Readings and transactions wait for the whole fleet to be up (the go signal): a target
+        // busy answering the first chargers flat out would be slow to let the last ones in.
+        let mut started = false;
+        let mut next_meter = None;
         // (transactionId, id tag, when it ends)
         let mut transaction: Option<(i64, String, Instant)> = None;
-        let mut next_start = self.plan.transaction.map(|_| load_from);
+        let mut next_start = None;
         let mut cycle = 0u64;
         loop {
+            if !started && let Some(go) = *self.plan.go.borrow() {
+                started = true;
+                let go = go.max(Instant::now());
+                // Each charger at its own phase of the period, or they would all send at once.
+                let phase = (self.plan.index as f64 * 0.618_033_988_75).fract();
+                next_meter = self.plan.meter_period.map(|p| go + p.mul_f64(phase));
+                next_start = self.plan.transaction.map(|_| go);
+            }
             let tx_due = match &transaction {
                 Some((_, _, ends)) => Some(*ends),
                 None => next_start,
@@ -211,10 +221,13 @@ impl Session {
                 .min()
                 .unwrap_or(self.plan.stop_at);
             if due >= self.plan.stop_at {
-                self.idle_until(self.plan.stop_at).await?;
-                return Ok(());
+                self.idle_until(self.plan.stop_at, !started).await?;
+                if Instant::now() >= self.plan.stop_at {
+                    return Ok(());
+                }
+                continue;
             }
-            self.idle_until(due).await?;
+            self.idle_until(due, !started).await?;
             let now = Instant::now();
             if tx_due.is_some_and(|t| t <= now) {
                 match transaction.take() {
@@ -312,8 +325,9 @@ impl Session {
         }
     }
 
-    /// Waits until `until`, answering what the gateway sends meanwhile.
-    async fn idle_until(&mut self, until: Instant) -> Result<(), End> {
+    /// Waits until `until` (or the go signal, with `for_go`), answering what the gateway sends
+    /// meanwhile.
+    async fn idle_until(&mut self, until: Instant, for_go: bool) -> Result<(), End> {
         // Flat out (`--meter-rate max`) the next call is always due: no timer to arm.
         if until <= Instant::now() {
             return Ok(());
@@ -321,6 +335,8 @@ impl Session {
         loop {
             tokio::select! {
                 _ = sleep_until(until) => return Ok(()),
+                // An error means the run is over: stop_at is near, the sleep ends the wait.
+                Ok(()) = self.plan.go.changed(), if for_go => return Ok(()),
                 next = self.ws.next() => match next {
                     Some(Ok(Message::Text(text))) => {
                         if let Some(Incoming::Call { id }) = ocpp::parse(text.as_str()) {
