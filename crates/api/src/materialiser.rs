@@ -20,7 +20,7 @@ const BATCH: usize = 16_384;
 /// How long records may gather after the first of a batch. Under load, bigger batches mean
 /// fewer store transactions and more readings skipped before parsing (a fleet sends many per
 /// connector); idle, a reading reaches the REST API this much later at most.
-const LINGER: Duration = Duration::from_millis(10);
+const LINGER: Duration = Duration::from_millis(100);
 
 pub struct Materialiser {
     pub store: Store,
