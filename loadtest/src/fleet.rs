@@ -240,12 +240,7 @@ fn merge(reports: Vec<(Summary, Vec<(u64, u64)>)>) -> Summary {
     all.sent_per_s = sum_f(|s| s.sent_per_s);
     all.latency_ms = Latency::of(&latency);
     // The watching slice's memory growth, spread over every connection held.
-    all.rss_kb_per_connection = match (all.rss.start_kb, all.rss.end_kb) {
-        (Some(start), Some(end)) if all.open_at_end > 0 => {
-            Some(end.saturating_sub(start) as f64 / all.open_at_end as f64)
-        }
-        _ => None,
-    };
+    all.rss_kb_per_connection = all.rss.per_connection(all.open_at_end);
     all.all_booted_s = summaries
         .iter()
         .map(|s| s.all_booted_s)

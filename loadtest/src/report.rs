@@ -13,6 +13,18 @@ pub struct Rss {
     pub peak_kb: Option<u64>,
 }
 
+impl Rss {
+    /// Growth from start to end spread over the connections held, in KiB.
+    pub fn per_connection(&self, open: u64) -> Option<f64> {
+        match (self.start_kb, self.end_kb) {
+            (Some(start), Some(end)) if open > 0 => {
+                Some(end.saturating_sub(start) as f64 / open as f64)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Serialized by `--json`; deserializable so that a parent process can read its children's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -83,12 +95,7 @@ impl Summary {
                 0.0
             }
         };
-        let rss_kb_per_connection = match (m.rss.start_kb, m.rss.end_kb) {
-            (Some(start), Some(end)) if to.open > 0 => {
-                Some(end.saturating_sub(start) as f64 / to.open as f64)
-            }
-            _ => None,
-        };
+        let rss_kb_per_connection = m.rss.per_connection(to.open);
         let t = m.total;
         Self {
             target: m.target,

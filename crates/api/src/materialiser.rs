@@ -4,10 +4,10 @@
 use crate::cache::{LatestReading, LatestValueCache};
 use crate::normalise::rest_meter_values;
 use bytes::Bytes;
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use cms_bus::{Message, Subscriber, Topics};
 use cms_ocpp::v16::{Action, Request, parse_request};
-use cms_store::{StateChange, Store};
+use cms_store::{StateChange, Store, format_record_time};
 use futures_util::FutureExt;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -164,7 +164,7 @@ impl Materialiser {
             },
             Request::MeterValues(values) => {
                 let (json, newest) = rest_meter_values(&values.meter_value);
-                let measured_at = record_time_of(newest?);
+                let measured_at = format_record_time(newest?);
                 let reading = LatestReading {
                     measured_at: measured_at.clone(),
                     meter_value: Bytes::from(json.clone()),
@@ -187,14 +187,14 @@ impl Materialiser {
                 id_tag: start.id_tag.into_owned(),
                 meter_start: start.meter_start.into(),
                 reservation_id: start.reservation_id.map(Into::into),
-                started_at: record_time_of(start.timestamp),
+                started_at: format_record_time(start.timestamp),
                 at,
             },
             Request::StopTransaction(stop) => StateChange::TransactionStopped {
                 identity,
                 ocpp_transaction_id: stop.transaction_id.into(),
                 meter_stop: stop.meter_stop.into(),
-                stopped_at: record_time_of(stop.timestamp),
+                stopped_at: format_record_time(stop.timestamp),
                 reason: stop.reason().as_str().to_string(),
                 at,
             },
@@ -284,11 +284,7 @@ fn connection_change(identity: String, value: &Bytes) -> Option<StateChange> {
 /// A gateway timestamp in record form (now, if absent or unreadable).
 fn record_time(text: Option<&str>) -> String {
     let parsed = text.and_then(|t| DateTime::parse_from_rfc3339(t).ok());
-    record_time_of(parsed.map_or_else(Utc::now, |t| t.with_timezone(&Utc)))
-}
-
-fn record_time_of(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+    format_record_time(parsed.map_or_else(Utc::now, |t| t.with_timezone(&Utc)))
 }
 
 fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {

@@ -1,6 +1,8 @@
 //! Record timestamps (`received_at`, `measured_at`): RFC 3339 UTC with microseconds, as
 //! `2026-11-21T10:00:00.123456Z`. Written digit by digit because every published frame needs
 //! one or two, and chrono's general formatter costs more than the rest of a Heartbeat's handling.
+//! The form is the one the store writes (`cms_store::format_record_time`, with chrono, off the
+//! frame path); the test holds the two to the same output.
 
 use chrono::{DateTime, Datelike, Timelike, Utc};
 

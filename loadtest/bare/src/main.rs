@@ -86,7 +86,11 @@ async fn serve(addr: SocketAddrV4, config: WebSocketConfig) -> Result<(), String
                     tokio::spawn(answer(stream, config));
                 }
                 // Out of file descriptors and the like: the connection is lost, the server not.
-                Err(e) => eprintln!("accept: {e}"),
+                // Back off, or the loop spins and the ceiling measures its own spinning.
+                Err(e) => {
+                    eprintln!("accept: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
             }
         }
     };
