@@ -507,12 +507,42 @@ on_both_stores!(
         api.wait_for_charger(&uuid, "online", |c| c["connection_status"] == "online")
             .await;
 
-        // Without a password it connects without credentials.
+        assert_eq!(
+            created.get("password"),
+            None,
+            "a given password is never shown"
+        );
+
+        // Without a password, one is generated and shown once: no charger is open by accident.
         let plain = json!({"identity": "CP-PLAIN", "reference": null});
         let created = api.expect(201, "POST", &path, Some(&plain)).await;
         assert_eq!(created["data"]["reference"], Value::Null);
-        eventually("the plain charger to be accepted", async || {
+        let generated = created["password"].as_str().expect("a generated password");
+        assert_eq!(generated.len(), 32, "{created}");
+        assert!(generated.chars().all(|c| c.is_ascii_alphanumeric()));
+        eventually("the charger to be accepted with its password", async || {
             Handshake::new(&cms, "CP-PLAIN")
+                .basic_auth("CP-PLAIN", generated)
+                .open()
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await;
+        assert_eq!(Handshake::new(&cms, "CP-PLAIN").refused_status().await, 401);
+        let shown = api
+            .get_ok(&charger_path(created["data"]["uuid"].as_str().unwrap()))
+            .await;
+        assert!(
+            !shown.to_string().contains(generated),
+            "shown only once: {shown}"
+        );
+
+        // Security profile 0, asked for, connects without credentials (a test bench).
+        let open = json!({"identity": "CP-OPEN", "security_profile": 0});
+        let created = api.expect(201, "POST", &path, Some(&open)).await;
+        assert_eq!(created.get("password"), None, "{created}");
+        eventually("the open charger to be accepted", async || {
+            Handshake::new(&cms, "CP-OPEN")
                 .open()
                 .await
                 .map_err(|e| e.to_string())
@@ -575,6 +605,21 @@ on_both_stores!(a_site_charger_registration_is_validated, |cms| {
             json!({"identity": "CP-1", "password": "with space-and-long-enough"}),
             "password",
             "The password field format is invalid.",
+        ),
+        (
+            json!({"identity": "CP-1", "security_profile": 0, "password": "sixteen-chars-ok"}),
+            "password",
+            "The password field is prohibited when security profile is 0.",
+        ),
+        (
+            json!({"identity": "CP-1", "security_profile": 2}),
+            "security_profile",
+            "The security profile field must be between 0 and 1.",
+        ),
+        (
+            json!({"identity": "CP-1", "security_profile": "x"}),
+            "security_profile",
+            "The security profile field must be an integer.",
         ),
     ] {
         let errors = api.expect_invalid("POST", &path, Some(&body)).await;

@@ -387,7 +387,11 @@ on_both_stores!(a_team_lists_the_connectors_of_its_site_over_v2, |cms| {
             "/api/v2/teams/{team_id}/sites/{other_id}/connectors"
         ))
         .await;
-    assert_eq!(empty, json!({"data": []}));
+    assert_eq!(empty["data"], json!([]), "{empty}");
+    assert_eq!(
+        empty["meta"]["per_page"], 25,
+        "paginated like every list: {empty}"
+    );
     let no_scope = Api::new(
         &cms,
         &cms.create_token("sites@example.com", Some("sites:read"))

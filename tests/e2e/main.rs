@@ -3,6 +3,7 @@
 
 mod support;
 
+mod abuse;
 mod admin_commands;
 mod api_chargers;
 mod api_isolation;

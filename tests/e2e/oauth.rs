@@ -1,53 +1,69 @@
 //! OAuth 2.0 authorization code flow as a client application and its user's browser see it:
 //! `cms user create` and `cms oauth client create`, the login and approval pages, the redirect
-//! back with the code, the token endpoint, and the access token on the REST API.
+//! back with the code, the token endpoint, the access token on the REST API, and the user's and
+//! the operator's view of the grants (listing and revoking them). The helpers serve the abuse
+//! cases too (`abuse::oauth`).
 
 use crate::support::{Api, Cms, REPLY_TIMEOUT, on_both_stores};
-use reqwest::header::LOCATION;
+use reqwest::header::{LOCATION, RETRY_AFTER};
 use serde_json::{Value, json};
 
-const REDIRECT: &str = "https://app.example.com/callback";
-const EMAIL: &str = "driver@example.com";
-const PASSWORD: &str = "correct horse battery";
+pub(crate) const REDIRECT: &str = "https://app.example.com/callback";
+pub(crate) const EMAIL: &str = "driver@example.com";
+pub(crate) const PASSWORD: &str = "correct horse battery";
 /// RFC 7636 Appendix B.
-const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
-const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+pub(crate) const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+pub(crate) const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+/// The PKCE parameters every authorization request carries.
+pub(crate) const PKCE: [(&str, &str); 2] = [
+    ("code_challenge", CHALLENGE),
+    ("code_challenge_method", "S256"),
+];
 
 /// A registered client, a user with a password, and a browser that does not follow redirects.
-struct App {
+pub(crate) struct App {
     base: String,
-    http: reqwest::Client,
-    client_id: String,
-    client_secret: String,
+    pub(crate) http: reqwest::Client,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: String,
 }
 
-/// An HTTP answer: status, the `Location` header, the body, and the body as JSON.
-struct Reply {
-    status: u16,
-    location: Option<String>,
-    body: String,
-    json: Value,
+/// An HTTP answer: status, the `Location` and `Retry-After` headers, the body, and the body as
+/// JSON.
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) location: Option<String>,
+    pub(crate) retry_after: Option<String>,
+    pub(crate) body: String,
+    pub(crate) json: Value,
 }
 
 impl Reply {
     async fn from(response: reqwest::Response) -> Reply {
         let status = response.status().as_u16();
-        let location = response
-            .headers()
-            .get(LOCATION)
-            .map(|v| v.to_str().expect("an ASCII Location").to_string());
+        let header = |name| {
+            response
+                .headers()
+                .get(name)
+                .map(|v: &reqwest::header::HeaderValue| {
+                    v.to_str().expect("an ASCII header").to_string()
+                })
+        };
+        let location = header(LOCATION);
+        let retry_after = header(RETRY_AFTER);
         let body = response.text().await.expect("a body");
         let json = serde_json::from_str(&body).unwrap_or(Value::Null);
         Reply {
             status,
             location,
+            retry_after,
             body,
             json,
         }
     }
 
     /// The query parameters of the redirect, which must go to the client's redirect URI.
-    fn redirect_params(&self) -> Vec<(String, String)> {
+    pub(crate) fn redirect_params(&self) -> Vec<(String, String)> {
         assert_eq!(self.status, 302, "expected a redirect: {}", self.body);
         let location = self.location.as_deref().expect("a Location header");
         let url = reqwest::Url::parse(location).expect("an absolute Location");
@@ -58,15 +74,20 @@ impl Reply {
         url.query_pairs().into_owned().collect()
     }
 
-    fn redirect_param(&self, name: &str) -> Option<String> {
+    pub(crate) fn redirect_param(&self, name: &str) -> Option<String> {
         self.redirect_params()
             .into_iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v)
     }
 
+    /// Whether the page has a hidden `request` field (a login or approval page does).
+    pub(crate) fn has_request_field(&self) -> bool {
+        self.body.contains(r#"name="request" value=""#)
+    }
+
     /// The hidden `request` field of a login or approval page.
-    fn request_field(&self) -> String {
+    pub(crate) fn request_field(&self) -> String {
         let marker = r#"name="request" value=""#;
         let start = self.body.find(marker).unwrap_or_else(|| {
             panic!("a page with a request field: {}", self.body);
@@ -77,7 +98,7 @@ impl Reply {
 }
 
 impl App {
-    async fn register(cms: &Cms) -> App {
+    pub(crate) async fn register(cms: &Cms) -> App {
         let user = cms
             .cli(&["user", "create", "--email", EMAIL, "--password", PASSWORD])
             .await;
@@ -112,7 +133,13 @@ impl App {
         }
     }
 
-    async fn authorize(&self, params: &[(&str, &str)]) -> Reply {
+    /// `GET <path>` (a path with its query string) in the browser.
+    pub(crate) async fn get(&self, path: &str) -> Reply {
+        let request = self.http.get(format!("{}{path}", self.base));
+        Reply::from(request.send().await.expect("GET")).await
+    }
+
+    pub(crate) async fn authorize(&self, params: &[(&str, &str)]) -> Reply {
         let request = self
             .http
             .get(format!("{}/oauth/authorize", self.base))
@@ -120,25 +147,31 @@ impl App {
         Reply::from(request.send().await.expect("GET /oauth/authorize")).await
     }
 
-    /// The authorization request with the usual parameters, plus `extra`.
-    async fn authorize_with(&self, scope: &str, extra: &[(&str, &str)]) -> Reply {
-        let mut params = vec![
+    /// The usual parameters of an authorization request, without PKCE.
+    pub(crate) fn params<'a>(&'a self, scope: &'a str) -> Vec<(&'a str, &'a str)> {
+        vec![
             ("client_id", self.client_id.as_str()),
             ("redirect_uri", REDIRECT),
             ("response_type", "code"),
             ("scope", scope),
             ("state", "st4te"),
-        ];
+        ]
+    }
+
+    /// The authorization request with the usual parameters and PKCE, plus `extra`.
+    pub(crate) async fn authorize_with(&self, scope: &str, extra: &[(&str, &str)]) -> Reply {
+        let mut params = self.params(scope);
+        params.extend_from_slice(&PKCE);
         params.extend_from_slice(extra);
         self.authorize(&params).await
     }
 
-    async fn post_form(&self, path: &str, form: &[(&str, &str)]) -> Reply {
+    pub(crate) async fn post_form(&self, path: &str, form: &[(&str, &str)]) -> Reply {
         let request = self.http.post(format!("{}{path}", self.base)).form(form);
         Reply::from(request.send().await.expect("POST form")).await
     }
 
-    async fn login(&self, request: &str, email: &str, password: &str) -> Reply {
+    pub(crate) async fn login(&self, request: &str, email: &str, password: &str) -> Reply {
         self.post_form(
             "/oauth/login",
             &[
@@ -150,7 +183,7 @@ impl App {
         .await
     }
 
-    async fn decide(&self, request: &str, decision: &str) -> Reply {
+    pub(crate) async fn decide(&self, request: &str, decision: &str) -> Reply {
         self.post_form(
             "/oauth/authorize",
             &[("request", request), ("decision", decision)],
@@ -158,9 +191,9 @@ impl App {
         .await
     }
 
-    /// Through the pages to the code: authorize, log in, approve.
-    async fn code(&self, scope: &str, extra: &[(&str, &str)]) -> String {
-        let login_page = self.authorize_with(scope, extra).await;
+    /// Through the pages to the code: authorize (with PKCE), log in, approve.
+    pub(crate) async fn code(&self, scope: &str) -> String {
+        let login_page = self.authorize_with(scope, &[]).await;
         assert_eq!(login_page.status, 200, "{}", login_page.body);
         let approval = self
             .login(&login_page.request_field(), EMAIL, PASSWORD)
@@ -172,7 +205,7 @@ impl App {
     }
 
     /// `POST /oauth/token`, form-encoded, with the client's id and secret in the body.
-    async fn token(&self, params: &[(&str, &str)]) -> Reply {
+    pub(crate) async fn token(&self, params: &[(&str, &str)]) -> Reply {
         let mut form = vec![
             ("client_id", self.client_id.as_str()),
             ("client_secret", self.client_secret.as_str()),
@@ -181,18 +214,34 @@ impl App {
         self.post_form("/oauth/token", &form).await
     }
 
-    async fn exchange(&self, code: &str) -> Reply {
+    /// Exchanges `code` with the redirect URI and the PKCE verifier.
+    pub(crate) async fn exchange(&self, code: &str) -> Reply {
         self.token(&[
             ("grant_type", "authorization_code"),
             ("code", code),
             ("redirect_uri", REDIRECT),
+            ("code_verifier", VERIFIER),
+        ])
+        .await
+    }
+
+    /// Through the pages and the token endpoint: `(access token, refresh token)`.
+    pub(crate) async fn tokens(&self, scope: &str) -> (String, String) {
+        let code = self.code(scope).await;
+        assert_tokens(&self.exchange(&code).await, scope)
+    }
+
+    pub(crate) async fn refresh(&self, refresh_token: &str) -> Reply {
+        self.token(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
         ])
         .await
     }
 }
 
 /// A token response: the shape Passport answers with.
-fn assert_tokens(reply: &Reply, scope: &str) -> (String, String) {
+pub(crate) fn assert_tokens(reply: &Reply, scope: &str) -> (String, String) {
     assert_eq!(reply.status, 200, "{}", reply.body);
     let json = &reply.json;
     assert_eq!(json["token_type"], "Bearer");
@@ -206,7 +255,7 @@ fn assert_tokens(reply: &Reply, scope: &str) -> (String, String) {
 }
 
 /// An RFC 6749 error: status, `error`, and a description also in `message`.
-fn assert_oauth_error(reply: &Reply, status: u16, error: &str) {
+pub(crate) fn assert_oauth_error(reply: &Reply, status: u16, error: &str) {
     assert_eq!(reply.status, status, "{}", reply.body);
     assert_eq!(reply.json["error"], error, "{}", reply.body);
     assert!(
@@ -262,13 +311,14 @@ on_both_stores!(
 async fn a_json_token_request_and_basic_client_authentication_work_too() {
     let cms = Cms::up().await;
     let app = App::register(&cms).await;
-    let code = app.code("teams:read", &[]).await;
+    let code = app.code("teams:read").await;
     let body = json!({
         "grant_type": "authorization_code",
         "client_id": app.client_id,
         "client_secret": app.client_secret,
         "code": code,
         "redirect_uri": REDIRECT,
+        "code_verifier": VERIFIER,
     });
     let reply = Reply::from(
         app.http
@@ -281,7 +331,7 @@ async fn a_json_token_request_and_basic_client_authentication_work_too() {
     .await;
     assert_tokens(&reply, "teams:read");
 
-    let code = app.code("teams:read", &[]).await;
+    let code = app.code("teams:read").await;
     let reply = Reply::from(
         app.http
             .post(format!("{}/oauth/token", app.base))
@@ -290,6 +340,7 @@ async fn a_json_token_request_and_basic_client_authentication_work_too() {
                 ("grant_type", "authorization_code"),
                 ("code", code.as_str()),
                 ("redirect_uri", REDIRECT),
+                ("code_verifier", VERIFIER),
             ])
             .send()
             .await
@@ -303,11 +354,7 @@ async fn a_json_token_request_and_basic_client_authentication_work_too() {
 async fn pkce_needs_the_matching_verifier() {
     let cms = Cms::up().await;
     let app = App::register(&cms).await;
-    let pkce = [
-        ("code_challenge", CHALLENGE),
-        ("code_challenge_method", "S256"),
-    ];
-    let code = app.code("chargers:read", &pkce).await;
+    let code = app.code("chargers:read").await;
     let wrong = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXx";
     let base = [
         ("grant_type", "authorization_code"),
@@ -330,9 +377,12 @@ async fn pkce_needs_the_matching_verifier() {
     );
 
     // A malformed challenge goes back to the client as invalid_request.
-    let bad = app
-        .authorize_with("chargers:read", &[("code_challenge", "short")])
-        .await;
+    let mut params = app.params("chargers:read");
+    params.extend([
+        ("code_challenge", "short"),
+        ("code_challenge_method", "S256"),
+    ]);
+    let bad = app.authorize(&params).await;
     assert_eq!(
         bad.redirect_param("error").as_deref(),
         Some("invalid_request")
@@ -344,12 +394,13 @@ async fn a_code_is_single_use_and_bound_to_its_client_and_redirect_uri() {
     let cms = Cms::up().await;
     let app = App::register(&cms).await;
 
-    let code = app.code("chargers:read", &[]).await;
+    let code = app.code("chargers:read").await;
     let elsewhere = app
         .token(&[
             ("grant_type", "authorization_code"),
             ("code", &code),
             ("redirect_uri", "https://app.example.com/other"),
+            ("code_verifier", VERIFIER),
         ])
         .await;
     assert_oauth_error(&elsewhere, 400, "invalid_grant");
@@ -359,7 +410,7 @@ async fn a_code_is_single_use_and_bound_to_its_client_and_redirect_uri() {
     let api = Api::new(&cms, &access);
     assert_eq!(api.get("/api/v3/chargers").await.status, 401);
 
-    let code = app.code("chargers:read", &[]).await;
+    let code = app.code("chargers:read").await;
     let wrong_secret = app
         .post_form(
             "/oauth/token",
@@ -369,6 +420,7 @@ async fn a_code_is_single_use_and_bound_to_its_client_and_redirect_uri() {
                 ("grant_type", "authorization_code"),
                 ("code", &code),
                 ("redirect_uri", REDIRECT),
+                ("code_verifier", VERIFIER),
             ],
         )
         .await;
@@ -470,7 +522,7 @@ async fn a_wrong_password_or_a_denial_yields_no_code() {
 async fn refreshing_rotates_the_refresh_token() {
     let cms = Cms::up().await;
     let app = App::register(&cms).await;
-    let code = app.code("chargers:read teams:read", &[]).await;
+    let code = app.code("chargers:read teams:read").await;
     let (first_access, first_refresh) =
         assert_tokens(&app.exchange(&code).await, "chargers:read teams:read");
     let refreshed = app
@@ -516,10 +568,121 @@ async fn the_openapi_document_lists_the_authentication_endpoints() {
         ("/api/v3/user/tokens", "post"),
         ("/api/v3/user/tokens/{token_id}", "delete"),
         ("/api/v3/user/tokens/{token_id}/regenerate", "post"),
+        ("/api/v3/user/oauth-grants", "get"),
+        ("/api/v3/user/oauth-grants/{grant_id}", "delete"),
     ] {
         assert!(
             document["paths"][path][method].is_object(),
             "{method} {path} is documented"
         );
     }
+    // The grants' endpoints, like every API endpoint, need a token.
+    let anonymous = Api::new(&cms, "none");
+    for (method, path) in [
+        ("GET", GRANTS.to_string()),
+        ("DELETE", format!("{GRANTS}/1")),
+    ] {
+        let answer = anonymous.send_authorized(method, &path, None, None).await;
+        assert_eq!(answer.status, 401, "{method} {path}: {}", answer.body);
+    }
+}
+
+const GRANTS: &str = "/api/v3/user/oauth-grants";
+
+on_both_stores!(
+    a_user_sees_and_revokes_the_applications_they_authorized,
+    |cms| {
+        let app = App::register(&cms).await;
+        let (first_access, _) = app.tokens("chargers:read").await;
+        let (access, refresh) = app.tokens("teams:read sites:read").await;
+        let user = Api::new(&cms, &cms.create_token(EMAIL, None).await);
+        let listed = user.get_ok(GRANTS).await;
+        let grants = listed["data"].as_array().expect("a data array");
+        assert_eq!(grants.len(), 2, "{listed}");
+        let newest = &grants[0];
+        assert_eq!(newest["client"]["id"], app.client_id.as_str());
+        assert_eq!(newest["client"]["name"], "Fleet <App>");
+        assert_eq!(newest["scopes"], json!(["teams:read", "sites:read"]));
+        assert!(newest["created_at"].is_string() && newest["updated_at"].is_string());
+        assert_eq!(listed["meta"]["per_page"], 25);
+        assert_eq!(listed["links"]["next"], Value::Null);
+
+        // Another user sees none of them and cannot revoke them.
+        let stranger = Api::new(&cms, &cms.create_token("other@example.com", None).await);
+        assert_eq!(stranger.get_ok(GRANTS).await["data"], json!([]));
+        let path = format!("{GRANTS}/{}", newest["id"]);
+        stranger.expect(404, "DELETE", &path, None).await;
+        user.expect(404, "DELETE", &format!("{GRANTS}/999999"), None)
+            .await;
+
+        assert_eq!(user.expect(200, "DELETE", &path, None).await, json!({}));
+        assert_eq!(Api::new(&cms, &access).get(GRANTS).await.status, 401);
+        assert_oauth_error(&app.refresh(&refresh).await, 400, "invalid_grant");
+        assert_eq!(
+            Api::new(&cms, &first_access)
+                .get("/api/v3/chargers")
+                .await
+                .status,
+            200,
+            "the other grant goes on"
+        );
+        let left = user.get_ok(GRANTS).await;
+        assert_eq!(left["data"].as_array().map(Vec::len), Some(1), "{left}");
+        user.expect(404, "DELETE", &path, None).await;
+    }
+);
+
+#[tokio::test]
+async fn operators_list_and_revoke_grants_and_clients_from_the_command_line() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+    let (access, _) = app.tokens("chargers:read").await;
+    let pending = app.authorize_with("chargers:read", &[]).await;
+    assert_eq!(pending.status, 200, "{}", pending.body);
+
+    let clients = cms.cli(&["oauth", "client", "list"]).await;
+    assert!(clients.status.success(), "{}", clients.stderr);
+    let row = clients
+        .stdout
+        .lines()
+        .find(|line| line.starts_with(&app.client_id))
+        .unwrap_or_else(|| panic!("the client is listed: {}", clients.stdout));
+    let columns: Vec<&str> = row.split('\t').collect();
+    assert_eq!(
+        columns[1..5],
+        ["Fleet <App>", REDIRECT, "1", "1"],
+        "name, redirect URI, live grants, pending requests: {row}"
+    );
+
+    let grants = cms.cli(&["oauth", "grant", "list", "--email", EMAIL]).await;
+    assert!(grants.status.success(), "{}", grants.stderr);
+    let grant = grants.stdout.lines().nth(1).expect("one grant").to_string();
+    let columns: Vec<&str> = grant.split('\t').collect();
+    assert_eq!(
+        columns[1..4],
+        [app.client_id.as_str(), "Fleet <App>", "chargers:read"]
+    );
+    let revoked = cms
+        .cli(&["oauth", "grant", "revoke", "--id", columns[0]])
+        .await;
+    assert!(revoked.status.success(), "{}", revoked.stderr);
+    let api = Api::new(&cms, &access);
+    assert_eq!(api.get("/api/v3/chargers").await.status, 401);
+    let again = cms
+        .cli(&["oauth", "grant", "revoke", "--id", columns[0]])
+        .await;
+    assert!(!again.status.success(), "a revoked grant is no longer live");
+
+    let revoked = cms
+        .cli(&["oauth", "client", "revoke", "--client-id", &app.client_id])
+        .await;
+    assert!(revoked.status.success(), "{}", revoked.stderr);
+    let clients = cms.cli(&["oauth", "client", "list"]).await;
+    assert!(
+        !clients.stdout.contains(&app.client_id),
+        "a revoked client is not listed: {}",
+        clients.stdout
+    );
+    let gone = app.login(&pending.request_field(), EMAIL, PASSWORD).await;
+    assert_eq!(gone.status, 400, "its pending request ended: {}", gone.body);
 }

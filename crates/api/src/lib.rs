@@ -7,10 +7,12 @@ mod http;
 mod materialiser;
 mod normalise;
 mod registry;
+pub mod serve;
 
 pub use cache::{LatestReading, LatestValueCache};
 pub use http::{ApiError, ops_router};
 pub use registry::RegistryPublisher;
+pub use serve::{HttpLimits, serve};
 
 use bytes::Bytes;
 use cms_bus::{Bus, Topics};
@@ -35,6 +37,8 @@ pub fn consumer_group(topics: &Topics) -> String {
 pub struct ApiConfig {
     pub http_addr: SocketAddr,
     pub topics: Topics,
+    /// What the HTTP listener lets one client have: connections, time for a request.
+    pub http_limits: HttpLimits,
 }
 
 /// A running API: HTTP listener plus materialiser.
@@ -102,15 +106,14 @@ impl Api {
         });
         let stop_http = CancellationToken::new();
         let stop = stop_http.clone();
-        let http = tokio::spawn(async move {
-            let serve =
-                axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned());
-            if let Err(e) = serve.await {
-                tracing::error!(error = %e, "HTTP server failed");
-            }
-        });
+        let limits = config.http_limits;
+        let http = tokio::spawn(serve(listener, router, limits, stop.cancelled_owned()));
         ready.store(true, Ordering::Relaxed);
-        tracing::info!(addr = %local_addr, "REST API listening");
+        tracing::info!(
+            addr = %local_addr,
+            max_connections = limits.max_connections,
+            "REST API listening"
+        );
         Ok(Api {
             local_addr,
             stop_http,

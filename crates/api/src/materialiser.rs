@@ -1,5 +1,7 @@
 //! Consumes the gateway's topics into the latest-value cache and the store. A batch is
-//! committed on the bus only after the store has it, so a crash replays rather than loses.
+//! committed on the bus only after the store has it, so a crash replays rather than loses. A
+//! record the store refuses for what it holds is set aside in the dead letters, so that it
+//! neither stops the records behind it nor vanishes.
 
 use crate::cache::{LatestReading, LatestValueCache};
 use crate::normalise::rest_meter_values;
@@ -7,10 +9,12 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::{Message, Subscriber, Topics};
 use cms_ocpp::v16::{Action, Request, parse_request};
+use cms_store::dead_letters::DeadLetter;
 use cms_store::{StateChange, Store, format_record_time};
 use futures_util::FutureExt;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +25,9 @@ const BATCH: usize = 16_384;
 /// fewer store transactions and more readings skipped before parsing (a fleet sends many per
 /// connector); idle, a reading reaches the REST API this much later at most.
 const LINGER: Duration = Duration::from_millis(100);
+/// Backoff between tries while the store is unreachable.
+const FIRST_RETRY: Duration = Duration::from_millis(100);
+const LAST_RETRY: Duration = Duration::from_secs(5);
 
 pub struct Materialiser {
     pub store: Store,
@@ -47,8 +54,8 @@ impl Materialiser {
             }
             gather_more(&mut *subscriber, &mut batch).await;
             let started = Instant::now();
-            let changes = self.changes_of(&batch);
-            self.store_until_done(&changes).await;
+            let (changes, sources) = self.changes_of(&batch);
+            self.store_until_done(&changes, &sources, &batch).await;
             for last in last_of_each_partition(&batch) {
                 if let Err(e) = subscriber.commit(last) {
                     tracing::warn!(error = %e, "commit failed; records may be replayed");
@@ -61,19 +68,99 @@ impl Materialiser {
     }
 
     /// The store is the record: retry until it takes the batch, holding the bus back meanwhile.
-    async fn store_until_done(&self, changes: &[StateChange]) {
-        let mut delay = Duration::from_millis(100);
-        while let Err(e) = self.store.apply(changes).await {
-            metrics::counter!("cms_materialiser_store_errors_total").increment(1);
-            tracing::error!(error = %e, retry_in = ?delay, "store write failed");
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(5));
+    /// When it refuses the batch for its contents, the batch is halved until the refused
+    /// changes are found; each is set aside with its record and the rest are written, in order.
+    async fn store_until_done(
+        &self,
+        changes: &[StateChange],
+        sources: &[usize],
+        batch: &[Message],
+    ) {
+        // Ranges still to write; the last pushed is written next, so order holds.
+        let mut pending: Vec<Range<usize>> = Vec::new();
+        pending.push(0..changes.len());
+        let mut delay = FIRST_RETRY;
+        while let Some(range) = pending.pop() {
+            if range.is_empty() {
+                continue;
+            }
+            match self.store.apply(&changes[range.clone()]).await {
+                Ok(()) => delay = FIRST_RETRY,
+                Err(e) if e.is_refusal() && range.len() == 1 => {
+                    self.set_aside(&batch[sources[range.start]], &e).await;
+                }
+                Err(e) if e.is_refusal() => {
+                    let middle = range.start + range.len() / 2;
+                    pending.push(middle..range.end);
+                    pending.push(range.start..middle);
+                }
+                Err(e) => {
+                    metrics::counter!("cms_materialiser_store_errors_total").increment(1);
+                    tracing::error!(error = %e, retry_in = ?delay, "store write failed");
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(LAST_RETRY);
+                    pending.push(range);
+                }
+            }
         }
     }
 
-    /// The state changes of a batch, readings coalesced to the newest per connector.
-    fn changes_of(&self, batch: &[Message]) -> Vec<StateChange> {
+    /// Keeps a refused record in the dead letters (retrying while the store is unreachable).
+    async fn set_aside(&self, message: &Message, refusal: &cms_store::StoreError) {
+        let record = &message.record;
+        let headers: serde_json::Map<String, serde_json::Value> = record
+            .headers
+            .iter()
+            .map(|h| {
+                let value = String::from_utf8_lossy(&h.value).into_owned();
+                (h.name.to_string(), serde_json::Value::String(value))
+            })
+            .collect();
+        let letter = DeadLetter {
+            topic: record.topic.to_string(),
+            partition: message.partition,
+            offset: message.offset,
+            key: record.key.to_vec(),
+            headers: serde_json::Value::Object(headers).to_string(),
+            value: record.value.to_vec(),
+            reason: refusal.to_string(),
+        };
+        tracing::error!(
+            topic = %letter.topic,
+            partition = letter.partition,
+            offset = letter.offset,
+            key = %String::from_utf8_lossy(&letter.key),
+            reason = %letter.reason,
+            "the store refused a record; set aside in the dead letters"
+        );
+        let mut delay = FIRST_RETRY;
+        loop {
+            match self.store.set_aside(&letter).await {
+                Ok(()) => {
+                    metrics::counter!("cms_materialiser_dead_letters_total").increment(1);
+                    return;
+                }
+                Err(e) if e.is_refusal() => {
+                    // Still on the bus until its retention ends: say where, loudly.
+                    metrics::counter!("cms_materialiser_dead_letters_lost_total").increment(1);
+                    tracing::error!(error = %e, topic = %letter.topic, partition = letter.partition,
+                        offset = letter.offset, "the dead letter itself was refused");
+                    return;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, retry_in = ?delay, "dead letter write failed");
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(LAST_RETRY);
+                }
+            }
+        }
+    }
+
+    /// The state changes of a batch, readings coalesced to the newest per connector, each with
+    /// the index of the record it came from.
+    fn changes_of(&self, batch: &[Message]) -> (Vec<StateChange>, Vec<usize>) {
         let mut changes = Vec::with_capacity(batch.len());
+        let mut sources = Vec::with_capacity(batch.len());
         let mut reading_at: HashMap<(String, i64), usize> = HashMap::new();
         let superseded = superseded_readings(batch, self.topics.messages);
         for (i, message) in batch.iter().enumerate() {
@@ -90,15 +177,17 @@ impl Materialiser {
             } = &change
             {
                 let key = (identity.clone(), *connector_id);
-                if let Some(i) = reading_at.get(&key) {
-                    changes[*i] = change;
+                if let Some(at) = reading_at.get(&key) {
+                    changes[*at] = change;
+                    sources[*at] = i;
                     continue;
                 }
                 reading_at.insert(key, changes.len());
             }
             changes.push(change);
+            sources.push(i);
         }
-        changes
+        (changes, sources)
     }
 
     fn change_of(&self, message: &Message) -> Option<StateChange> {
@@ -296,67 +385,4 @@ fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use cms_bus::{Header, Record};
-    use std::borrow::Cow;
-
-    fn reading(key: &'static str, connector: &'static str, at: Option<&'static str>) -> Message {
-        let mut headers = vec![
-            Header::new("action", "MeterValues"),
-            Header::new("connector_id", connector),
-        ];
-        if let Some(at) = at {
-            headers.push(Header::new("measured_at", at));
-        }
-        message("t.messages", key, headers)
-    }
-
-    fn message(topic: &'static str, key: &'static str, headers: Vec<Header>) -> Message {
-        Message {
-            record: Record {
-                topic: Cow::Borrowed(topic),
-                key: Bytes::from_static(key.as_bytes()),
-                headers,
-                value: Bytes::from_static(b"{}"),
-            },
-            partition: 0,
-            offset: 0,
-        }
-    }
-
-    #[test]
-    fn only_the_newest_reading_of_each_connector_is_kept() {
-        let t = |s: &'static str| Some(s);
-        let batch = [
-            reading("CP1", "1", t("2026-11-21T10:00:02.000000Z")),
-            reading("CP1", "1", t("2026-11-21T10:00:01.000000Z")),
-            reading("CP1", "1", t("2026-11-21T10:00:03.000000Z")),
-            reading("CP1", "2", t("2026-11-21T10:00:01.000000Z")),
-            reading("CP2", "1", t("2026-11-21T10:00:00.000000Z")),
-            // A tie: the later record wins.
-            reading("CP2", "1", t("2026-11-21T10:00:00.000000Z")),
-            // Without the headers (an older gateway, another producer): always parsed.
-            reading("CP1", "1", None),
-            message(
-                "t.messages",
-                "CP1",
-                vec![Header::new("action", "Heartbeat")],
-            ),
-            // Same headers on another topic: not a reading of this one.
-            message(
-                "t.other",
-                "CP1",
-                vec![
-                    Header::new("action", "MeterValues"),
-                    Header::new("connector_id", "1"),
-                    Header::new("measured_at", "2026-11-21T11:00:00.000000Z"),
-                ],
-            ),
-        ];
-        assert_eq!(
-            superseded_readings(&batch, "t.messages"),
-            [true, true, false, false, true, false, false, false, false]
-        );
-    }
-}
+mod tests;

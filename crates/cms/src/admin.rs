@@ -2,7 +2,7 @@
 //! lets both processes in; the service reads what they write at once).
 
 use crate::store_args::StoreArgs;
-use cms_credentials::{check_charger_password, hash_secret};
+use cms_credentials::charger_credentials;
 use cms_gateway::ChargerIdentity;
 use cms_store::{NewCharger, Scope};
 use std::path::PathBuf;
@@ -51,9 +51,14 @@ pub struct ChargerAddArgs {
     /// The identity the charger connects with: ws://.../ocpp/{identity}.
     #[arg(long)]
     pub identity: String,
-    /// Basic-auth password (security profile 1), 16 to 40 characters; none: no auth.
-    #[arg(long, env = "CMS_CHARGER_PASSWORD")]
+    /// Basic-auth password (security profile 1), 16 to 40 printable characters without `:`;
+    /// without one, a strong password is generated and printed once.
+    #[arg(long, env = "CMS_CHARGER_PASSWORD", hide_env_values = true)]
     pub password: Option<String>,
+    /// OCPP security profile: 1 = Basic auth (the default); 0 = no credentials at all, only
+    /// for test benches on a closed network (anyone who knows the identity can connect).
+    #[arg(long, default_value_t = 1)]
+    pub security_profile: u8,
     /// The site to put it in; default: the operators' default site.
     #[arg(long)]
     pub site: Option<String>,
@@ -174,23 +179,25 @@ async fn token_owner(store: &cms_store::Store, id: i64) -> Result<i64, String> {
 /// Prints the new charger's uuid as the last line of stdout.
 pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
     let identity = ChargerIdentity::parse(&args.identity).map_err(|e| e.to_string())?;
-    let password_hash = match &args.password {
-        Some(password) => {
-            check_charger_password(password).map_err(|e| e.to_string())?;
-            Some(hash_secret(password))
-        }
-        None => None,
-    };
+    let credentials = charger_credentials(args.security_profile, args.password.as_deref())
+        .map_err(|e| e.to_string())?;
     let store = args.store.open().await.map_err(|e| e.to_string())?;
     let new = NewCharger {
         identity: identity.to_string(),
         reference: args.reference,
-        password_hash,
+        password_hash: credentials.password_hash,
         site_uuid: args.site,
     };
     let uuid = store.add_charger(&new).await.map_err(|e| e.to_string())?;
     store.close().await;
     println!("Charger {identity} registered; it connects to ws://<ocpp-addr>/ocpp/{identity}");
+    match (&credentials.generated_password, args.security_profile) {
+        (Some(password), _) => println!(
+            "with HTTP Basic auth, user {identity} and this password, shown only once: {password}"
+        ),
+        (None, 0) => println!("without credentials (security profile 0): for test benches only"),
+        (None, _) => println!("with HTTP Basic auth, user {identity} and the given password"),
+    }
     println!("{uuid}");
     Ok(())
 }
@@ -200,15 +207,20 @@ pub struct ChargerImportArgs {
     #[command(flatten)]
     pub store: StoreArgs,
     /// One charger per line, `identity` or `identity,password`; `#` starts a comment; `-` reads
-    /// standard input.
+    /// standard input. A line without a password gets a generated one.
     #[arg(long)]
     pub file: PathBuf,
+    /// 1 = Basic auth (the default); 0 = no credentials, only for test benches: every line must
+    /// then be an identity alone.
+    #[arg(long, default_value_t = 1)]
+    pub security_profile: u8,
     /// The site to put them in; default: the operators' default site.
     #[arg(long)]
     pub site: Option<String>,
 }
 
-/// Registers many chargers in one transaction (all or none); prints `uuid identity` per line.
+/// Registers many chargers in one transaction (all or none); prints `uuid identity` per line,
+/// followed by the password when it was generated (shown this once).
 pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
     let text = if args.file.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin()).map_err(|e| e.to_string())?
@@ -217,6 +229,7 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?
     };
     let mut chargers = Vec::new();
+    let mut generated = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -228,19 +241,15 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
             None => (line, None),
         };
         let identity = ChargerIdentity::parse(identity).map_err(|e| at_line(e.to_string()))?;
-        let password_hash = match password {
-            Some(password) => {
-                check_charger_password(password).map_err(|e| at_line(e.to_string()))?;
-                Some(hash_secret(password))
-            }
-            None => None,
-        };
+        let credentials = charger_credentials(args.security_profile, password)
+            .map_err(|e| at_line(e.to_string()))?;
         chargers.push(NewCharger {
             identity: identity.to_string(),
             reference: None,
-            password_hash,
+            password_hash: credentials.password_hash,
             site_uuid: args.site.clone(),
         });
+        generated.push(credentials.generated_password);
     }
     let store = args.store.open().await.map_err(|e| e.to_string())?;
     let uuids = store
@@ -249,8 +258,11 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     store.close().await;
     let mut out = String::with_capacity(uuids.len() * 64);
-    for (uuid, charger) in uuids.iter().zip(&chargers) {
-        out.push_str(&format!("{uuid} {}\n", charger.identity));
+    for ((uuid, charger), password) in uuids.iter().zip(&chargers).zip(&generated) {
+        match password {
+            Some(password) => out.push_str(&format!("{uuid} {} {password}\n", charger.identity)),
+            None => out.push_str(&format!("{uuid} {}\n", charger.identity)),
+        }
     }
     print!("{out}");
     eprintln!("registered {} chargers", uuids.len());

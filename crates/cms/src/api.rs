@@ -4,6 +4,7 @@
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
 use crate::store_args::StoreArgs;
+use crate::up::HttpArgs;
 use cms_api::{Api, ApiConfig, RegistryPublisher};
 use cms_bus::{Bus, Topics};
 use std::net::SocketAddr;
@@ -19,6 +20,8 @@ pub struct ApiCmdArgs {
     /// REST API, /healthz, /readyz and /metrics.
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
     pub http_addr: SocketAddr,
+    #[command(flatten)]
+    pub http: HttpArgs,
     /// Must match the gateways' prefix.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
     pub topic_prefix: String,
@@ -35,6 +38,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
     let api_config = ApiConfig {
         http_addr: args.http_addr,
         topics,
+        http_limits: args.http.limits(),
     };
     let api = Api::start(api_config, store.clone(), &bus, metrics)
         .await

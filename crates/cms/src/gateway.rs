@@ -3,7 +3,8 @@
 
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
-use crate::up::GatewayArgs;
+use crate::up::{GatewayArgs, HttpArgs};
+use cms_api::HttpLimits;
 use cms_bus::Bus;
 use cms_gateway::{Gateway, RegistryDirectory};
 use std::net::SocketAddr;
@@ -21,6 +22,8 @@ pub struct GatewayCmdArgs {
     /// /healthz, /readyz (200 once the registry is loaded) and /metrics.
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:9100")]
     pub http_addr: SocketAddr,
+    #[command(flatten)]
+    pub http: HttpArgs,
     #[command(flatten)]
     pub gateway: GatewayArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
@@ -49,7 +52,8 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
         let directory = directory.clone();
         Arc::new(move || directory.is_caught_up())
     };
-    let ops = serve_ops(args.http_addr, cms_api::ops_router(metrics, ready)).await?;
+    let router = cms_api::ops_router(metrics, ready);
+    let ops = serve_ops(args.http_addr, router, args.http.limits()).await?;
     let gateway = Gateway::start(config, directory, Arc::new(bus.clone()))
         .map_err(|e| format!("cannot listen for chargers on {}: {e}", args.ocpp_addr))?;
     println!(
@@ -84,20 +88,17 @@ impl OpsServer {
     }
 }
 
-pub async fn serve_ops(addr: SocketAddr, router: axum::Router) -> Result<OpsServer, String> {
+pub async fn serve_ops(
+    addr: SocketAddr,
+    router: axum::Router,
+    limits: HttpLimits,
+) -> Result<OpsServer, String> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let stop = CancellationToken::new();
     let until = stop.clone().cancelled_owned();
-    let task = tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router)
-            .with_graceful_shutdown(until)
-            .await
-        {
-            tracing::error!(error = %e, "ops HTTP server failed");
-        }
-    });
+    let task = tokio::spawn(cms_api::serve(listener, router, limits, until));
     Ok(OpsServer { addr, stop, task })
 }

@@ -4,11 +4,13 @@
 
 pub mod admin;
 pub mod api;
+pub mod dead_letters;
 pub mod duration;
 pub mod gateway;
 pub mod kafka;
 pub mod oauth_cli;
 pub mod observability;
+pub mod registry_feed;
 pub mod shutdown;
 pub mod store_args;
 pub mod up;

@@ -2,7 +2,10 @@
 
 use clap::{Parser, Subcommand};
 use cms::admin::{ChargerAddArgs, ChargerImportArgs, TokenCreateArgs, TokenIdArgs, TokenListArgs};
-use cms::oauth_cli::{ClientCreateArgs, UserCreateArgs};
+use cms::oauth_cli::{
+    ClientCreateArgs, ClientListArgs, ClientRevokeArgs, GrantListArgs, GrantRevokeArgs,
+    UserCreateArgs,
+};
 use cms::up::UpArgs;
 use std::process::ExitCode;
 
@@ -37,6 +40,15 @@ enum Command {
     /// OAuth 2.0 client applications.
     #[command(subcommand)]
     Oauth(OauthCommand),
+    /// Records the store refused, set aside by the materialiser.
+    #[command(subcommand)]
+    DeadLetter(DeadLetterCommand),
+}
+
+#[derive(Subcommand)]
+enum DeadLetterCommand {
+    /// The newest dead letters, with their reasons.
+    List(cms::dead_letters::DeadLetterListArgs),
 }
 
 #[derive(Subcommand)]
@@ -62,12 +74,27 @@ enum OauthCommand {
     /// OAuth client applications.
     #[command(subcommand)]
     Client(OauthClientCommand),
+    /// Users' grants: the applications they authorized.
+    #[command(subcommand)]
+    Grant(OauthGrantCommand),
 }
 
 #[derive(Subcommand)]
 enum OauthClientCommand {
     /// Register a client; prints `<client_id> <client_secret>` last (the secret only once).
     Create(ClientCreateArgs),
+    /// List the live clients, with their live grants and pending authorization requests.
+    List(ClientListArgs),
+    /// Revoke a client: every token it holds stops working at once.
+    Revoke(ClientRevokeArgs),
+}
+
+#[derive(Subcommand)]
+enum OauthGrantCommand {
+    /// List a user's live grants.
+    List(GrantListArgs),
+    /// Revoke a grant: the application's tokens from it stop working at once.
+    Revoke(GrantRevokeArgs),
 }
 
 #[derive(Subcommand)]
@@ -105,7 +132,22 @@ fn main() -> ExitCode {
             Command::Oauth(OauthCommand::Client(OauthClientCommand::Create(args))) => {
                 cms::oauth_cli::client_create(args).await
             }
+            Command::Oauth(OauthCommand::Client(OauthClientCommand::List(args))) => {
+                cms::oauth_cli::client_list(args).await
+            }
+            Command::Oauth(OauthCommand::Client(OauthClientCommand::Revoke(args))) => {
+                cms::oauth_cli::client_revoke(args).await
+            }
+            Command::Oauth(OauthCommand::Grant(OauthGrantCommand::List(args))) => {
+                cms::oauth_cli::grant_list(args).await
+            }
+            Command::Oauth(OauthCommand::Grant(OauthGrantCommand::Revoke(args))) => {
+                cms::oauth_cli::grant_revoke(args).await
+            }
             Command::Charger(ChargerCommand::Add(args)) => cms::admin::charger_add(args).await,
+            Command::DeadLetter(DeadLetterCommand::List(args)) => {
+                cms::dead_letters::list(args).await
+            }
             Command::Charger(ChargerCommand::Import(args)) => {
                 cms::admin::charger_import(args).await
             }

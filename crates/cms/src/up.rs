@@ -3,16 +3,15 @@
 
 use crate::duration::parse_duration;
 use crate::observability::{self, LogFormat};
+use crate::registry_feed;
 use crate::store_args::StoreArgs;
-use cms_api::{Api, ApiConfig};
-use cms_bus::{BoxFuture, Bus, BusError, InProcessBus, InProcessConfig, Topics};
-use cms_gateway::{
-    AckAfter, ChargerDirectory, DirectoryError, Gateway, GatewayConfig, Registration,
-};
-use cms_store::Store;
+use cms_api::{Api, ApiConfig, HttpLimits};
+use cms_bus::{Bus, BusError, InProcessBus, InProcessConfig, Topics};
+use cms_gateway::{AckAfter, Gateway, GatewayConfig, RegistryDirectory};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct UpArgs {
@@ -26,6 +25,8 @@ pub struct UpArgs {
     pub ocpp_addr: SocketAddr,
     #[command(flatten)]
     pub gateway: GatewayArgs,
+    #[command(flatten)]
+    pub http: HttpArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -48,6 +49,11 @@ pub struct GatewayArgs {
     /// Largest websocket frame accepted, in bytes; larger closes the connection with 1009.
     #[arg(long, env = "CMS_MAX_FRAME_SIZE", default_value_t = 64 * 1024)]
     pub max_frame_size: usize,
+    /// Charger connections at once in this process, handshakes included; past it a newcomer
+    /// is answered 503 with Retry-After before the upgrade. Default: the open-file limit
+    /// (`ulimit -n`) less 1,000 files for the store, the bus and the HTTP listener.
+    #[arg(long, env = "CMS_MAX_CONNECTIONS", value_parser = at_least_one)]
+    pub max_connections: Option<usize>,
     /// This gateway's name in records and in the chargers' `server` field; default: hostname.
     #[arg(long, env = "CMS_NODE_ID")]
     pub node_id: Option<String>,
@@ -79,11 +85,51 @@ impl GatewayArgs {
         config.ping_interval = self.ws_ping_interval;
         config.idle_timeout = self.ws_idle_timeout;
         config.max_frame_size = self.max_frame_size;
+        if let Some(max) = self.max_connections {
+            config.max_connections = max;
+        }
         config.ack_after = match self.ack_after {
             AckAfterArg::Broker => AckAfter::Broker,
             AckAfterArg::Receive => AckAfter::Receive,
         };
         config
+    }
+}
+
+/// Limits of an HTTP listener, shared by `cms up`, `cms api` and `cms gateway` (its probes and
+/// metrics).
+#[derive(Debug, Clone, clap::Args)]
+pub struct HttpArgs {
+    /// HTTP connections served at once; past it a new one is answered 503 with Retry-After.
+    #[arg(long, env = "CMS_HTTP_MAX_CONNECTIONS", value_parser = at_least_one,
+        default_value_t = cms_api::serve::DEFAULT_MAX_CONNECTIONS)]
+    pub http_max_connections: usize,
+    /// Time a client has to send a request head, and an idle kept-alive connection its next
+    /// one, before the connection is closed.
+    #[arg(long, env = "CMS_HTTP_HEADER_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub http_header_timeout: Duration,
+    /// Time a whole request may take, body and handler: past it the answer is 408 (the body
+    /// had not arrived) or 503.
+    #[arg(long, env = "CMS_HTTP_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub http_request_timeout: Duration,
+}
+
+impl HttpArgs {
+    pub fn limits(&self) -> HttpLimits {
+        HttpLimits {
+            max_connections: self.http_max_connections,
+            header_timeout: self.http_header_timeout,
+            request_timeout: self.http_request_timeout,
+        }
+    }
+}
+
+/// A count of connections: zero would refuse everyone.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{text:?}: {e}")),
     }
 }
 
@@ -93,23 +139,6 @@ fn hostname() -> String {
         .ok()
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "cms".to_string())
-}
-
-/// The gateway's charger directory in `cms up`: the store itself, read at each handshake, so a
-/// charger added by `cms charger add` (another process) can connect at once.
-pub struct StoreDirectory(pub Store);
-
-impl ChargerDirectory for StoreDirectory {
-    fn lookup<'a>(
-        &'a self,
-        identity: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Registration>, DirectoryError>> {
-        Box::pin(async move {
-            let found = self.0.charger_password(identity).await;
-            let found = found.map_err(|e| DirectoryError(e.to_string()))?;
-            Ok(found.map(|password_hash| Registration { password_hash }))
-        })
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -139,9 +168,18 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     let api_config = ApiConfig {
         http_addr: args.http_addr,
         topics,
+        http_limits: args.http.limits(),
     };
     let api = Api::start(api_config, store.clone(), &*bus, metrics).await?;
-    let directory = Arc::new(StoreDirectory(store.clone()));
+    let directory = Arc::new(RegistryDirectory::default());
+    let cursor = registry_feed::catch_up(&store, &directory).await?;
+    let stop_registry = CancellationToken::new();
+    let registry = tokio::spawn(registry_feed::follow(
+        store.clone(),
+        directory.clone(),
+        cursor,
+        stop_registry.clone(),
+    ));
     let gateway = Gateway::start(gateway_config, directory, bus.clone()).map_err(|source| {
         UpError::Gateway {
             addr: args.ocpp_addr,
@@ -157,6 +195,8 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     crate::shutdown::signal().await;
     tracing::info!("shutting down: closing charger sessions");
     gateway.shutdown(Duration::from_secs(30)).await;
+    stop_registry.cancel();
+    let _ = registry.await;
     bus.close();
     api.shutdown().await;
     store.close().await;

@@ -34,6 +34,60 @@ pub enum CredentialError {
     IdentityCharacters,
     #[error("stored hash is malformed")]
     MalformedHash,
+    #[error("a charger of security profile 0 takes no password")]
+    PasswordWithoutAuth,
+    #[error(
+        "security profiles 2 and 3 need TLS on the gateway, which this version does not serve yet"
+    )]
+    ProfileNeedsTls,
+    #[error("the security profile must be 0, 1, 2 or 3")]
+    UnknownProfile,
+}
+
+/// How long a generated charger password is: 32 characters of 62 (about 190 bits), within the
+/// whitepaper's 16 to 40.
+pub const GENERATED_CHARGER_PASSWORD_LEN: usize = 32;
+
+/// What registering a charger keeps of its credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChargerCredentials {
+    /// The hash of its Basic-auth password; `None` for a charger that takes no credentials.
+    pub password_hash: Option<String>,
+    /// The password when it was generated here: to be shown once, never stored.
+    pub generated_password: Option<String>,
+}
+
+/// A new charger's credentials for OCPP security profile `profile`: 1 (Basic auth, the default
+/// everywhere a charger is registered) uses `password`, or generates a strong one when none is
+/// given, so no charger is open by accident; 0 (no credentials, for test benches) must be asked
+/// for and takes no password.
+pub fn charger_credentials(
+    profile: u8,
+    password: Option<&str>,
+) -> Result<ChargerCredentials, CredentialError> {
+    match (profile, password) {
+        (0, None) => Ok(ChargerCredentials {
+            password_hash: None,
+            generated_password: None,
+        }),
+        (0, Some(_)) => Err(CredentialError::PasswordWithoutAuth),
+        (1, Some(password)) => {
+            check_charger_password(password)?;
+            Ok(ChargerCredentials {
+                password_hash: Some(hash_secret(password)),
+                generated_password: None,
+            })
+        }
+        (1, None) => {
+            let password = random_token(GENERATED_CHARGER_PASSWORD_LEN);
+            Ok(ChargerCredentials {
+                password_hash: Some(hash_secret(&password)),
+                generated_password: Some(password),
+            })
+        }
+        (2 | 3, _) => Err(CredentialError::ProfileNeedsTls),
+        _ => Err(CredentialError::UnknownProfile),
+    }
 }
 
 /// Checks a charger password against the whitepaper's rules.
@@ -197,6 +251,41 @@ mod tests {
         ] {
             assert_eq!(check_charger_identity(bad), Err(expected), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_charger_without_a_password_gets_a_generated_one_unless_profile_0_is_asked_for() {
+        let generated = charger_credentials(1, None).unwrap();
+        let password = generated.generated_password.expect("generated");
+        assert!(check_charger_password(&password).is_ok());
+        let hash = generated.password_hash.expect("kept hashed");
+        assert_eq!(verify_secret(&password, &hash), Ok(true));
+
+        let given = charger_credentials(1, Some("sixteen-chars-ok")).unwrap();
+        assert_eq!(given.generated_password, None);
+        assert_eq!(
+            verify_secret("sixteen-chars-ok", &given.password_hash.unwrap()),
+            Ok(true)
+        );
+        assert_eq!(
+            charger_credentials(1, Some("short")),
+            Err(CredentialError::PasswordLength)
+        );
+
+        let open = charger_credentials(0, None).unwrap();
+        assert_eq!((open.password_hash, open.generated_password), (None, None));
+        assert_eq!(
+            charger_credentials(0, Some("sixteen-chars-ok")),
+            Err(CredentialError::PasswordWithoutAuth)
+        );
+        assert_eq!(
+            charger_credentials(2, None),
+            Err(CredentialError::ProfileNeedsTls)
+        );
+        assert_eq!(
+            charger_credentials(4, None),
+            Err(CredentialError::UnknownProfile)
+        );
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct Accepted {
     /// False when the client offered no subprotocol we speak: the upgrade completes without the
     /// header (as the OCPP-J spec asks) and the session closes right after.
     pub subprotocol_agreed: bool,
+    /// Whether the charger proved who it is (its registration asks for a password and it gave
+    /// the right one); a session that did not may never replace one that did.
+    pub authenticated: bool,
     /// Bytes the client sent after its request head (the start of its first frames).
     pub leftover: Vec<u8>,
 }
@@ -144,6 +147,7 @@ pub async fn accept(
     Ok(Accepted {
         identity,
         subprotocol_agreed,
+        authenticated: registration.password_hash.is_some(),
         leftover,
     })
 }

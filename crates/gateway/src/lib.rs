@@ -4,6 +4,7 @@
 
 /// The frame path: public for its benchmark (`benches/frame_path.rs`).
 pub mod calls;
+mod capacity;
 mod directory;
 mod events;
 mod handshake;
@@ -15,6 +16,7 @@ mod session;
 mod shard;
 mod transactions;
 
+pub use capacity::default_max_connections;
 pub use directory::{ChargerDirectory, DirectoryError, Registration};
 pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
@@ -60,6 +62,9 @@ pub struct GatewayConfig {
     pub max_frame_size: usize,
     pub handshake_timeout: Duration,
     pub ack_after: AckAfter,
+    /// Connections at once in this process, handshakes included; past it a newcomer is answered
+    /// 503 before any upgrade. Default: [`default_max_connections`], from the open-file limit.
+    pub max_connections: usize,
 }
 
 impl GatewayConfig {
@@ -75,6 +80,7 @@ impl GatewayConfig {
             max_frame_size: 64 * 1024,
             handshake_timeout: Duration::from_secs(10),
             ack_after: AckAfter::Broker,
+            max_connections: default_max_connections(),
         }
     }
 
@@ -102,6 +108,8 @@ pub(crate) struct Shared {
     directory: Arc<dyn ChargerDirectory>,
     /// Live sessions by charger: a newer connection replaces the older one.
     sessions: DashMap<ChargerIdentity, session::SessionEntry>,
+    /// Connections (not only sessions) at once, over all shards.
+    capacity: capacity::ConnectionCap,
     transaction_ids: transactions::TransactionIds,
     metrics: metrics::GatewayMetrics,
     shutdown: CancellationToken,
@@ -125,6 +133,7 @@ impl Gateway {
         let local_addr = listeners[0].local_addr()?;
         let shared = Arc::new(Shared {
             ws_config: config.websocket_config(),
+            capacity: capacity::ConnectionCap::new(config.max_connections),
             node: Bytes::from(config.node_id.clone()),
             topics: config.topics,
             config,
@@ -140,7 +149,12 @@ impl Gateway {
             .enumerate()
             .map(|(i, listener)| shard::spawn(i, listener, shared.clone()))
             .collect::<std::io::Result<_>>()?;
-        tracing::info!(addr = %local_addr, shards = shared.config.shards, "OCPP gateway listening");
+        tracing::info!(
+            addr = %local_addr,
+            shards = shared.config.shards,
+            max_connections = shared.config.max_connections,
+            "OCPP gateway listening"
+        );
         Ok(Gateway {
             local_addr,
             shared,

@@ -1,6 +1,7 @@
-//! The charger directory of a `cms gateway`: the compacted registry topic, read from its
-//! beginning into memory and followed from then on. Handshakes look chargers up here; no
-//! database is ever asked, so gateways depend on nothing but the bus.
+//! The charger directory of a gateway, in memory: in `cms gateway` the compacted registry topic,
+//! read from its beginning and followed from then on; in `cms up` the store's registry change
+//! log, followed the same way. Handshakes look chargers up here and never ask a database, so a
+//! stranger's handshake costs the store nothing and no handshake queues behind it.
 
 use crate::directory::{ChargerDirectory, DirectoryError, Registration};
 use cms_bus::{BoxFuture, Message, RegistryState, Subscriber, registry_state};
@@ -21,7 +22,12 @@ impl RegistryDirectory {
         let Ok(identity) = std::str::from_utf8(&message.record.key) else {
             return;
         };
-        match registry_state(&message.record.value) {
+        self.apply_state(identity, registry_state(&message.record.value));
+    }
+
+    /// Sets a charger's registration as it is now.
+    pub fn apply_state(&self, identity: &str, state: RegistryState) {
+        match state {
             RegistryState::Registered { password_hash } => {
                 let registration = Registration { password_hash };
                 self.chargers.insert(identity.to_string(), registration);

@@ -9,6 +9,7 @@ use crate::{AckAfter, Shared};
 use bytes::Bytes;
 use chrono::Utc;
 use cms_ocpp::{ErrorCode, call_error};
+use dashmap::mapref::entry::Entry;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -31,6 +32,18 @@ const BATCH: usize = 16;
 pub struct SessionEntry {
     pub session: Bytes,
     pub replace: oneshot::Sender<()>,
+    /// Whether this session's charger gave its password.
+    pub authenticated: bool,
+}
+
+impl SessionEntry {
+    /// Whether a new connection of the same charger may take this session's place: a charger
+    /// that reconnects replaces its half-open old connection, but a connection that gave no
+    /// credentials never ends one that did (the registration may have changed between the
+    /// two, and the live session is then the one known to be the charger).
+    fn may_be_replaced_by(&self, authenticated: bool) -> bool {
+        authenticated || !self.authenticated
+    }
 }
 
 /// Serves one accepted TCP connection to its end.
@@ -72,15 +85,31 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr)
         session = %String::from_utf8_lossy(&session),
     );
     let identity = accepted.identity;
+    let authenticated = accepted.authenticated;
     async move {
         let (replace, replaced) = oneshot::channel();
         let entry = SessionEntry {
             session: session.clone(),
             replace,
+            authenticated,
         };
-        if let Some(previous) = shared.sessions.insert(identity.clone(), entry) {
-            tracing::info!("replacing the previous connection of this charger");
-            let _ = previous.replace.send(());
+        match shared.sessions.entry(identity.clone()) {
+            Entry::Occupied(live) if !live.get().may_be_replaced_by(authenticated) => {
+                drop(live);
+                tracing::warn!(%peer, "refused: an unauthenticated connection may not replace an authenticated session");
+                handshake_rejected("unauthenticated_takeover");
+                let reason = "an authenticated session of this charger is live";
+                close(&mut ws, CloseCode::Policy, reason).await;
+                return;
+            }
+            Entry::Occupied(mut live) => {
+                tracing::info!("replacing the previous connection of this charger");
+                let previous = live.insert(entry);
+                let _ = previous.replace.send(());
+            }
+            Entry::Vacant(vacant) => {
+                vacant.insert(entry);
+            }
         }
         shared.metrics.connects.increment(1);
         shared.metrics.open.increment(1.0);
@@ -369,4 +398,25 @@ async fn close(ws: &mut Ws, code: CloseCode, reason: &str) {
     }
     let drain = async { while let Some(Ok(_)) = ws.next().await {} };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), drain).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(authenticated: bool) -> SessionEntry {
+        SessionEntry {
+            session: Bytes::from_static(b"s"),
+            replace: oneshot::channel().0,
+            authenticated,
+        }
+    }
+
+    #[test]
+    fn an_unauthenticated_connection_never_replaces_an_authenticated_session() {
+        assert!(!entry(true).may_be_replaced_by(false));
+        assert!(entry(true).may_be_replaced_by(true));
+        assert!(entry(false).may_be_replaced_by(false));
+        assert!(entry(false).may_be_replaced_by(true));
+    }
 }

@@ -41,6 +41,8 @@ pub fn spawn(
         .spawn(move || runtime.block_on(accept_loop(index, listener, shared)))
 }
 
+/// Accepts until shutdown. Each connection holds a permit of the process-wide cap
+/// (`capacity.rs`) from its accept to its end; past the cap it is refused with 503.
 async fn accept_loop(index: usize, listener: std::net::TcpListener, shared: Arc<Shared>) {
     let listener = match TcpListener::from_std(listener) {
         Ok(listener) => listener,
@@ -54,7 +56,15 @@ async fn accept_loop(index: usize, listener: std::net::TcpListener, shared: Arc<
                 Ok((stream, peer)) => {
                     // Answers are small and latency-bound: never wait for Nagle.
                     let _ = stream.set_nodelay(true);
-                    sessions.spawn(crate::session::serve(shared.clone(), stream, peer));
+                    let Some(permit) = shared.capacity.admit() else {
+                        shared.capacity.refuse(stream, peer, &sessions);
+                        continue;
+                    };
+                    let session = crate::session::serve(shared.clone(), stream, peer);
+                    sessions.spawn(async move {
+                        session.await;
+                        drop(permit);
+                    });
                 }
                 Err(e) => {
                     // Out of file descriptors, say: back off instead of spinning.

@@ -3,7 +3,7 @@
 use crate::tokens::{LAST_USED_PRECISION_SECONDS, split_scopes};
 use crate::{Result, Store, format_record_time, now_record_time};
 use chrono::{Duration, Utc};
-use cms_credentials::{hash_password, verify_password, verify_secret};
+use cms_credentials::{hash_password, verify_secret};
 use sqlx::Row;
 
 /// The team that owns what the command line creates without naming a site: every user made by
@@ -60,10 +60,14 @@ impl Scope {
         ),
         (Self::METERS_READ, "Read meters"),
         (Self::METERS_WRITE, "Create meters"),
-        (Self::TOKENS_READ, "List the user's personal access tokens"),
+        (
+            Self::TOKENS_READ,
+            "List the user's personal access tokens and authorized applications",
+        ),
         (
             Self::TOKENS_WRITE,
-            "Create, regenerate and revoke the user's personal access tokens",
+            "Create, regenerate and revoke the user's personal access tokens; revoke authorized \
+             applications",
         ),
     ];
 
@@ -98,6 +102,12 @@ pub struct TokenOwner {
 impl TokenOwner {
     pub fn allows(&self, scope: &str) -> bool {
         self.scopes.iter().any(|s| s == Scope::ALL || s == scope)
+    }
+
+    /// Whether this token holds every one of `scopes` (any, with `*`): what it takes to act on
+    /// another credential carrying them, so that no token reaches one wider than itself.
+    pub fn covers(&self, scopes: &[String]) -> bool {
+        scopes.iter().all(|scope| self.allows(scope))
     }
 }
 
@@ -289,22 +299,13 @@ impl Store {
                 .fetch_optional(&self.pool)
                 .await?;
         // The same work whether or not the user exists, so that the answer's timing does not
-        // tell which e-mails have accounts.
-        let hash = stored.flatten();
-        let matches = verify_password(password, hash.as_deref().unwrap_or(NO_PASSWORD))
-            .unwrap_or(false)
-            && hash.is_some();
-        if !matches {
+        // tell which e-mails have accounts; off the async workers, one check per core at a time.
+        if !crate::oauth::password_matches(password, stored.flatten()).await {
             return Ok(None);
         }
         self.user_by_email(email).await
     }
 }
-
-/// A well-formed hash no password is checked against successfully (for users without one), at
-/// the real iteration count so that an unknown e-mail costs as much as a known one.
-const NO_PASSWORD: &str =
-    "pbkdf2-sha256$600000$00$0000000000000000000000000000000000000000000000000000000000000000";
 
 /// The id of the operators' team, created on first use.
 pub(crate) async fn operators_team(tx: &mut sqlx::AnyConnection) -> Result<i64> {

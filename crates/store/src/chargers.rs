@@ -220,12 +220,31 @@ impl Store {
 
     /// The connectors of a charger, by number.
     pub async fn connectors(&self, charger_id: i64) -> Result<Vec<ConnectorRow>> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {CONNECTOR_COLUMNS} FROM connectors WHERE charger_id = $1 ORDER BY connector_id"
+        Ok(self.connector_page(charger_id, i64::MAX, 0).await?.0)
+    }
+
+    /// A page of a charger's connectors, by number, and how many it has.
+    pub async fn connector_page(
+        &self,
+        charger_id: i64,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<ConnectorRow>, i64)> {
+        let total: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM connectors WHERE charger_id = $1")
+                .bind(charger_id)
+                .fetch_one(&self.pool)
+                .await?;
+        let page = sqlx::query_as(&format!(
+            "SELECT {CONNECTOR_COLUMNS} FROM connectors WHERE charger_id = $1
+             ORDER BY connector_id LIMIT $2 OFFSET $3"
         ))
         .bind(charger_id)
+        .bind(limit)
+        .bind(offset)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok((page, total))
     }
 
     /// Sets a connector's phase rotation and maximum current, creating the connector (status

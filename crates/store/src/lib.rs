@@ -10,13 +10,16 @@
 mod access;
 mod accounts;
 mod chargers;
+pub mod dead_letters;
 pub mod meters;
 pub mod oauth;
 pub mod proxy;
+mod redact;
 mod registry;
 pub mod sites;
 mod state;
 pub mod teams;
+#[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 mod time;
 pub mod tokens;
@@ -25,6 +28,7 @@ pub mod transactions;
 pub use access::Permissions;
 pub use accounts::{Scope, TokenOwner, User};
 pub use chargers::{ChargerRow, ConnectorRow, NewCharger, StoredMeterValue};
+pub use redact::redacted_url;
 pub use registry::{RegistryChange, RegistryEntry};
 pub use state::StateChange;
 pub use time::{format_record_time, now_record_time};
@@ -47,6 +51,9 @@ pub enum StoreError {
     },
     #[error("unsupported database URL {0:?}: use postgres://USER@HOST/DB or sqlite://PATH")]
     UnsupportedUrl(String),
+    /// The database could not be reached; `at` is its URL without the password.
+    #[error("cannot connect to the database at {at}: {source}")]
+    Connect { at: String, source: sqlx::Error },
     #[error("{0}")]
     Conflict(String),
     #[error("{0}")]
@@ -92,7 +99,7 @@ impl Store {
             .or_else(|| url.strip_prefix("sqlite:"))
         {
             Some(path) => Self::open_file(Path::new(path)).await,
-            None => Err(StoreError::UnsupportedUrl(url.to_string())),
+            None => Err(StoreError::UnsupportedUrl(redacted_url(url))),
         }
     }
 
@@ -139,7 +146,11 @@ impl Store {
             .max_connections(16)
             .acquire_timeout(Duration::from_secs(10))
             .connect(url)
-            .await?;
+            .await
+            .map_err(|source| StoreError::Connect {
+                at: redacted_url(url),
+                source,
+            })?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         Ok(Store {
             pool,

@@ -7,17 +7,32 @@
 //! is checked against its digest, so no secret is ever looked up by its own value. They never
 //! contain `|`, which tells them from personal access tokens (`<id>|<secret>`).
 //!
+//! PKCE with `S256` is required of every client (RFC 9700 §2.1.1). Pending requests are bounded
+//! (per client address and in all, [`PendingLimits`]) and end after
+//! [`MAX_FAILED_LOGINS_PER_REQUEST`] wrong passwords; clients and grants can be revoked, which
+//! ends every token they issued at once.
+//!
 //! Operations take `now` so that expiry is tested without waiting.
 
 mod authorization;
 mod clients;
 mod grants;
+mod password;
+#[cfg(test)]
+mod pending_tests;
+mod revocation;
+#[cfg(test)]
+mod revocation_tests;
 #[cfg(test)]
 mod tests;
 
-pub use authorization::{AuthorizationRequest, Decision, PendingAuthorization};
+pub use authorization::{
+    AuthorizationRequest, BeginError, Decision, PendingAuthorization, PendingLimits,
+};
 pub use clients::{OAuthClient, check_redirect_uri};
 pub use grants::{GrantError, IssuedTokens};
+pub(crate) use password::password_matches;
+pub use revocation::{ClientListing, OAuthGrant};
 
 use cms_credentials::{hash_secret, random_token, verify_secret};
 use std::time::Duration;
@@ -30,6 +45,10 @@ pub const AUTH_CODE_TTL: Duration = Duration::from_secs(10 * 60);
 pub const ACCESS_TOKEN_TTL: Duration = Duration::from_secs(60 * 60);
 /// A refresh token's lifetime; each refresh replaces it with a new one.
 pub const REFRESH_TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+/// Wrong passwords a pending authorization request survives: the last one deletes it, so that
+/// guessing on one request stops there even across API replicas (whose login limiters each
+/// count on their own).
+pub const MAX_FAILED_LOGINS_PER_REQUEST: i64 = 5;
 
 /// An opaque secret `<selector>.<verifier>`.
 struct OpaqueSecret {
@@ -69,26 +88,22 @@ impl OpaqueSecret {
 }
 
 /// A PKCE code challenge (RFC 7636 §4.2), as the code verifier will be checked against it.
+/// Only `S256`: `plain` would show the verifier to whoever sees the authorization request
+/// (RFC 9700 §2.1.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CodeChallenge {
     /// `S256`: the SHA-256 of the verifier (the challenge, base64url-decoded).
     S256([u8; 32]),
-    /// `plain`: the verifier itself.
-    Plain(String),
 }
 
 impl CodeChallenge {
-    /// As stored: a digest in cms_credentials' form that only the verifier matches. For S256
-    /// that is the challenge itself with an empty salt (`sha256$$<hex>`): it already is the
-    /// verifier's SHA-256.
+    /// As stored: a digest in cms_credentials' form that only the verifier matches: the
+    /// challenge itself with an empty salt (`sha256$$<hex>`), as it already is the verifier's
+    /// SHA-256.
     fn digest(&self) -> String {
-        match self {
-            CodeChallenge::S256(sha256) => {
-                let hex: String = sha256.iter().map(|b| format!("{b:02x}")).collect();
-                format!("sha256$${hex}")
-            }
-            CodeChallenge::Plain(verifier) => hash_secret(verifier),
-        }
+        let CodeChallenge::S256(sha256) = self;
+        let hex: String = sha256.iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256$${hex}")
     }
 }
 

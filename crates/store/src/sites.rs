@@ -290,15 +290,17 @@ impl Store {
         }
     }
 
-    /// The connectors of a site that team `team_id` reaches (only its listed chargers' for a
-    /// team limited to some assets). `None` unless the user belongs to the team and the team
-    /// reaches the site.
+    /// A page of the connectors of a site that team `team_id` reaches (only its listed
+    /// chargers' for a team limited to some assets), and how many there are. `None` unless the
+    /// user belongs to the team and the team reaches the site.
     pub async fn site_connectors_of_team(
         &self,
         user_id: i64,
         team_id: i64,
         site_id: i64,
-    ) -> Result<Option<Vec<ConnectorRow>>> {
+        limit: i64,
+        offset: i64,
+    ) -> Result<Option<(Vec<ConnectorRow>, i64)>> {
         let reach = sqlx::query(
             "SELECT s.team_id AS owner_team_id, a.id AS access_id, a.can_access_all_assets
              FROM sites s JOIN team_user tu ON tu.team_id = $2 AND tu.user_id = $1
@@ -318,19 +320,28 @@ impl Store {
         if !owner && access_id.is_none() {
             return Ok(None);
         }
-        let connectors = sqlx::query_as(&format!(
-            "SELECT {CONNECTOR_COLUMNS} FROM connectors WHERE charger_id IN (
+        const REACHED: &str = "FROM connectors WHERE charger_id IN (
                 SELECT c.id FROM chargers c
                 WHERE c.site_id = $1 AND ($2 = 1 OR EXISTS (SELECT 1 FROM site_access_assets x
-                    WHERE x.site_access_id = $3 AND x.charger_id = c.id)))
-             ORDER BY charger_id, connector_id"
+                    WHERE x.site_access_id = $3 AND x.charger_id = c.id)))";
+        let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) {REACHED}"))
+            .bind(site_id)
+            .bind(i64::from(all_assets))
+            .bind(access_id)
+            .fetch_one(&self.pool)
+            .await?;
+        let connectors = sqlx::query_as(&format!(
+            "SELECT {CONNECTOR_COLUMNS} {REACHED}
+             ORDER BY charger_id, connector_id LIMIT $4 OFFSET $5"
         ))
         .bind(site_id)
         .bind(i64::from(all_assets))
         .bind(access_id)
+        .bind(limit)
+        .bind(offset)
         .fetch_all(&self.pool)
         .await?;
-        Ok(Some(connectors))
+        Ok(Some((connectors, total)))
     }
 
     /// The ids of a site's chargers by uuid (to check the chargers an access lists).

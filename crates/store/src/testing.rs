@@ -31,3 +31,12 @@ pub async fn fresh_schema(url: &str) -> Result<String, sqlx::Error> {
     let separator = if url.contains('?') { '&' } else { '?' };
     Ok(format!("{url}{separator}options[search_path]={schema}"))
 }
+
+/// Runs `sql` on the database at `url` over a connection of its own: for a test that changes
+/// the schema under a store (a constraint the store does not know of, say).
+pub async fn execute(url: &str, sql: &str) -> Result<(), sqlx::Error> {
+    sqlx::any::install_default_drivers();
+    let mut connection = sqlx::AnyConnection::connect(url).await?;
+    connection.execute(sql).await?;
+    connection.close().await
+}

@@ -85,6 +85,12 @@ impl Cms {
         }
     }
 
+    /// `cms up --database-url URL`.
+    pub async fn up_on_database(url: &str) -> Cms {
+        let data = TempDir::new().expect("temp data dir");
+        Cms::up_with_store(data, vec!["--database-url".into(), url.to_string()], &[]).await
+    }
+
     async fn up_with_store(data: TempDir, store: Vec<String>, args: &[&str]) -> Cms {
         let mut cms = Cms {
             _data: data,
@@ -220,9 +226,17 @@ impl Cms {
     }
 
     /// `cms charger add --identity ID [extra...]`; returns the new charger's uuid.
+    /// Unless `extra` gives a password or a security profile, the charger takes no credentials
+    /// (`--security-profile 0`, as on a test bench).
     pub async fn add_charger_with(&self, identity: &str, extra: &[&str]) -> String {
         let mut args = vec!["charger", "add", "--identity", identity];
         args.extend_from_slice(extra);
+        if !extra
+            .iter()
+            .any(|a| *a == "--password" || *a == "--security-profile")
+        {
+            args.extend_from_slice(&["--security-profile", "0"]);
+        }
         let out = self.cli(&args).await;
         assert!(
             out.status.success(),
@@ -237,10 +251,25 @@ impl Cms {
             "charger add should print a uuid last, got {:?}",
             out.stdout
         );
+        self.wait_until_known(identity).await;
         uuid
     }
 
-    /// `cms charger add --identity ID` (no password, default site); returns the uuid.
+    /// Waits until the gateway knows `identity` (its directory follows the store's registry a
+    /// few times a second), probing without a subprotocol so that no session starts.
+    pub async fn wait_until_known(&self, identity: &str) {
+        super::eventually(&format!("the gateway to know {identity}"), async || {
+            match super::station::probe(self.ocpp_addr(), identity).await {
+                Err(super::station::Refused::Status(404)) => Err("404".to_string()),
+                Err(super::station::Refused::Unreachable(why)) => Err(why),
+                _ => Ok(()),
+            }
+        })
+        .await;
+    }
+
+    /// `cms charger add --identity ID`: a test-bench charger that connects without
+    /// credentials, in the default site; returns the uuid.
     pub async fn add_charger(&self, identity: &str) -> String {
         self.add_charger_with(identity, &[]).await
     }
@@ -293,6 +322,11 @@ impl Cms {
 
     fn log_path(&self) -> std::path::PathBuf {
         self.logs.path().join("cms.log")
+    }
+
+    /// Everything the children wrote to stderr (their logs) so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
     /// The end of the children's stderr, for failure messages.

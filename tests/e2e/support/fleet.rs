@@ -147,7 +147,15 @@ impl Fleet {
 
     /// `cms charger add --identity ID` on the API's store; returns the new charger's uuid.
     pub async fn add_charger(&self, identity: &str) -> String {
-        let out = self.cli(&["charger", "add", "--identity", identity]).await;
+        let args = [
+            "charger",
+            "add",
+            "--identity",
+            identity,
+            "--security-profile",
+            "0",
+        ];
+        let out = self.cli(&args).await;
         assert!(
             out.status.success(),
             "cms charger add --identity {identity} failed ({}): {}",
@@ -164,7 +172,15 @@ impl Fleet {
         let file = self.logs.path().join("chargers.txt");
         std::fs::write(&file, identities.join("\n")).expect("write the import file");
         let file = file.display().to_string();
-        let out = self.cli(&["charger", "import", "--file", &file]).await;
+        let args = [
+            "charger",
+            "import",
+            "--file",
+            &file,
+            "--security-profile",
+            "0",
+        ];
+        let out = self.cli(&args).await;
         assert!(out.status.success(), "charger import: {}", out.stderr);
         let uuids: HashMap<String, String> = out
             .stdout

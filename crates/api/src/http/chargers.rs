@@ -22,7 +22,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use cms_credentials::{check_charger_identity, check_charger_password, hash_secret};
+use cms_credentials::{CredentialError, charger_credentials, check_charger_identity};
 use cms_store::{ChargerRow, NewCharger, Scope, StoreError};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -143,9 +143,23 @@ pub struct NewChargerBody {
     #[schema(max_length = 255)]
     reference: Option<String>,
     /// The charger's Basic-auth password (OCPP security profile 1): 16 to 40 printable ASCII
-    /// characters without `:`. Stored hashed, never shown again. Without one the charger
-    /// connects without credentials.
+    /// characters without `:`. Stored hashed, never shown again. Without one (and without
+    /// `security_profile` 0) a strong password is generated and returned once.
     #[schema(min_length = 16, max_length = 40, pattern = r"^[!-9;-~]{16,40}$")]
+    password: Option<String>,
+    /// OCPP security profile: 1 (Basic auth, the default) or 0 (no credentials: anyone who
+    /// knows the identity can connect; for test benches only, and then without `password`).
+    #[schema(minimum = 0, maximum = 1)]
+    security_profile: Option<i64>,
+}
+
+/// A charger just registered: with its generated password, shown this once.
+#[derive(Serialize, ToSchema)]
+pub struct NewChargerAnswer {
+    data: Charger,
+    /// The Basic-auth password generated for the charger (user: its identity); present only
+    /// when no `password` was given and the charger takes credentials. Not shown again.
+    #[serde(skip_serializing_if = "Option::is_none")]
     password: Option<String>,
 }
 
@@ -239,7 +253,7 @@ pub async fn list_site_chargers(
     params(("site_uuid" = String, Path, format = "uuid")),
     request_body = NewChargerBody,
     responses(
-        (status = 201, description = "The new charger", body = Data<Charger>),
+        (status = 201, description = "The new charger, with its generated password when none was given", body = NewChargerAnswer),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the site"),
@@ -253,7 +267,7 @@ pub async fn create_site_charger(
     caller: Caller,
     Path(site_uuid): Path<String>,
     mut input: Input,
-) -> Result<(StatusCode, Json<Data<Charger>>), ApiError> {
+) -> Result<(StatusCode, Json<NewChargerAnswer>), ApiError> {
     caller.require(Scope::CHARGERS_WRITE)?;
     owned_site(&state, &caller, &site_uuid).await?;
     let identity = input.required_string("identity", 48.0);
@@ -267,13 +281,30 @@ pub async fn create_site_charger(
     }
     let reference = input.string("reference", Rules::optional().nullable().max(255.0));
     let password = input.string("password", Rules::optional().nullable().between(16.0, 40.0));
-    if let Some(Some(password)) = &password
-        && check_charger_password(password).is_err()
+    let profile = input.integer("security_profile", Rules::optional().between(0.0, 1.0));
+    // `None` from a rule: the field is absent, or invalid (and then already failed).
+    let valid = |value_ok: bool, field: &str, input: &Input| value_ok || !input.has(field);
+    let credentials = if valid(password.is_some(), "password", &input)
+        && valid(profile.is_some(), "security_profile", &input)
     {
-        input.fail("password", "The password field format is invalid.");
-    }
+        let profile = profile.flatten().unwrap_or(1) as u8;
+        match charger_credentials(profile, password.flatten().as_deref()) {
+            Ok(credentials) => Some(credentials),
+            Err(CredentialError::PasswordWithoutAuth) => {
+                let message = "The password field is prohibited when security profile is 0.";
+                input.fail("password", message);
+                None
+            }
+            Err(_) => {
+                input.fail("password", "The password field format is invalid.");
+                None
+            }
+        }
+    } else {
+        None
+    };
     input.finish()?;
-    let Some(identity) = identity else {
+    let (Some(identity), Some(credentials)) = (identity, credentials) else {
         return Err(ApiError::Internal(
             "validation passed without an identity".into(),
         ));
@@ -282,7 +313,7 @@ pub async fn create_site_charger(
         identity,
         reference: reference.flatten(),
         // Kept only hashed.
-        password_hash: password.flatten().as_deref().map(hash_secret),
+        password_hash: credentials.password_hash,
         site_uuid: Some(site_uuid),
     };
     let uuid = match state.store.add_charger(&new).await {
@@ -293,7 +324,11 @@ pub async fn create_site_charger(
         Err(e) => return Err(e.into()),
     };
     let charger = visible_charger(&state, &caller, &uuid).await?;
-    Ok((StatusCode::CREATED, Json(Data::new(charger.into()))))
+    let answer = NewChargerAnswer {
+        data: charger.into(),
+        password: credentials.generated_password,
+    };
+    Ok((StatusCode::CREATED, Json(answer)))
 }
 
 const IDENTITY_TAKEN: &str = "The identity has already been taken.";

@@ -7,6 +7,7 @@ pub mod input;
 mod lookup;
 mod meters;
 mod oauth;
+mod oauth_grants;
 mod openapi;
 mod pagination;
 pub mod schema;
@@ -53,6 +54,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(tokens::routes())
         .merge(transactions::routes())
         .merge(oauth::routes())
+        .merge(oauth_grants::routes())
         .split_for_parts()
 }
 

@@ -385,7 +385,8 @@ pub async fn destroy(
 }
 
 /// List a site's connectors as one of the caller's teams sees them (endpoint 10): all of the
-/// site's for its owner team or a guest with every asset, else those of the listed chargers.
+/// site's for its owner team or a guest with every asset, else those of the listed chargers;
+/// by charger, then number, 25 a page.
 #[utoipa::path(
     get,
     path = "/api/v2/teams/{team_id}/sites/{site_id}/connectors",
@@ -393,12 +394,14 @@ pub async fn destroy(
     params(
         ("team_id" = i64, Path, description = "A team the caller belongs to"),
         ("site_id" = i64, Path, description = "A site the team reaches"),
+        ("page" = Option<i64>, Query, description = "Page number, from 1"),
     ),
     responses(
-        (status = 200, body = Data<Vec<ConnectorV2Body>>),
+        (status = 200, body = Page<ConnectorV2Body>),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 404, body = ErrorBody, description = "Not the caller's team, or the team does not reach the site"),
+        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -406,15 +409,24 @@ pub async fn team_site_connectors(
     State(state): State<AppState>,
     caller: Caller,
     Path((team_id, site_id)): Path<(String, String)>,
-) -> Result<Json<Data<Vec<ConnectorV2Body>>>, ApiError> {
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Page<ConnectorV2Body>>, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
     let team_id: i64 = path_number(&team_id, "Site")?;
     let site_id: i64 = path_number(&site_id, "Site")?;
-    let connectors = state
+    let page = page_number(query.get("page").map(String::as_str))?;
+    let (connectors, total) = state
         .store
-        .site_connectors_of_team(caller.user_id(), team_id, site_id)
+        .site_connectors_of_team(
+            caller.user_id(),
+            team_id,
+            site_id,
+            PER_PAGE,
+            page_offset(page),
+        )
         .await?
         .ok_or_else(|| not_found("Site"))?;
     let data = connectors.into_iter().map(ConnectorV2Body::from).collect();
-    Ok(Json(Data::new(data)))
+    let path = format!("/api/v2/teams/{team_id}/sites/{site_id}/connectors");
+    Ok(Json(Page::new(&path, page, total, data)))
 }

@@ -1,6 +1,7 @@
 //! The caller's personal access tokens: list, create, regenerate, revoke. A token's secret is
 //! shown once, in the answer that made it. A token can hand out only scopes it has itself
-//! (any with `*`), so a narrow token cannot mint a wider one.
+//! (any with `*`), and can regenerate or revoke only tokens whose every scope it holds, so a
+//! narrow token can neither mint, take nor remove a wider one.
 
 use crate::http::AppState;
 use crate::http::auth::Caller;
@@ -148,7 +149,8 @@ pub async fn create(
     responses(
         (status = 200, description = "An empty object: the token is revoked", body = EmptyBody),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks tokens:write"),
+        (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
+            scope of the token to revoke"),
         (status = 404, body = ErrorBody, description = "No such live token of the caller's"),
     ),
     security(("bearer" = ["tokens:write"]), ("oauth2" = ["tokens:write"]))
@@ -160,6 +162,7 @@ pub async fn revoke(
 ) -> Result<Json<EmptyBody>, ApiError> {
     caller.require(Scope::TOKENS_WRITE)?;
     let id: i64 = path_number(&token_id, "Token")?;
+    no_wider_than_caller(&state, &caller, id).await?;
     if !state
         .store
         .revoke_personal_access_token(caller.user_id(), id)
@@ -180,7 +183,8 @@ pub async fn revoke(
     responses(
         (status = 200, description = "The token, with its new secret (shown once)", body = NewTokenBody),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks tokens:write"),
+        (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
+            scope of the token to regenerate"),
         (status = 404, body = ErrorBody, description = "No such live token of the caller's"),
     ),
     security(("bearer" = ["tokens:write"]), ("oauth2" = ["tokens:write"]))
@@ -192,12 +196,28 @@ pub async fn regenerate(
 ) -> Result<Json<NewTokenBody>, ApiError> {
     caller.require(Scope::TOKENS_WRITE)?;
     let id: i64 = path_number(&token_id, "Token")?;
+    no_wider_than_caller(&state, &caller, id).await?;
     let (token, plain) = state
         .store
         .regenerate_personal_access_token(caller.user_id(), id)
         .await?
         .ok_or_else(|| not_found("Token"))?;
     Ok(Json(new_token(token, plain)))
+}
+
+/// 404 unless `id` is a live token of the caller's; 403 unless the caller holds every scope of
+/// it. A token's scopes never change, so the check stays true until the change is made.
+async fn no_wider_than_caller(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
+    let target = state
+        .store
+        .personal_access_token(caller.user_id(), id)
+        .await?
+        .ok_or_else(|| not_found("Token"))?;
+    if caller.0.covers(&target.scopes) {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden)
+    }
 }
 
 /// `scopes`: a non-empty array of known scope names the caller's token holds; repeats dropped.

@@ -3,8 +3,9 @@
 //!
 //! Mapping: wrong JSON type → TypeConstraintViolation; missing required field or too
 //! few array items → OccurenceConstraintViolation; bad enumeration value, too long a
-//! string, an integer out of range or a bad date-time → PropertyConstraintViolation;
-//! unknown property, or a payload that is not an object → FormationViolation.
+//! string, a string holding a NUL character, an integer out of range or a bad date-time
+//! → PropertyConstraintViolation; unknown property, or a payload that is not an object →
+//! FormationViolation.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -237,7 +238,9 @@ impl<'a, 'p, const N: usize> Obj<'a, 'p, N> {
     }
 }
 
-/// A string of at most `max_len` characters (JSON Schema counts characters, not bytes).
+/// A string of at most `max_len` characters (JSON Schema counts characters, not bytes) and
+/// without NUL: the schema allows `\u0000`, but no text column of PostgreSQL can hold it, and a
+/// record the store refuses would be taken from the charger and then lost.
 pub(crate) fn string<'a>(
     v: Json<'a>,
     path: &Path<'_>,
@@ -246,6 +249,18 @@ pub(crate) fn string<'a>(
     let Json::Str(s) = v else {
         return Err(wrong_type(path, "string", &v));
     };
+    // Only an escape can put a NUL in a JSON string, and escaped strings are the owned ones:
+    // the borrowed (common) case costs nothing.
+    if let Cow::Owned(owned) = &s
+        && owned.contains('\0')
+    {
+        let message = format_args!("must not contain NUL characters (\\u0000)");
+        return Err(violation(
+            ErrorCode::PropertyConstraintViolation,
+            path,
+            message,
+        ));
+    }
     // Byte length bounds the character count, so most strings skip the count.
     if s.len() > max_len {
         let chars = s.chars().count();
@@ -275,13 +290,18 @@ pub(crate) fn integer(v: Json<'_>, path: &Path<'_>) -> Result<i32, Violation> {
         })
 }
 
-/// A connector id: an integer of at least `min` (0 is the charge point itself).
+/// The highest connector number accepted: the REST API's bound on connector numbers, so that
+/// a charger cannot make connectors the API can never show (or millions of rows).
+pub const MAX_CONNECTOR_ID: u32 = 99;
+
+/// A connector id: an integer from `min` (0 is the charge point itself) to
+/// [`MAX_CONNECTOR_ID`].
 pub(crate) fn connector_id(v: Json<'_>, path: &Path<'_>, min: u32) -> Result<u32, Violation> {
     let id = integer(v, path)?;
     match u32::try_from(id) {
-        Ok(id) if id >= min => Ok(id),
+        Ok(id) if (min..=MAX_CONNECTOR_ID).contains(&id) => Ok(id),
         _ => {
-            let message = format_args!("must be at least {min}, got {id}");
+            let message = format_args!("must be from {min} to {MAX_CONNECTOR_ID}, got {id}");
             Err(violation(
                 ErrorCode::PropertyConstraintViolation,
                 path,

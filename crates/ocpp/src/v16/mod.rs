@@ -20,6 +20,7 @@ pub use charge_point::{BootNotificationRequest, DataTransferRequest};
 pub use codes::{
     ChargePointErrorCode, ChargePointStatus, DiagnosticsStatus, FirmwareStatus, StopReason,
 };
+pub use extract::MAX_CONNECTOR_ID;
 pub use measurement::{Location, Measurand, Phase, ReadingContext, UnitOfMeasure, ValueFormat};
 pub use meter::{MeterValue, MeterValuesRequest, SampledValue};
 pub use spec_enum::SpecEnum;
@@ -138,9 +139,9 @@ impl Request<'_> {
 /// list → `FormationViolation`; a field of the wrong JSON type (including `1.5` or
 /// `1.0` for an integer) → `TypeConstraintViolation`; a required field missing, or
 /// an empty array where the schema has `minItems: 1` → `OccurenceConstraintViolation`;
-/// a value outside its enumeration, a string over its maxLength (in characters), an
-/// integer beyond 32 bits or below a connectorId's minimum, or a malformed date-time
-/// → `PropertyConstraintViolation`. The description starts with the field path.
+/// a value outside its enumeration, a string over its maxLength (in characters) or holding
+/// a NUL character, an integer beyond 32 bits, a connectorId outside its minimum to
+/// [`MAX_CONNECTOR_ID`], or a malformed date-time → `PropertyConstraintViolation`. The description starts with the field path.
 pub fn parse_request<'a>(action: Action, payload: &'a str) -> Result<Request<'a>, Violation> {
     let json: Json<'a> = serde_json::from_str(payload).map_err(|e| {
         Violation::new(

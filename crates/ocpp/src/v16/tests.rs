@@ -180,3 +180,93 @@ fn huge_bad_values_are_cut_short_in_the_description() {
     assert_eq!(v.code, ErrorCode::PropertyConstraintViolation);
     assert!(v.description.len() < 100, "{}", v.description);
 }
+
+/// A NUL character can reach a string only as the `\u0000` escape; wherever a string field
+/// takes text, it is refused, so that no store downstream ever sees one.
+#[test]
+fn a_nul_character_in_any_string_field_is_refused() {
+    let cases = [
+        (
+            Action::StatusNotification,
+            r#"{"connectorId":1,"errorCode":"NoError","status":"Available","info":"a\u0000b"}"#,
+            "info",
+        ),
+        (
+            Action::BootNotification,
+            r#"{"chargePointVendor":"\u0000","chargePointModel":"m"}"#,
+            "chargePointVendor",
+        ),
+        (Action::Authorize, r#"{"idTag":"TAG\u0000"}"#, "idTag"),
+        (
+            Action::DataTransfer,
+            r#"{"vendorId":"v","data":"{\"x\":\"\u0000\"}"}"#,
+            "data",
+        ),
+        (
+            Action::MeterValues,
+            r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"1\u00002"}]}]}"#,
+            "meterValue[0].sampledValue[0].value",
+        ),
+    ];
+    for (action, payload, path) in cases {
+        let violation = parse_request(action, payload).expect_err(payload);
+        assert_eq!(
+            violation.code,
+            ErrorCode::PropertyConstraintViolation,
+            "{payload}"
+        );
+        assert!(
+            violation.description.starts_with(path) && violation.description.contains("NUL"),
+            "{payload}: {}",
+            violation.description
+        );
+    }
+    // Other escapes are text like any other.
+    let ok = r#"{"connectorId":1,"errorCode":"NoError","status":"Available","info":"tab\there"}"#;
+    assert!(parse_request(Action::StatusNotification, ok).is_ok());
+    // And a raw NUL is not JSON at all.
+    let raw = "{\"idTag\":\"a\u{0}b\"}";
+    let violation = parse_request(Action::Authorize, raw).expect_err("raw NUL");
+    assert_eq!(violation.code, ErrorCode::FormationViolation);
+}
+
+#[test]
+fn connector_ids_beyond_the_apis_bound_are_refused() {
+    for connector in [100_i64, 2_000_000_000, 4_000_000_000] {
+        for (action, payload) in [
+            (
+                Action::StatusNotification,
+                format!(
+                    r#"{{"connectorId":{connector},"errorCode":"NoError","status":"Available"}}"#
+                ),
+            ),
+            (
+                Action::MeterValues,
+                format!(
+                    r#"{{"connectorId":{connector},"meterValue":[{{"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{{"value":"1"}}]}}]}}"#
+                ),
+            ),
+            (
+                Action::StartTransaction,
+                format!(
+                    r#"{{"connectorId":{connector},"idTag":"T","meterStart":0,"timestamp":"2026-11-21T10:00:00Z"}}"#
+                ),
+            ),
+        ] {
+            let violation = parse_request(action, &payload).expect_err(&payload);
+            assert_eq!(
+                violation.code,
+                ErrorCode::PropertyConstraintViolation,
+                "{payload}"
+            );
+            assert!(
+                violation.description.starts_with("connectorId"),
+                "{violation}"
+            );
+        }
+    }
+    let highest = format!(
+        r#"{{"connectorId":{MAX_CONNECTOR_ID},"errorCode":"NoError","status":"Available"}}"#
+    );
+    assert!(parse_request(Action::StatusNotification, &highest).is_ok());
+}

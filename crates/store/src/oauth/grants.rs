@@ -3,7 +3,9 @@
 //!
 //! Every token descends from one authorization code (its grant). A code or refresh token that
 //! is presented again after use revokes the whole grant (RFC 6749 §4.1.2, RFC 6819 §5.2.2.3):
-//! one of the two presenters is not who the grant was for.
+//! one of the two presenters is not who the grant was for. A token authenticates only while its
+//! grant and its client are unrevoked, so revoking either ends every token at once, even one
+//! issued by a refresh that raced the revocation.
 
 use super::{ACCESS_TOKEN_TTL, OAuthClient, OpaqueSecret, REFRESH_TOKEN_TTL, expiry};
 use crate::tokens::split_scopes;
@@ -55,9 +57,9 @@ struct Grant {
 
 impl Store {
     /// Exchanges an authorization code issued to `client` (RFC 6749 §4.1.3, RFC 7636 §4.6).
-    /// `redirect_uri` must repeat the authorization request's when that named one; a
-    /// `code_verifier` is required when the request carried a challenge, and refused when it
-    /// did not (a verifier without a challenge is a sign of a PKCE downgrade).
+    /// `redirect_uri` must repeat the authorization request's when that named one; the
+    /// `code_verifier` must match the request's challenge (every request has one; a code kept
+    /// from before PKCE was required has none, and is refused).
     pub async fn exchange_authorization_code(
         &self,
         client: &OAuthClient,
@@ -87,7 +89,7 @@ impl Store {
             ));
         }
         if row.get::<i64, _>("used") != 0 {
-            revoke_grant(&mut tx, id).await?;
+            revoke_grant(&mut tx, id, now).await?;
             tx.commit().await?;
             return Err(invalid_grant(
                 "The authorization code has already been used; the tokens issued for it are revoked.",
@@ -107,31 +109,20 @@ impl Store {
                 "The redirect_uri does not match the one of the authorization request.",
             ));
         }
-        match (
-            row.get::<Option<String>, _>("code_challenge"),
-            code_verifier,
-        ) {
-            (Some(_), None) => {
-                return Err(GrantError::InvalidRequest(
-                    "The code_verifier is required: the authorization request had a code_challenge."
-                        .into(),
-                ));
-            }
-            (Some(challenge), Some(verifier)) => {
-                if !is_code_verifier(verifier)
-                    || !verify_secret(verifier, &challenge).unwrap_or(false)
-                {
-                    return Err(invalid_grant(
-                        "The code_verifier does not match the code_challenge.",
-                    ));
-                }
-            }
-            (None, Some(_)) => {
-                return Err(invalid_grant(
-                    "A code_verifier was sent, but the authorization request had no code_challenge.",
-                ));
-            }
-            (None, None) => {}
+        let Some(challenge) = row.get::<Option<String>, _>("code_challenge") else {
+            return Err(invalid_grant(
+                "The authorization code was issued without PKCE; start the authorization again.",
+            ));
+        };
+        let Some(verifier) = code_verifier else {
+            return Err(GrantError::InvalidRequest(
+                "The code_verifier is required (PKCE).".into(),
+            ));
+        };
+        if !is_code_verifier(verifier) || !verify_secret(verifier, &challenge).unwrap_or(false) {
+            return Err(invalid_grant(
+                "The code_verifier does not match the code_challenge.",
+            ));
         }
         let claimed =
             sqlx::query("UPDATE oauth_auth_codes SET used = 1 WHERE id = $1 AND used = 0")
@@ -169,8 +160,11 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let row = sqlx::query(
             "SELECT r.id, r.verifier_hash, r.revoked, r.expires_at, r.access_token_id,
-                    a.auth_code_id, a.client_id, a.user_id, a.scopes
+                    a.auth_code_id, a.client_id, a.user_id, a.scopes,
+                    g.revoked_at AS grant_revoked_at, c.revoked AS client_revoked
              FROM oauth_refresh_tokens r JOIN oauth_access_tokens a ON a.id = r.access_token_id
+                  JOIN oauth_auth_codes g ON g.id = a.auth_code_id
+                  JOIN oauth_clients c ON c.id = a.client_id
              WHERE r.selector = $1",
         )
         .bind(&token.selector)
@@ -194,8 +188,13 @@ impl Store {
                 "The refresh token was not issued to this client.",
             ));
         }
+        let grant_ended = row.get::<Option<String>, _>("grant_revoked_at").is_some()
+            || row.get::<i64, _>("client_revoked") != 0;
+        if grant_ended {
+            return Err(invalid_grant("The refresh token has been revoked."));
+        }
         if row.get::<i64, _>("revoked") != 0 {
-            revoke_grant(&mut tx, grant.auth_code_id).await?;
+            revoke_grant(&mut tx, grant.auth_code_id, now).await?;
             tx.commit().await?;
             return Err(invalid_grant(
                 "The refresh token has been revoked; the tokens issued after it are revoked too.",
@@ -238,8 +237,11 @@ impl Store {
             return Ok(None);
         };
         let row = sqlx::query(
-            "SELECT id, verifier_hash, user_id, scopes FROM oauth_access_tokens
-             WHERE selector = $1 AND revoked = 0 AND expires_at > $2",
+            "SELECT a.id, a.verifier_hash, a.user_id, a.scopes
+             FROM oauth_access_tokens a
+                  JOIN oauth_auth_codes g ON g.id = a.auth_code_id AND g.revoked_at IS NULL
+                  JOIN oauth_clients c ON c.id = a.client_id AND c.revoked = 0
+             WHERE a.selector = $1 AND a.revoked = 0 AND a.expires_at > $2",
         )
         .bind(&token.selector)
         .bind(format_record_time(now))
@@ -305,8 +307,18 @@ async fn issue_tokens(
     })
 }
 
-/// Revokes every access and refresh token of the grant of authorization code `auth_code_id`.
-async fn revoke_grant(conn: &mut AnyConnection, auth_code_id: i64) -> Result<()> {
+/// Revokes the grant of authorization code `auth_code_id` and every access and refresh token
+/// of it.
+pub(super) async fn revoke_grant(
+    conn: &mut AnyConnection,
+    auth_code_id: i64,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    sqlx::query("UPDATE oauth_auth_codes SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+        .bind(format_record_time(now))
+        .bind(auth_code_id)
+        .execute(&mut *conn)
+        .await?;
     sqlx::query(
         "UPDATE oauth_refresh_tokens SET revoked = 1
          WHERE access_token_id IN (SELECT id FROM oauth_access_tokens WHERE auth_code_id = $1)",

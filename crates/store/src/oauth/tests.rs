@@ -1,41 +1,76 @@
+//! The authorization code flow in the store, step by step, on both backends; the helpers here
+//! serve the sibling test files too.
+
 use super::*;
 use crate::Store;
 use crate::test_support::store_test;
 use chrono::{DateTime, Utc};
 
 /// RFC 7636 Appendix B: the verifier, and its SHA-256 (the S256 challenge, decoded).
-const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+pub(super) const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 const CHALLENGE: [u8; 32] = [
     19, 211, 30, 150, 26, 26, 216, 236, 47, 22, 177, 12, 76, 152, 46, 8, 118, 168, 120, 173, 109,
     241, 68, 86, 110, 225, 137, 74, 203, 112, 249, 195,
 ];
-const REDIRECT: &str = "https://app.example.com/callback";
+pub(super) const REDIRECT: &str = "https://app.example.com/callback";
+const PKCE: CodeChallenge = CodeChallenge::S256(CHALLENGE);
+pub(super) const ADDRESS: &str = "192.0.2.1";
 
-fn after(now: DateTime<Utc>, ttl: std::time::Duration, extra_secs: i64) -> DateTime<Utc> {
+pub(super) fn after(
+    now: DateTime<Utc>,
+    ttl: std::time::Duration,
+    extra_secs: i64,
+) -> DateTime<Utc> {
     now + chrono::Duration::from_std(ttl).unwrap() + chrono::Duration::seconds(extra_secs)
 }
 
-fn scopes(names: &[&str]) -> Vec<String> {
+pub(super) fn scopes(names: &[&str]) -> Vec<String> {
     names.iter().map(|s| s.to_string()).collect()
 }
 
-/// A client, a user, and a code the user approved for `chargers:read teams:read`.
-async fn approved_code(
-    store: &Store,
-    challenge: Option<CodeChallenge>,
-    now: DateTime<Utc>,
-) -> (OAuthClient, i64, String) {
-    let (client, _) = store.create_oauth_client("App", REDIRECT).await.unwrap();
-    let user = store.ensure_user("u@example.com").await.unwrap();
-    let request = AuthorizationRequest {
+/// What `client` asks for: `scopes`, with [`PKCE`], from [`ADDRESS`].
+pub(super) fn asking(client: &OAuthClient, names: &[&str]) -> AuthorizationRequest {
+    AuthorizationRequest {
         client: client.id,
         redirect_uri: REDIRECT.into(),
         redirect_uri_given: true,
-        scopes: scopes(&["chargers:read", "teams:read"]),
+        scopes: scopes(names),
         state: Some("xyz".into()),
-        code_challenge: challenge,
-    };
-    let login = store.begin_authorization(&request, now).await.unwrap();
+        code_challenge: PKCE,
+        client_address: ADDRESS.into(),
+    }
+}
+
+/// Keeps `request` under the default limits.
+pub(super) async fn begin(
+    store: &Store,
+    request: &AuthorizationRequest,
+    now: DateTime<Utc>,
+) -> String {
+    store
+        .begin_authorization(request, PendingLimits::DEFAULT, now)
+        .await
+        .unwrap()
+}
+
+/// Exchanges `code` with the right redirect URI and verifier.
+pub(super) async fn exchange(
+    store: &Store,
+    client: &OAuthClient,
+    code: &str,
+    now: DateTime<Utc>,
+) -> Result<IssuedTokens, GrantError> {
+    store
+        .exchange_authorization_code(client, code, Some(REDIRECT), Some(VERIFIER), now)
+        .await
+}
+
+/// A client, a user, and a code the user approved for `chargers:read teams:read`.
+pub(super) async fn approved_code(store: &Store, now: DateTime<Utc>) -> (OAuthClient, i64, String) {
+    let (client, _) = store.create_oauth_client("App", REDIRECT).await.unwrap();
+    let user = store.ensure_user("u@example.com").await.unwrap();
+    let request = asking(&client, &["chargers:read", "teams:read"]);
+    let login = begin(store, &request, now).await;
     let approval = store
         .log_in_authorization(&login, user.id, now)
         .await
@@ -75,27 +110,28 @@ store_test!(clients_authenticate_with_their_secret_only, |store| {
 
 store_test!(a_code_is_exchanged_once_for_tokens_of_its_scopes, |store| {
     let now = Utc::now();
-    let (client, user_id, code) = approved_code(&store, None, now).await;
+    let (client, user_id, code) = approved_code(&store, now).await;
     let (other, _) = store.create_oauth_client("Other", REDIRECT).await.unwrap();
-    let stolen = store
-        .exchange_authorization_code(&other, &code, Some(REDIRECT), None, now)
-        .await;
+    let stolen = exchange(&store, &other, &code, now).await;
     assert!(
         matches!(stolen, Err(GrantError::InvalidGrant(_))),
         "{stolen:?}"
     );
     let elsewhere = store
-        .exchange_authorization_code(&client, &code, Some("https://evil.example/cb"), None, now)
+        .exchange_authorization_code(
+            &client,
+            &code,
+            Some("https://evil.example/cb"),
+            Some(VERIFIER),
+            now,
+        )
         .await;
     assert!(
         matches!(elsewhere, Err(GrantError::InvalidGrant(_))),
         "{elsewhere:?}"
     );
 
-    let issued = store
-        .exchange_authorization_code(&client, &code, Some(REDIRECT), None, now)
-        .await
-        .unwrap();
+    let issued = exchange(&store, &client, &code, now).await.unwrap();
     assert_eq!(issued.expires_in, 3600);
     assert_eq!(issued.scopes, ["chargers:read", "teams:read"]);
     assert!(!issued.access_token.contains('|'));
@@ -116,9 +152,7 @@ store_test!(a_code_is_exchanged_once_for_tokens_of_its_scopes, |store| {
     );
 
     // Replayed: refused, and what the code yielded is revoked.
-    let replay = store
-        .exchange_authorization_code(&client, &code, Some(REDIRECT), None, now)
-        .await;
+    let replay = exchange(&store, &client, &code, now).await;
     assert!(
         matches!(replay, Err(GrantError::InvalidGrant(_))),
         "{replay:?}"
@@ -134,8 +168,7 @@ store_test!(a_code_is_exchanged_once_for_tokens_of_its_scopes, |store| {
 
 store_test!(pkce_needs_the_verifier_of_the_challenge, |store| {
     let now = Utc::now();
-    let challenge = CodeChallenge::S256(CHALLENGE);
-    let (client, _, code) = approved_code(&store, Some(challenge), now).await;
+    let (client, _, code) = approved_code(&store, now).await;
     let exchange = |verifier: Option<&'static str>| {
         store.exchange_authorization_code(&client, &code, Some(REDIRECT), verifier, now)
     };
@@ -153,42 +186,37 @@ store_test!(pkce_needs_the_verifier_of_the_challenge, |store| {
         Err(GrantError::InvalidGrant(_))
     ));
     assert!(exchange(Some(VERIFIER)).await.is_ok());
-
-    let plain = CodeChallenge::Plain(VERIFIER.into());
-    let (client, _, code) = approved_code(&store, Some(plain), now).await;
-    let exchanged = store
-        .exchange_authorization_code(&client, &code, Some(REDIRECT), Some(VERIFIER), now)
-        .await;
-    assert!(exchanged.is_ok(), "{exchanged:?}");
-
-    // A verifier for a code that had no challenge is refused too.
-    let (client, _, code) = approved_code(&store, None, now).await;
-    let downgrade = store
-        .exchange_authorization_code(&client, &code, Some(REDIRECT), Some(VERIFIER), now)
-        .await;
-    assert!(
-        matches!(downgrade, Err(GrantError::InvalidGrant(_))),
-        "{downgrade:?}"
-    );
 });
+
+store_test!(
+    a_code_kept_from_before_pkce_was_required_is_refused,
+    |store| {
+        let now = Utc::now();
+        let (client, _, code) = approved_code(&store, now).await;
+        sqlx::query("UPDATE oauth_auth_codes SET code_challenge = NULL")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let legacy = exchange(&store, &client, &code, now).await;
+        assert!(
+            matches!(legacy, Err(GrantError::InvalidGrant(_))),
+            "{legacy:?}"
+        );
+    }
+);
 
 store_test!(codes_and_tokens_expire, |store| {
     let now = Utc::now();
-    let (client, _, code) = approved_code(&store, None, now).await;
+    let (client, _, code) = approved_code(&store, now).await;
     let late = after(now, AUTH_CODE_TTL, 1);
-    let expired = store
-        .exchange_authorization_code(&client, &code, Some(REDIRECT), None, late)
-        .await;
+    let expired = exchange(&store, &client, &code, late).await;
     assert!(
         matches!(expired, Err(GrantError::InvalidGrant(_))),
         "{expired:?}"
     );
 
-    let (client, _, code) = approved_code(&store, None, now).await;
-    let issued = store
-        .exchange_authorization_code(&client, &code, Some(REDIRECT), None, now)
-        .await
-        .unwrap();
+    let (client, _, code) = approved_code(&store, now).await;
+    let issued = exchange(&store, &client, &code, now).await.unwrap();
     let token = &issued.access_token;
     let just_before = after(now, ACCESS_TOKEN_TTL, -1);
     assert!(
@@ -229,11 +257,8 @@ store_test!(codes_and_tokens_expire, |store| {
 
 store_test!(refreshing_rotates_both_tokens, |store| {
     let now = Utc::now();
-    let (client, user_id, code) = approved_code(&store, None, now).await;
-    let first = store
-        .exchange_authorization_code(&client, &code, Some(REDIRECT), None, now)
-        .await
-        .unwrap();
+    let (client, user_id, code) = approved_code(&store, now).await;
+    let first = exchange(&store, &client, &code, now).await.unwrap();
     let narrowed = scopes(&["teams:read"]);
     let second = store
         .refresh_access_token(&client, &first.refresh_token, Some(&narrowed), now)
@@ -293,14 +318,11 @@ store_test!(
         let (client, _) = store.create_oauth_client("App", REDIRECT).await.unwrap();
         let user = store.ensure_user("u@example.com").await.unwrap();
         let request = AuthorizationRequest {
-            client: client.id,
-            redirect_uri: REDIRECT.into(),
             redirect_uri_given: false,
-            scopes: scopes(&["*"]),
             state: None,
-            code_challenge: None,
+            ..asking(&client, &["*"])
         };
-        let login = store.begin_authorization(&request, now).await.unwrap();
+        let login = begin(&store, &request, now).await;
         let pending = store
             .pending_authorization(&login, now)
             .await
@@ -357,7 +379,7 @@ store_test!(
         );
 
         // Expired before the user logs in.
-        let login = store.begin_authorization(&request, now).await.unwrap();
+        let login = begin(&store, &request, now).await;
         let late = after(now, AUTHORIZATION_REQUEST_TTL, 1);
         assert!(
             store
@@ -383,16 +405,12 @@ store_test!(
         let (client, _) = store.create_oauth_client("App", REDIRECT).await.unwrap();
         let user = store.ensure_user("u@example.com").await.unwrap();
         let request = AuthorizationRequest {
-            client: client.id,
-            redirect_uri: REDIRECT.into(),
             redirect_uri_given: false,
-            scopes: scopes(&["chargers:read"]),
-            state: None,
-            code_challenge: None,
+            ..asking(&client, &["chargers:read"])
         };
         let mut codes = Vec::new();
         for _ in 0..3 {
-            let login = store.begin_authorization(&request, now).await.unwrap();
+            let login = begin(&store, &request, now).await;
             let approval = store
                 .log_in_authorization(&login, user.id, now)
                 .await
@@ -410,7 +428,7 @@ store_test!(
             let store = store.clone();
             async move {
                 store
-                    .exchange_authorization_code(&client, &code, uri, None, now)
+                    .exchange_authorization_code(&client, &code, uri, Some(VERIFIER), now)
                     .await
             }
         };

@@ -10,11 +10,13 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
+use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use cms_store::{ConnectorRow, Scope};
 use serde::Serialize;
+use std::collections::HashMap;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -25,8 +27,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(update_connector))
 }
 
-/// The highest connector number an operator may set up ahead of the charger reporting it.
-pub const MAX_CONNECTOR: i64 = 99;
+/// The highest connector number an operator may set up ahead of the charger reporting it: the
+/// same bound the gateway puts on what a charger reports.
+pub const MAX_CONNECTOR: i64 = cms_ocpp::v16::MAX_CONNECTOR_ID as i64;
 
 /// The phase rotations a connector may be wired with: the order in which the charger's L1, L2
 /// and L3 meet the grid's R, S and T, for three-, two- and single-phase connections.
@@ -125,17 +128,21 @@ pub struct ConnectorSettingsBody {
     max_amperage: i64,
 }
 
-/// The connectors of a charger, by number.
+/// The connectors of a charger, by number, 25 a page.
 #[utoipa::path(
     get,
     path = "/api/v3/chargers/{charger_uuid}/connectors",
     tag = "Chargers > Connectors",
-    params(("charger_uuid" = String, Path, format = "uuid")),
+    params(
+        ("charger_uuid" = String, Path, format = "uuid"),
+        ("page" = Option<i64>, Query, description = "Page number, from 1"),
+    ),
     responses(
-        (status = 200, description = "The charger's connectors", body = Data<Vec<Connector>>),
+        (status = 200, description = "A page of the charger's connectors", body = Page<Connector>),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -143,13 +150,18 @@ pub async fn list_connectors(
     State(state): State<AppState>,
     caller: Caller,
     Path(charger_uuid): Path<String>,
-) -> Result<Json<Data<Vec<Connector>>>, ApiError> {
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Page<Connector>>, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
+    let page = page_number(query.get("page").map(String::as_str))?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
-    let rows = state.store.connectors(charger.id).await?;
-    Ok(Json(Data::new(
-        rows.into_iter().map(Connector::from).collect(),
-    )))
+    let (rows, total) = state
+        .store
+        .connector_page(charger.id, PER_PAGE, page_offset(page))
+        .await?;
+    let data = rows.into_iter().map(Connector::from).collect();
+    let path = format!("/api/v3/chargers/{charger_uuid}/connectors");
+    Ok(Json(Page::new(&path, page, total, data)))
 }
 
 /// Set a connector's phase rotation and maximum current (endpoint 7). A connector the charger

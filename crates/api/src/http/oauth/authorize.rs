@@ -3,9 +3,16 @@
 //! (`POST /oauth/authorize`), and the browser is redirected back with a code or an error.
 //!
 //! Until the client id and redirect URI are known to be good, a failure is an error page: a
-//! redirect to an unchecked URI would make this an open redirector.
+//! redirect to an unchecked URI would make this an open redirector. So is a request past a
+//! length limit ([`super::limits`]).
+//!
+//! Every request must carry a PKCE `S256` challenge (RFC 9700 §2.1.1). Strangers can open
+//! requests, so the store keeps only so many per client address and in all
+//! ([`PendingLimits::DEFAULT`]).
 
-use super::codec::{Params, decode_base64, parse_form, with_query};
+use super::client_address::ClientAddress;
+use super::codec::{Form, Params, decode_base64, parse_form, with_query};
+use super::limits::{oversized_parameter, oversized_query};
 use super::page;
 use crate::http::AppState;
 use crate::http::error::ApiError;
@@ -16,11 +23,10 @@ use axum::http::header::{CACHE_CONTROL, LOCATION};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use cms_store::Scope;
-use cms_store::oauth::{AuthorizationRequest, CodeChallenge};
-use std::collections::HashMap;
+use cms_store::oauth::{AuthorizationRequest, BeginError, CodeChallenge, PendingLimits};
 
-const GONE: &str = "This authorization request has expired or was already used. Return to the \
-    application and start again.";
+pub(super) const GONE: &str = "This authorization request has expired or was already used. \
+    Return to the application and start again.";
 
 /// Starts an authorization: checks the request, then shows the login page.
 #[utoipa::path(
@@ -32,24 +38,43 @@ const GONE: &str = "This authorization request has expired or was already used. 
         ("redirect_uri" = Option<String>, Query, description = "Must equal the client's registered redirect URI; default: that URI"),
         ("response_type" = String, Query, description = "`code`"),
         ("scope" = String, Query, description = "Space-separated scope names (at least one)"),
-        ("state" = Option<String>, Query, description = "Returned unchanged with the code or error"),
-        ("code_challenge" = Option<String>, Query, description = "PKCE (RFC 7636): 43 to 128 characters"),
-        ("code_challenge_method" = Option<String>, Query, description = "`S256` or `plain` (the default)"),
+        ("state" = Option<String>, Query, description = "Returned unchanged with the code or error; at most 1024 bytes"),
+        ("code_challenge" = String, Query, description = "PKCE (RFC 7636), required: the base64url \
+            SHA-256 of the code verifier, 43 characters"),
+        ("code_challenge_method" = String, Query, description = "`S256`, required (`plain` is refused)"),
     ),
     responses(
         (status = 200, description = "The login page", content_type = "text/html", body = String),
-        (status = 302, description = "Back to `redirect_uri` with `error` (`invalid_request`, \
+        (status = 302, description = "Back to `redirect_uri` with `error` (`invalid_request`: \
+            among others a missing `code_challenge` or a method other than `S256`; \
             `unsupported_response_type`, `invalid_scope`), `error_description` and `state`",
             headers(("Location" = String))),
-        (status = 400, description = "Unknown client, or a redirect URI that is not the registered \
-            one: an error page, never a redirect", content_type = "text/html", body = String),
+        (status = 400, description = "Unknown client, a redirect URI that is not the registered \
+            one, a repeated parameter, or one past its length limit (`client_id`, `redirect_uri` \
+            2048 bytes, `state`, `scope` 1024, the query string 8192): an error page, never a \
+            redirect", content_type = "text/html", body = String),
+        (status = 429, description = "Too many authorization requests pending from the client's \
+            address (20)", content_type = "text/html", body = String),
+        (status = 503, description = "Too many authorization requests pending in all (10,000)",
+            content_type = "text/html", body = String),
     )
 )]
-pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> Response {
-    let params = match Params::unique(parse_form(query.as_deref().unwrap_or(""))) {
+pub async fn authorize(
+    State(state): State<AppState>,
+    address: ClientAddress,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let query = query.unwrap_or_default();
+    if let Some(message) = oversized_query(&query) {
+        return refused_page(StatusCode::BAD_REQUEST, "oversized_request", &message);
+    }
+    let params = match Params::unique(parse_form(&query)) {
         Ok(params) => params,
         Err(message) => return page::error(StatusCode::BAD_REQUEST, &message),
     };
+    if let Some(message) = oversized_parameter(&params) {
+        return refused_page(StatusCode::BAD_REQUEST, "oversized_request", &message);
+    }
     let Some(client_id) = params.get("client_id") else {
         return page::error(
             StatusCode::BAD_REQUEST,
@@ -106,70 +131,33 @@ pub async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery)
         scopes,
         state: client_state.clone(),
         code_challenge,
+        client_address: address.key().to_string(),
     };
-    match state.store.begin_authorization(&request, Utc::now()).await {
+    let kept = state
+        .store
+        .begin_authorization(&request, PendingLimits::DEFAULT, Utc::now())
+        .await;
+    match kept {
         Ok(secret) => page::login(StatusCode::OK, &client.name, &secret, None),
-        Err(e) => ApiError::from(e).into_response(),
+        Err(BeginError::TooManyFromAddress(_)) => refused_page(
+            StatusCode::TOO_MANY_REQUESTS,
+            "pending_per_address",
+            "Too many authorization requests from your network are waiting for a login. Finish \
+             one, or try again once they expire (after 10 minutes).",
+        ),
+        Err(BeginError::TooManyPending(_)) => refused_page(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "pending_total",
+            "The service is too busy to start an authorization. Try again in a few minutes.",
+        ),
+        Err(BeginError::Store(e)) => ApiError::from(e).into_response(),
     }
 }
 
-/// The login form's body (`application/x-www-form-urlencoded`).
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)] // Documents the form, which is read with `parse_form`.
-pub struct LoginForm {
-    /// The hidden field of the login page.
-    request: String,
-    email: String,
-    password: String,
-}
-
-/// Logs the user in to a pending authorization; shows the approval page.
-#[utoipa::path(
-    post,
-    path = "/oauth/login",
-    tag = "OAuth",
-    request_body(content = LoginForm, content_type = "application/x-www-form-urlencoded"),
-    responses(
-        (status = 200, description = "The approval page", content_type = "text/html", body = String),
-        (status = 401, description = "Wrong e-mail or password: the login page again, with the error",
-            content_type = "text/html", body = String),
-        (status = 400, description = "The request expired or was already used", content_type = "text/html", body = String),
-    )
-)]
-pub async fn login(State(state): State<AppState>, body: Bytes) -> Response {
-    let form = Form::parse(&body);
-    let request = form.get("request");
-    let now = Utc::now();
-    let pending = match state.store.pending_authorization(request, now).await {
-        Ok(Some(pending)) if !pending.logged_in => pending,
-        Ok(_) => return page::error(StatusCode::BAD_REQUEST, GONE),
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    let user = match state
-        .store
-        .user_with_password(form.get("email"), form.get("password"))
-        .await
-    {
-        Ok(Some(user)) => user,
-        Ok(None) => {
-            return page::login(
-                StatusCode::UNAUTHORIZED,
-                &pending.client_name,
-                request,
-                Some("These credentials do not match our records."),
-            );
-        }
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    match state
-        .store
-        .log_in_authorization(request, user.id, now)
-        .await
-    {
-        Ok(Some(approval)) => page::approve(&pending.client_name, &pending.scopes, &approval),
-        Ok(None) => page::error(StatusCode::BAD_REQUEST, GONE),
-        Err(e) => ApiError::from(e).into_response(),
-    }
+/// An error page for a request refused by a limit, counted by `reason`.
+fn refused_page(status: StatusCode, reason: &'static str, message: &str) -> Response {
+    metrics::counter!("cms_oauth_refusals_total", "reason" => reason).increment(1);
+    page::error(status, message)
 }
 
 /// The approval form's body (`application/x-www-form-urlencoded`).
@@ -232,23 +220,6 @@ fn redirect(location: &str) -> Response {
         .into_response()
 }
 
-/// A form body's fields; absent ones read as empty.
-struct Form(HashMap<String, String>);
-
-impl Form {
-    fn parse(body: &[u8]) -> Form {
-        Form(
-            parse_form(&String::from_utf8_lossy(body))
-                .into_iter()
-                .collect(),
-        )
-    }
-
-    fn get(&self, name: &str) -> &str {
-        self.0.get(name).map(String::as_str).unwrap_or("")
-    }
-}
-
 /// The `scope` parameter: space-separated known names, at least one; repeats dropped.
 pub fn requested_scopes(scope: &str) -> Result<Vec<String>, String> {
     let mut scopes: Vec<String> = Vec::new();
@@ -269,17 +240,22 @@ pub fn requested_scopes(scope: &str) -> Result<Vec<String>, String> {
     Ok(scopes)
 }
 
-/// The PKCE parameters (RFC 7636 §4.3); the method defaults to `plain`.
+/// The PKCE parameters (RFC 7636 §4.3), both required: `plain` (RFC 7636's default method)
+/// would show the verifier to whoever sees this request, so only `S256` is taken.
 fn code_challenge(
     challenge: Option<&str>,
     method: Option<&str>,
-) -> Result<Option<CodeChallenge>, &'static str> {
+) -> Result<CodeChallenge, &'static str> {
     let Some(challenge) = challenge else {
-        return match method {
-            Some(_) => Err("A code_challenge_method was given without a code_challenge."),
-            None => Ok(None),
-        };
+        return Err("PKCE is required: send a code_challenge with code_challenge_method=S256.");
     };
+    match method {
+        Some("S256") => {}
+        Some("plain") | None => {
+            return Err("The code_challenge_method must be S256: plain is not accepted.");
+        }
+        Some(_) => return Err("The code_challenge_method must be S256."),
+    }
     let well_formed = (43..=128).contains(&challenge.len())
         && challenge
             .bytes()
@@ -287,16 +263,10 @@ fn code_challenge(
     if !well_formed {
         return Err("The code_challenge must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.");
     }
-    match method.unwrap_or("plain") {
-        "S256" => decode_base64(challenge)
-            .and_then(|digest| <[u8; 32]>::try_from(digest).ok())
-            .map(|digest| Some(CodeChallenge::S256(digest)))
-            .ok_or(
-                "An S256 code_challenge is the base64url SHA-256 of the verifier: 43 characters.",
-            ),
-        "plain" => Ok(Some(CodeChallenge::Plain(challenge.to_string()))),
-        _ => Err("The code_challenge_method must be S256 or plain."),
-    }
+    decode_base64(challenge)
+        .and_then(|digest| <[u8; 32]>::try_from(digest).ok())
+        .map(CodeChallenge::S256)
+        .ok_or("An S256 code_challenge is the base64url SHA-256 of the verifier: 43 characters.")
 }
 
 #[cfg(test)]
@@ -310,7 +280,7 @@ mod tests {
             Some("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"),
             Some("S256"),
         );
-        let Ok(Some(CodeChallenge::S256(digest))) = challenge else {
+        let Ok(CodeChallenge::S256(digest)) = challenge else {
             panic!("{challenge:?}");
         };
         assert_eq!(&digest[..4], &[19, 211, 30, 150]);
@@ -318,18 +288,25 @@ mod tests {
     }
 
     #[test]
-    fn malformed_challenges_are_refused() {
-        let ok = "a".repeat(43);
-        assert!(matches!(
-            code_challenge(Some(&ok), None),
-            Ok(Some(CodeChallenge::Plain(_)))
-        ));
-        assert!(code_challenge(None, Some("S256")).is_err());
-        assert!(code_challenge(Some("short"), Some("plain")).is_err());
-        assert!(code_challenge(Some(&ok), Some("S512")).is_err());
-        // 44 characters do not decode to 32 bytes.
-        assert!(code_challenge(Some(&"a".repeat(44)), Some("S256")).is_err());
-        assert!(code_challenge(Some(&"a/".repeat(22)), Some("plain")).is_err());
+    fn only_an_s256_challenge_is_taken() {
+        let ok = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+        assert!(code_challenge(Some(ok), Some("S256")).is_ok());
+        for (challenge, method) in [
+            (None, None),
+            (None, Some("S256")),
+            (Some(ok), None),
+            (Some(ok), Some("plain")),
+            (Some(ok), Some("S512")),
+            (Some("short"), Some("S256")),
+            // 44 characters do not decode to 32 bytes.
+            (Some(&"a".repeat(44)), Some("S256")),
+            (Some(&"a/".repeat(22)), Some("S256")),
+        ] {
+            assert!(
+                code_challenge(challenge, method).is_err(),
+                "{challenge:?} {method:?}"
+            );
+        }
     }
 
     #[test]

@@ -41,6 +41,23 @@ impl Params {
     }
 }
 
+/// A form body's fields (the login and approval pages'); absent ones read as empty.
+pub struct Form(HashMap<String, String>);
+
+impl Form {
+    pub fn parse(body: &[u8]) -> Form {
+        Form(
+            parse_form(&String::from_utf8_lossy(body))
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    pub fn get(&self, name: &str) -> &str {
+        self.0.get(name).map(String::as_str).unwrap_or("")
+    }
+}
+
 /// `application/x-www-form-urlencoded` decoding of one name or value (as in HTTP Basic client
 /// credentials, RFC 6749 section 2.3.1). A NUL character becomes U+FFFD, which the store can
 /// hold and no credential contains (see [`parse_form`]).

@@ -232,6 +232,8 @@ fn integers_out_of_range_are_property_violations() {
     for (pointer, value) in [
         ("/connectorId", json!(-1)),
         ("/connectorId", json!(2_147_483_648_u64)),
+        ("/connectorId", json!(i32::MAX)),
+        ("/connectorId", json!(crate::v16::MAX_CONNECTOR_ID + 1)),
         ("/transactionId", json!(2_147_483_648_u64)),
         ("/transactionId", json!(-2_147_483_649_i64)),
         ("/transactionId", json!(u64::MAX)),
@@ -248,9 +250,9 @@ fn integers_out_of_range_are_property_violations() {
     accept(A, &extremes, |r| {
         assert_eq!(meter_values(r).transaction_id, Some(i32::MIN))
     });
-    let extremes = with(&full(), "/connectorId", json!(i32::MAX));
+    let extremes = with(&full(), "/connectorId", json!(crate::v16::MAX_CONNECTOR_ID));
     accept(A, &extremes, |r| {
-        assert_eq!(meter_values(r).connector_id, i32::MAX as u32)
+        assert_eq!(meter_values(r).connector_id, crate::v16::MAX_CONNECTOR_ID)
     });
 }
 

@@ -1,0 +1,197 @@
+use super::*;
+use cms_bus::{Header, Record};
+use std::borrow::Cow;
+
+fn reading(key: &'static str, connector: &'static str, at: Option<&'static str>) -> Message {
+    let mut headers = vec![
+        Header::new("action", "MeterValues"),
+        Header::new("connector_id", connector),
+    ];
+    if let Some(at) = at {
+        headers.push(Header::new("measured_at", at));
+    }
+    message("t.messages", key, headers)
+}
+
+fn message(topic: &'static str, key: &'static str, headers: Vec<Header>) -> Message {
+    Message {
+        record: Record {
+            topic: Cow::Borrowed(topic),
+            key: Bytes::from_static(key.as_bytes()),
+            headers,
+            value: Bytes::from_static(b"{}"),
+        },
+        partition: 0,
+        offset: 0,
+    }
+}
+
+#[test]
+fn only_the_newest_reading_of_each_connector_is_kept() {
+    let t = |s: &'static str| Some(s);
+    let batch = [
+        reading("CP1", "1", t("2026-11-21T10:00:02.000000Z")),
+        reading("CP1", "1", t("2026-11-21T10:00:01.000000Z")),
+        reading("CP1", "1", t("2026-11-21T10:00:03.000000Z")),
+        reading("CP1", "2", t("2026-11-21T10:00:01.000000Z")),
+        reading("CP2", "1", t("2026-11-21T10:00:00.000000Z")),
+        // A tie: the later record wins.
+        reading("CP2", "1", t("2026-11-21T10:00:00.000000Z")),
+        // Without the headers (an older gateway, another producer): always parsed.
+        reading("CP1", "1", None),
+        message(
+            "t.messages",
+            "CP1",
+            vec![Header::new("action", "Heartbeat")],
+        ),
+        // Same headers on another topic: not a reading of this one.
+        message(
+            "t.other",
+            "CP1",
+            vec![
+                Header::new("action", "MeterValues"),
+                Header::new("connector_id", "1"),
+                Header::new("measured_at", "2026-11-21T11:00:00.000000Z"),
+            ],
+        ),
+    ];
+    assert_eq!(
+        superseded_readings(&batch, "t.messages"),
+        [true, true, false, false, true, false, false, false, false]
+    );
+}
+
+/// A store on `backend` that refuses a connector status of `Faulted`, the way a constraint the
+/// materialiser does not know of would (a DBA's, or a schema ahead of this code). `None` when
+/// PostgreSQL is not configured.
+async fn store_refusing_faulted(
+    backend: cms_store::Backend,
+) -> Option<(Store, Option<tempfile::TempDir>)> {
+    let (url, dir, refuse) = match backend {
+        cms_store::Backend::Sqlite => {
+            let dir = tempfile::tempdir().unwrap();
+            let url = format!("sqlite://{}", dir.path().join("cms.sqlite3").display());
+            let refuse = "CREATE TRIGGER refuse_faulted BEFORE UPDATE OF status ON connectors
+                WHEN NEW.status = 'Faulted' BEGIN SELECT RAISE(ABORT, 'no faults here'); END";
+            (url, Some(dir), refuse)
+        }
+        cms_store::Backend::Postgres => {
+            let server = cms_store::testing::postgres_url()?;
+            let url = cms_store::testing::fresh_schema(&server).await.unwrap();
+            let refuse =
+                "ALTER TABLE connectors ADD CONSTRAINT refuse_faulted CHECK (status <> 'Faulted')";
+            (url, None, refuse)
+        }
+    };
+    let store = Store::open_url(&url).await.unwrap();
+    cms_store::testing::execute(&url, refuse).await.unwrap();
+    Some((store, dir))
+}
+
+fn ocpp_record(topics: &Topics, identity: &str, action: &str, payload: &str) -> Record {
+    Record {
+        topic: Cow::Borrowed(topics.messages),
+        key: Bytes::copy_from_slice(identity.as_bytes()),
+        headers: vec![
+            Header::new("action", Bytes::copy_from_slice(action.as_bytes())),
+            Header::new("received_at", "2026-11-21T10:00:00.000000Z"),
+        ],
+        value: Bytes::copy_from_slice(payload.as_bytes()),
+    }
+}
+
+async fn a_refused_record_is_set_aside_and_the_rest_go_on(backend: cms_store::Backend) {
+    use cms_bus::{Bus, InProcessBus, InProcessConfig, Publisher};
+    let Some((store, _dir)) = store_refusing_faulted(backend).await else {
+        return;
+    };
+    let mut uuids = Vec::new();
+    for identity in ["CP-1", "CP-2"] {
+        let new = cms_store::NewCharger {
+            identity: identity.into(),
+            ..Default::default()
+        };
+        uuids.push(store.add_charger(&new).await.unwrap());
+    }
+    let topics = Topics::with_prefix("t");
+    let bus = InProcessBus::new(InProcessConfig::default(), &topics.all());
+    let subscriber = bus.subscribe("t-api", &topics.all()).unwrap();
+    let status = |connector: u32, status: &str| {
+        format!(r#"{{"connectorId":{connector},"errorCode":"NoError","status":"{status}"}}"#)
+    };
+    let reading = r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-21T10:00:00Z",
+        "sampledValue":[{"value":"1234","measurand":"Energy.Active.Import.Register","unit":"Wh"}]}]}"#;
+    for record in [
+        ocpp_record(
+            &topics,
+            "CP-1",
+            "StatusNotification",
+            &status(1, "Available"),
+        ),
+        ocpp_record(&topics, "CP-1", "StatusNotification", &status(1, "Faulted")),
+        ocpp_record(&topics, "CP-2", "MeterValues", reading),
+        ocpp_record(
+            &topics,
+            "CP-1",
+            "StatusNotification",
+            &status(2, "Charging"),
+        ),
+    ] {
+        bus.publish(record).await.unwrap();
+    }
+    bus.close();
+    let materialiser = Materialiser {
+        store: store.clone(),
+        cache: Arc::new(LatestValueCache::default()),
+        topics,
+    };
+    tokio::time::timeout(Duration::from_secs(30), materialiser.run(subscriber))
+        .await
+        .expect("the materialiser drains the bus instead of retrying forever");
+
+    let (letters, total) = store.dead_letters(10, 0).await.unwrap();
+    assert_eq!(total, 1, "{letters:?}");
+    let letter = &letters[0].letter;
+    assert_eq!(letter.key, b"CP-1");
+    assert_eq!(letter.value, status(1, "Faulted").as_bytes());
+    assert!(letter.headers.contains("StatusNotification"), "{letter:?}");
+    assert!(!letter.reason.is_empty());
+    let readings = store.latest_meter_values().await.unwrap();
+    assert_eq!(
+        readings
+            .iter()
+            .map(|r| r.identity.as_str())
+            .collect::<Vec<_>>(),
+        ["CP-2"],
+        "the reading behind the refused record was stored"
+    );
+    let operator = store.ensure_user("op@example.com").await.unwrap();
+    let charger = store
+        .charger_visible_to(operator.id, &uuids[0])
+        .await
+        .unwrap()
+        .expect("the operator sees CP-1")
+        .id;
+    let statuses: Vec<(i64, String)> = store
+        .connectors(charger)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.connector_id, c.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        [(1, "Available".to_string()), (2, "Charging".to_string())],
+        "the changes around the refused one were written, in order"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_record_is_set_aside_and_the_rest_go_on_sqlite() {
+    a_refused_record_is_set_aside_and_the_rest_go_on(cms_store::Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn a_refused_record_is_set_aside_and_the_rest_go_on_postgres() {
+    a_refused_record_is_set_aside_and_the_rest_go_on(cms_store::Backend::Postgres).await;
+}

@@ -1,0 +1,10 @@
+//! The abuse suite: what a stranger, a narrow token or a broken charger can try, one case per
+//! hole found by review, each against a real `cms up`. A new feature adds its own cases here.
+
+mod chargers;
+mod gateway;
+mod http;
+mod oauth;
+mod records;
+mod secrets;
+mod tokens;
