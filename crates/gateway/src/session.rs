@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
@@ -46,8 +46,14 @@ impl SessionEntry {
     }
 }
 
-/// Serves one accepted TCP connection to its end.
-pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, peer: SocketAddr) {
+/// Serves one accepted TCP connection to its end, holding its place under the connection cap
+/// (`_permit`) until then.
+pub async fn serve(
+    shared: Arc<Shared>,
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    _permit: OwnedSemaphorePermit,
+) {
     // Boxed: the handshake's state (~2.4 KB, its header array above all) would otherwise be
     // part of every connection's task for its whole life, handshake long done.
     let handshake = tokio::time::timeout(
