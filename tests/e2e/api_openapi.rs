@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 /// Every endpoint the service must serve, as the document names it.
-const ENDPOINTS: [(&str, &str); 39] = [
+const ENDPOINTS: [(&str, &str); 46] = [
     ("GET", "/api/v3/chargers"),
     ("GET", "/api/v3/chargers/{charger_uuid}"),
     ("GET", "/api/v3/chargers/{charger_uuid}/connectors"),
@@ -65,6 +65,13 @@ const ENDPOINTS: [(&str, &str); 39] = [
     ("POST", "/api/v3/user/tokens/{token_id}/regenerate"),
     ("GET", "/oauth/authorize"),
     ("POST", "/oauth/token"),
+    ("GET", "/api/v3/user/oauth-grants"),
+    ("DELETE", "/api/v3/user/oauth-grants/{grant_id}"),
+    ("POST", "/api/v3/chargers/{charger_uuid}/actions/{action}"),
+    ("GET", "/api/v3/chargers/{charger_uuid}/actions"),
+    ("GET", "/api/v3/chargers/{charger_uuid}/actions/{action}"),
+    ("GET", "/api/v3/chargers/{charger_uuid}/settings"),
+    ("PUT", "/api/v3/chargers/{charger_uuid}/settings"),
 ];
 
 const OPERATION_METHODS: [&str; 8] = [

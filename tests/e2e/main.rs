@@ -4,6 +4,7 @@
 mod support;
 
 mod abuse;
+mod actions;
 mod admin_commands;
 mod api_chargers;
 mod api_isolation;
@@ -20,6 +21,7 @@ mod charger_auth;
 mod charger_state;
 mod connections;
 mod interop;
+mod kafka_actions;
 mod kafka_faults;
 mod kafka_fleet;
 mod keepalive;

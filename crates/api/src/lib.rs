@@ -2,6 +2,7 @@
 //! store, and serves the REST API of the reference from them.
 #![forbid(unsafe_code)]
 
+mod actions;
 mod cache;
 mod http;
 mod materialiser;
@@ -9,8 +10,9 @@ mod normalise;
 mod registry;
 pub mod serve;
 
+pub use actions::{ActionTimes, Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
-pub use http::{ApiError, ops_router};
+pub use http::{ActionBody, ApiError, ops_router};
 pub use registry::RegistryPublisher;
 pub use serve::{HttpLimits, serve};
 
@@ -39,6 +41,8 @@ pub struct ApiConfig {
     pub topics: Topics,
     /// What the HTTP listener lets one client have: connections, time for a request.
     pub http_limits: HttpLimits,
+    /// How long the actions this API takes may wait, and the charger to answer them.
+    pub action_times: ActionTimes,
 }
 
 /// A running API: HTTP listener plus materialiser.
@@ -47,6 +51,9 @@ pub struct Api {
     stop_http: CancellationToken,
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
+    stop_actions: CancellationToken,
+    /// Following the reports, relaying the command line's actions, sweeping overdue ones.
+    action_tasks: [JoinHandle<()>; 3],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -67,10 +74,13 @@ impl Api {
     pub async fn start(
         config: ApiConfig,
         store: Store,
-        bus: &dyn Bus,
+        bus: Arc<dyn Bus>,
         metrics: PrometheusHandle,
     ) -> Result<Api, ApiStartError> {
-        let subscriber = bus.subscribe(&consumer_group(&config.topics), &config.topics.all())?;
+        let subscriber = bus.subscribe(
+            &consumer_group(&config.topics),
+            &config.topics.consumed_by_api(),
+        )?;
         let cache = Arc::new(LatestValueCache::default());
         for stored in store.latest_meter_values().await? {
             let reading = LatestReading {
@@ -85,6 +95,22 @@ impl Api {
             topics: config.topics,
         };
         let materialiser = tokio::spawn(materialiser.run(subscriber));
+        let dispatch = Arc::new(Dispatch::new(
+            store.clone(),
+            bus.clone(),
+            config.topics,
+            config.action_times,
+        ));
+        let reports = bus.follow(&[config.topics.command_results]).await?;
+        let stop_actions = CancellationToken::new();
+        let action_tasks = [
+            tokio::spawn(actions::follow_reports(dispatch.clone(), reports)),
+            tokio::spawn(actions::relay_cli_actions(
+                dispatch.clone(),
+                stop_actions.clone(),
+            )),
+            tokio::spawn(actions::sweep_overdue(store.clone(), stop_actions.clone())),
+        ];
         let listener = tokio::net::TcpListener::bind(config.http_addr)
             .await
             .map_err(|source| ApiStartError::Listen {
@@ -103,6 +129,7 @@ impl Api {
             cache,
             metrics,
             ready: ready.clone(),
+            dispatch,
         });
         let stop_http = CancellationToken::new();
         let stop = stop_http.clone();
@@ -119,6 +146,8 @@ impl Api {
             stop_http,
             http,
             materialiser,
+            stop_actions,
+            action_tasks,
         })
     }
 
@@ -126,10 +155,15 @@ impl Api {
         self.local_addr
     }
 
-    /// Waits for the materialiser to drain the (closed) bus, then stops serving HTTP.
+    /// Waits for the materialiser to drain the (closed) bus, then stops serving HTTP and the
+    /// actions' background work.
     pub async fn shutdown(self) {
         let _ = self.materialiser.await;
         self.stop_http.cancel();
         let _ = self.http.await;
+        self.stop_actions.cancel();
+        for task in self.action_tasks {
+            let _ = task.await;
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! Consumes the gateway's topics into the latest-value cache and the store. A batch is
+//! Consumes the gateway's topics (charger messages, connection events, actions' reports) into
+//! the latest-value cache and the store. A batch is
 //! committed on the bus only after the store has it, so a crash replays rather than loses. A
 //! record the store refuses for what it holds is set aside in the dead letters, so that it
 //! neither stops the records behind it nor vanishes.
@@ -195,6 +196,12 @@ impl Materialiser {
         let identity = std::str::from_utf8(&record.key).ok()?.to_string();
         let change = if record.topic == self.topics.connections {
             connection_change(identity, &record.value)
+        } else if record.topic == self.topics.command_results {
+            let report = cms_bus::report_of(message)?;
+            Some(crate::actions::report_change(
+                &report,
+                cms_store::now_record_time(),
+            ))
         } else if record.topic == self.topics.messages {
             let action = Action::from_name(record.header_str("action")?)?;
             let at = record_time(record.header_str("received_at"));

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Settings of both consumers.
-fn consumer_config(config: &KafkaConfig) -> ClientConfig {
+pub(crate) fn consumer_config(config: &KafkaConfig) -> ClientConfig {
     let mut client = client_config(config);
     client
         // Offsets move only through `Subscriber::commit`, after the records were applied.
@@ -185,7 +185,10 @@ impl Subscriber for Replay {
 }
 
 /// `(high watermark, low watermark)` of every partition of `topic`, as `(target, next)`.
-fn watermarks(consumer: &StreamConsumer, topic: &str) -> Result<Vec<(i64, i64)>, BusError> {
+pub(crate) fn watermarks(
+    consumer: &StreamConsumer,
+    topic: &str,
+) -> Result<Vec<(i64, i64)>, BusError> {
     let metadata = consumer
         .fetch_metadata(Some(topic), METADATA_TIMEOUT)
         .map_err(|e| failed("metadata", e))?;
@@ -205,7 +208,7 @@ fn watermarks(consumer: &StreamConsumer, topic: &str) -> Result<Vec<(i64, i64)>,
 }
 
 /// Waits for one message (or the bus closing), then takes what is already fetched, up to `max`.
-async fn read_batch(
+pub(crate) async fn read_batch(
     consumer: &StreamConsumer,
     closed: &mut watch::Receiver<bool>,
     topics: &[&'static str],
@@ -293,7 +296,7 @@ fn owned(message: &BorrowedMessage<'_>, topics: &[&'static str]) -> Message {
 
 /// A `'static` copy of a topic name, made once per name for the process: consumed messages then
 /// carry their topic without an allocation each.
-fn intern(topic: &str) -> &'static str {
+pub(crate) fn intern(topic: &str) -> &'static str {
     static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
     let mut names = NAMES
         .get_or_init(Default::default)

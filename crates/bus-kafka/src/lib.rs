@@ -2,9 +2,11 @@
 #![forbid(unsafe_code)]
 
 mod consumer;
+mod follow;
 mod producer;
 
 pub use consumer::Replay;
+use follow::Follow;
 
 use cms_bus::{BoxFuture, Bus, BusError, Delivered, Publisher, Record, Subscriber};
 use rdkafka::ClientConfig;
@@ -133,6 +135,20 @@ impl Bus for KafkaBus {
             self.inner.closed.subscribe(),
         )?;
         Ok(Box::new(subscriber))
+    }
+
+    fn follow<'a>(
+        &'a self,
+        topics: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Box<dyn Subscriber>, BusError>> {
+        Box::pin(async move {
+            if *self.inner.closed.borrow() {
+                return Err(BusError::Closed);
+            }
+            let follow =
+                Follow::start(&self.inner.config, topics, self.inner.closed.subscribe()).await?;
+            Ok(Box::new(follow) as Box<dyn Subscriber>)
+        })
     }
 
     /// Refuses further records and ends subscribers' `next_batch` with `Ok(0)`. Records already

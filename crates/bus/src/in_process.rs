@@ -142,6 +142,14 @@ impl Bus for InProcessBus {
         }))
     }
 
+    /// A queue of its own, like a group's: it gets every record published from now on.
+    fn follow<'a>(
+        &'a self,
+        topics: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Box<dyn Subscriber>, BusError>> {
+        Box::pin(std::future::ready(self.subscribe("", topics)))
+    }
+
     fn close(&self) {
         let mut groups = self.inner.groups.write().unwrap_or_else(|e| e.into_inner());
         groups.closed = true;

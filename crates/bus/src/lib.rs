@@ -3,11 +3,16 @@
 //! offsets, commits) so that the in-process bus and the Kafka bus are interchangeable.
 #![forbid(unsafe_code)]
 
+mod commands;
 mod in_process;
 mod record;
 mod registry;
 mod topics;
 
+pub use commands::{
+    ActionCommand, ActionError, ActionReport, ActionStatus, RequestedBy, command_of,
+    command_record, report_of, report_record,
+};
 pub use in_process::{InProcessBus, InProcessConfig};
 pub use record::{Delivered, Header, Message, Record};
 pub use registry::{RegistryState, registry_record, registry_state};
@@ -50,9 +55,16 @@ pub trait Subscriber: Send + 'static {
     fn commit(&mut self, message: &Message) -> Result<(), BusError>;
 }
 
-/// A bus: publish, subscribe as a consumer group, and close (stop taking records; let
+/// A bus: publish, subscribe as a consumer group, follow, and close (stop taking records; let
 /// subscribers drain what was taken).
 pub trait Bus: Publisher {
     fn subscribe(&self, group: &str, topics: &[&str]) -> Result<Box<dyn Subscriber>, BusError>;
+    /// Reads every partition of `topics` from now on, outside any group and committing nothing:
+    /// every process that follows a topic sees every record published after it began to.
+    /// What every gateway needs of the commands, and every API replica of the reports.
+    fn follow<'a>(
+        &'a self,
+        topics: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Box<dyn Subscriber>, BusError>>;
     fn close(&self);
 }

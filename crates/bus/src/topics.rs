@@ -10,10 +10,16 @@ pub struct Topics {
     /// The chargers allowed to connect (compacted: the last record per identity is its state);
     /// written by the API, read by every gateway from the beginning.
     pub registry: &'static str,
+    /// Actions for chargers, each addressed to one session; written by the API, followed by
+    /// every gateway.
+    pub commands: &'static str,
+    /// Each change of an action's state; written by gateways, read by the API.
+    pub command_results: &'static str,
 }
 
 impl Topics {
-    /// `<prefix>.ocpp.messages`, `<prefix>.ocpp.connections` and `<prefix>.chargers.registry`.
+    /// `<prefix>.ocpp.messages`, `<prefix>.ocpp.connections`, `<prefix>.chargers.registry`,
+    /// `<prefix>.ocpp.commands` and `<prefix>.ocpp.command-results`.
     pub fn with_prefix(prefix: &str) -> Topics {
         // Topic names live as long as the process; leaking two short strings once saves a copy
         // of the topic name in every record.
@@ -22,11 +28,23 @@ impl Topics {
             messages: leak(format!("{prefix}.ocpp.messages")),
             connections: leak(format!("{prefix}.ocpp.connections")),
             registry: leak(format!("{prefix}.chargers.registry")),
+            commands: leak(format!("{prefix}.ocpp.commands")),
+            command_results: leak(format!("{prefix}.ocpp.command-results")),
         }
     }
 
-    /// The topics of charger traffic, which the API consumes as a group.
-    pub fn all(&self) -> [&'static str; 2] {
-        [self.messages, self.connections]
+    /// Every topic but the registry (which only the Kafka deployment needs).
+    pub fn all(&self) -> [&'static str; 4] {
+        [
+            self.messages,
+            self.connections,
+            self.commands,
+            self.command_results,
+        ]
+    }
+
+    /// What the API's consumer group reads: the charger traffic and the actions' reports.
+    pub fn consumed_by_api(&self) -> [&'static str; 3] {
+        [self.messages, self.connections, self.command_results]
     }
 }

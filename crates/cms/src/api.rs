@@ -1,6 +1,7 @@
 //! `cms api`: the REST API alone, consuming the charger topics from Kafka as the consumer group
 //! `cms-api` (replicas share the partitions) and publishing the charger registry for gateways.
 
+use crate::action_args::ActionArgs;
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
 use crate::store_args::StoreArgs;
@@ -22,6 +23,8 @@ pub struct ApiCmdArgs {
     pub http_addr: SocketAddr,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub actions: ActionArgs,
     /// Must match the gateways' prefix.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
     pub topic_prefix: String,
@@ -39,8 +42,9 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         http_addr: args.http_addr,
         topics,
         http_limits: args.http.limits(),
+        action_times: args.actions.times(),
     };
-    let api = Api::start(api_config, store.clone(), &bus, metrics)
+    let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)
         .await
         .map_err(|e| e.to_string())?;
     let stop_registry = CancellationToken::new();

@@ -1,6 +1,7 @@
 //! `cms gateway`: the OCPP gateway alone, publishing to Kafka and learning which chargers may
 //! connect from the compacted registry topic. Shares nothing with the API but Kafka.
 
+use crate::action_args::ActionArgs;
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
 use crate::up::{GatewayArgs, HttpArgs};
@@ -26,6 +27,8 @@ pub struct GatewayCmdArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub gateway: GatewayArgs,
+    #[command(flatten)]
+    pub actions: ActionArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -36,7 +39,7 @@ const FLUSH: Duration = Duration::from_secs(30);
 pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let config = args.gateway.config(args.ocpp_addr);
+    let config = args.gateway.config(args.ocpp_addr, &args.actions);
     let topics = config.topics;
     let bus = args.kafka.connect(&config.node_id, &topics).await?;
     let directory = Arc::new(RegistryDirectory::default());
@@ -54,7 +57,13 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     };
     let router = cms_api::ops_router(metrics, ready);
     let ops = serve_ops(args.http_addr, router, args.http.limits()).await?;
-    let gateway = Gateway::start(config, directory, Arc::new(bus.clone()))
+    // Followed before any charger connects: no action for a session of this gateway can be
+    // published before this gateway follows the topic.
+    let commands = bus
+        .follow(&[topics.commands])
+        .await
+        .map_err(|e| e.to_string())?;
+    let gateway = Gateway::start(config, directory, Arc::new(bus.clone()), commands)
         .map_err(|e| format!("cannot listen for chargers on {}: {e}", args.ocpp_addr))?;
     println!(
         "cms: serving OCPP on ws://{}/ocpp/{{identity}}",

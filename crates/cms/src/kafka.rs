@@ -17,7 +17,7 @@ pub struct KafkaArgs {
 }
 
 impl KafkaArgs {
-    /// Connects, creating the charger topics and the compacted registry when missing.
+    /// Connects, creating the charger and command topics and the compacted registry when missing.
     pub async fn connect(&self, client_id: &str, topics: &Topics) -> Result<KafkaBus, String> {
         let config = KafkaConfig {
             brokers: self.kafka_brokers.clone(),
@@ -26,10 +26,16 @@ impl KafkaArgs {
             client_id: client_id.to_string(),
             ..KafkaConfig::default()
         };
-        let [messages, connections] = topics.all();
+        let [messages, connections, commands, command_results] = topics.all();
         KafkaBus::connect(
             config,
-            &[messages, connections, topics.registry],
+            &[
+                messages,
+                connections,
+                commands,
+                command_results,
+                topics.registry,
+            ],
             &[topics.registry],
         )
         .await

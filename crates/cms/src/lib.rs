@@ -2,6 +2,8 @@
 //! end-to-end suite and the binary share them.
 #![forbid(unsafe_code)]
 
+pub mod action_args;
+pub mod action_cli;
 pub mod admin;
 pub mod api;
 pub mod dead_letters;

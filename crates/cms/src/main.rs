@@ -103,6 +103,8 @@ enum ChargerCommand {
     Add(ChargerAddArgs),
     /// Register many chargers from a file (`identity[,password]` per line), all or none.
     Import(ChargerImportArgs),
+    /// Send a charger an OCPP action (Reset, ChangeConfiguration, ...) and print how it ended.
+    Action(cms::action_cli::ChargerActionArgs),
 }
 
 fn main() -> ExitCode {
@@ -148,6 +150,7 @@ fn main() -> ExitCode {
             Command::DeadLetter(DeadLetterCommand::List(args)) => {
                 cms::dead_letters::list(args).await
             }
+            Command::Charger(ChargerCommand::Action(args)) => cms::action_cli::run(args).await,
             Command::Charger(ChargerCommand::Import(args)) => {
                 cms::admin::charger_import(args).await
             }

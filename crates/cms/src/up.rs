@@ -1,6 +1,7 @@
 //! `cms up`: the whole service in one process on embedded defaults: gateway shards, the
 //! in-process bus, the materialiser and the REST API over SQLite in the data directory.
 
+use crate::action_args::ActionArgs;
 use crate::duration::parse_duration;
 use crate::observability::{self, LogFormat};
 use crate::registry_feed;
@@ -27,6 +28,8 @@ pub struct UpArgs {
     pub gateway: GatewayArgs,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub actions: ActionArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -61,10 +64,16 @@ pub struct GatewayArgs {
     /// (`broker`, nothing answered is lost) or as soon as it is valid (`receive`).
     #[arg(long, env = "CMS_ACK_AFTER", value_enum, default_value = "broker")]
     pub ack_after: AckAfterArg,
-    /// Topics are named `<prefix>.ocpp.messages`, `<prefix>.ocpp.connections` and
-    /// `<prefix>.chargers.registry`.
+    /// Topics are named `<prefix>.ocpp.messages`, `<prefix>.ocpp.connections`,
+    /// `<prefix>.chargers.registry`, `<prefix>.ocpp.commands` and
+    /// `<prefix>.ocpp.command-results`.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
     pub topic_prefix: String,
+    /// Read each charger's configuration (GetConfiguration) after its BootNotification, so
+    /// that `GET .../settings` shows it.
+    #[arg(long, env = "CMS_READ_CONFIGURATION_AT_BOOT", default_value_t = true,
+        action = clap::ArgAction::Set)]
+    pub read_configuration_at_boot: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -74,7 +83,7 @@ pub enum AckAfterArg {
 }
 
 impl GatewayArgs {
-    pub fn config(&self, ocpp_addr: SocketAddr) -> GatewayConfig {
+    pub fn config(&self, ocpp_addr: SocketAddr, actions: &ActionArgs) -> GatewayConfig {
         let node_id = self.node_id.clone().unwrap_or_else(hostname);
         let mut config =
             GatewayConfig::new(ocpp_addr, node_id, Topics::with_prefix(&self.topic_prefix));
@@ -92,6 +101,9 @@ impl GatewayArgs {
             AckAfterArg::Broker => AckAfter::Broker,
             AckAfterArg::Receive => AckAfter::Receive,
         };
+        config.read_configuration_at_boot = self.read_configuration_at_boot;
+        config.command_ttl = actions.action_ttl;
+        config.command_timeout = actions.action_timeout;
         config
     }
 }
@@ -162,15 +174,16 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
     let store = args.store.open().await?;
-    let gateway_config = args.gateway.config(args.ocpp_addr);
+    let gateway_config = args.gateway.config(args.ocpp_addr, &args.actions);
     let topics = gateway_config.topics;
     let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
     let api_config = ApiConfig {
         http_addr: args.http_addr,
         topics,
         http_limits: args.http.limits(),
+        action_times: args.actions.times(),
     };
-    let api = Api::start(api_config, store.clone(), &*bus, metrics).await?;
+    let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let directory = Arc::new(RegistryDirectory::default());
     let cursor = registry_feed::catch_up(&store, &directory).await?;
     let stop_registry = CancellationToken::new();
@@ -180,12 +193,14 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         cursor,
         stop_registry.clone(),
     ));
-    let gateway = Gateway::start(gateway_config, directory, bus.clone()).map_err(|source| {
-        UpError::Gateway {
-            addr: args.ocpp_addr,
-            source,
-        }
-    })?;
+    let commands = bus.follow(&[topics.commands]).await?;
+    let gateway =
+        Gateway::start(gateway_config, directory, bus.clone(), commands).map_err(|source| {
+            UpError::Gateway {
+                addr: args.ocpp_addr,
+                source,
+            }
+        })?;
     println!(
         "cms: serving OCPP on ws://{}/ocpp/{{identity}}",
         gateway.local_addr()

@@ -38,9 +38,33 @@ pub enum Outcome {
         record: Record,
         answer: String,
     },
-    /// Nothing to answer: a CALLRESULT or CALLERROR from the charger. No command is ever sent
-    /// to chargers yet, so there is nothing such a frame could answer.
-    Ignore,
+    /// The charger's answer to a call of ours: matched to the call in flight by the session.
+    Answer(ChargerAnswer),
+}
+
+/// A CALLRESULT or CALLERROR from the charger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChargerAnswer {
+    Result {
+        message_id: String,
+        /// The payload's JSON text, as the charger sent it.
+        payload: String,
+    },
+    Error {
+        message_id: String,
+        code: String,
+        description: String,
+    },
+}
+
+impl ChargerAnswer {
+    pub fn message_id(&self) -> &str {
+        match self {
+            ChargerAnswer::Result { message_id, .. } | ChargerAnswer::Error { message_id, .. } => {
+                message_id
+            }
+        }
+    }
 }
 
 /// Handles one text frame; `frame` holds the same bytes as `text` (the charger's own buffer).
@@ -77,8 +101,29 @@ pub fn handle_text(
             action,
             payload,
         } => (message_id, action, payload),
-        Frame::CallResult { .. } => return ignore(FrameKind::CallResult),
-        Frame::CallError { .. } => return ignore(FrameKind::CallError),
+        Frame::CallResult {
+            message_id,
+            payload,
+        } => {
+            let answer = ChargerAnswer::Result {
+                message_id: message_id.into_owned(),
+                payload: payload.get().to_string(),
+            };
+            return answered(FrameKind::CallResult, answer);
+        }
+        Frame::CallError {
+            message_id,
+            code,
+            description,
+            ..
+        } => {
+            let answer = ChargerAnswer::Error {
+                message_id: message_id.into_owned(),
+                code: code.into_owned(),
+                description: description.into_owned(),
+            };
+            return answered(FrameKind::CallError, answer);
+        }
     };
     let Some(action) = Action::from_name(&action_name) else {
         let why = format!("unknown action {action_name:?}");
@@ -177,10 +222,10 @@ fn refuse(kind: FrameKind, message_id: &str, code: ErrorCode, description: &str)
     }
 }
 
-fn ignore(kind: FrameKind) -> Handled {
+fn answered(kind: FrameKind, answer: ChargerAnswer) -> Handled {
     Handled {
         kind,
-        outcome: Outcome::Ignore,
+        outcome: Outcome::Answer(answer),
     }
 }
 

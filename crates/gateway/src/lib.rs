@@ -1,15 +1,26 @@
-//! The OCPP-J gateway: terminates charger websockets in shards, answers each CALL, and publishes
-//! every charger message and connection event to the bus, keyed by charger identity.
+//! The OCPP-J gateway: terminates charger websockets in shards, answers each CALL, publishes
+//! every charger message and connection event to the bus keyed by charger identity, and sends
+//! chargers the actions the API puts on the bus.
+//!
+//! A tour, in the order a connection meets it: `shard` accepts it (under the connection cap of
+//! `capacity`), `handshake` reads the upgrade and checks the charger against the in-memory
+//! `directory` (`registry`), `session` runs the websocket until it ends: each frame goes through
+//! `calls` (parse, validate, answer, make the record) and out to the bus. Actions for chargers
+//! come the other way: `commands` follows the commands topic into the inbox of the session they
+//! are addressed to, and the session's `outgoing` calls send them one at a time and report how
+//! each ended.
 #![forbid(unsafe_code)]
 
 /// The frame path: public for its benchmark (`benches/frame_path.rs`).
 pub mod calls;
 mod capacity;
+mod commands;
 mod directory;
 mod events;
 mod handshake;
 mod identity;
 mod metrics;
+mod outgoing;
 mod record_time;
 mod registry;
 mod session;
@@ -25,7 +36,7 @@ pub use registry::RegistryDirectory;
 pub use transactions::TransactionIds;
 
 use bytes::Bytes;
-use cms_bus::{Publisher, Topics};
+use cms_bus::{Publisher, Subscriber, Topics};
 use dashmap::DashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -65,6 +76,13 @@ pub struct GatewayConfig {
     /// Connections at once in this process, handshakes included; past it a newcomer is answered
     /// 503 before any upgrade. Default: [`default_max_connections`], from the open-file limit.
     pub max_connections: usize,
+    /// Whether a charger's configuration is read (GetConfiguration) after each
+    /// BootNotification.
+    pub read_configuration_at_boot: bool,
+    /// For the calls the gateway makes of its own accord: how long one may wait to be sent,
+    /// and how long the charger has to answer it. (The API sets both for the actions it takes.)
+    pub command_ttl: Duration,
+    pub command_timeout: Duration,
 }
 
 impl GatewayConfig {
@@ -81,6 +99,9 @@ impl GatewayConfig {
             handshake_timeout: Duration::from_secs(10),
             ack_after: AckAfter::Broker,
             max_connections: default_max_connections(),
+            read_configuration_at_boot: true,
+            command_ttl: Duration::from_secs(60),
+            command_timeout: Duration::from_secs(30),
         }
     }
 
@@ -120,14 +141,17 @@ pub struct Gateway {
     local_addr: SocketAddr,
     shared: Arc<Shared>,
     shards: Vec<std::thread::JoinHandle<()>>,
+    commands: tokio::task::JoinHandle<()>,
 }
 
 impl Gateway {
-    /// Binds the OCPP listener (one socket per shard) and starts serving.
+    /// Binds the OCPP listener (one socket per shard) and starts serving; `commands` follows
+    /// the commands topic (`Bus::follow`), on the runtime this is called from.
     pub fn start(
         config: GatewayConfig,
         directory: Arc<dyn ChargerDirectory>,
         bus: Arc<dyn Publisher>,
+        commands: Box<dyn Subscriber>,
     ) -> std::io::Result<Gateway> {
         let listeners = shard::bind(config.ocpp_addr, config.shards.max(1))?;
         let local_addr = listeners[0].local_addr()?;
@@ -149,6 +173,7 @@ impl Gateway {
             .enumerate()
             .map(|(i, listener)| shard::spawn(i, listener, shared.clone()))
             .collect::<std::io::Result<_>>()?;
+        let commands = tokio::spawn(commands::follow(shared.clone(), commands));
         tracing::info!(
             addr = %local_addr,
             shards = shared.config.shards,
@@ -159,6 +184,7 @@ impl Gateway {
             local_addr,
             shared,
             shards,
+            commands,
         })
     }
 
@@ -189,5 +215,7 @@ impl Gateway {
                 "shutdown grace period over; abandoning sessions"
             );
         }
+        // No session is left to take an action; what is still on the topic the API expires.
+        self.commands.abort();
     }
 }

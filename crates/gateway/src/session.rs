@@ -1,13 +1,17 @@
 //! One charger's connection: handshake, then frames in and answers out until it ends, with
-//! keepalive, takeover by a newer connection and graceful shutdown.
+//! keepalive, takeover by a newer connection, the calls cms sends the charger (one in flight
+//! at a time, `outgoing.rs`) and graceful shutdown.
 
 use crate::calls::{CallContext, Outcome, handle_text};
+use crate::commands::{CommandInbox, read_configuration};
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
+use crate::outgoing::OutgoingCalls;
 use crate::{AckAfter, Shared};
 use bytes::Bytes;
 use chrono::Utc;
+use cms_ocpp::v16::Action;
 use cms_ocpp::{ErrorCode, call_error};
 use dashmap::mapref::entry::Entry;
 use futures_util::{FutureExt, SinkExt, StreamExt};
@@ -28,12 +32,13 @@ type Ws = WebSocketStream<TcpStream>;
 const BATCH: usize = 16;
 
 /// The entry of a live session in the gateway's registry: what a newer connection of the same
-/// charger uses to end it.
+/// charger uses to end it, and where actions for the session are queued.
 pub struct SessionEntry {
     pub session: Bytes,
     pub replace: oneshot::Sender<()>,
     /// Whether this session's charger gave its password.
     pub authenticated: bool,
+    pub inbox: Arc<CommandInbox>,
 }
 
 impl SessionEntry {
@@ -94,10 +99,12 @@ pub async fn serve(
     let authenticated = accepted.authenticated;
     async move {
         let (replace, replaced) = oneshot::channel();
+        let inbox = Arc::new(CommandInbox::default());
         let entry = SessionEntry {
             session: session.clone(),
             replace,
             authenticated,
+            inbox: inbox.clone(),
         };
         match shared.sessions.entry(identity.clone()) {
             Entry::Occupied(live) if !live.get().may_be_replaced_by(authenticated) => {
@@ -127,6 +134,8 @@ pub async fn serve(
             session: &session,
             last_seen: Instant::now(),
             closed_by_charger: false,
+            outgoing: OutgoingCalls::new(inbox),
+            try_send: false,
         };
         live.publish_event(ConnectionEvent::Connected {
             remote_addr: peer.to_string(),
@@ -136,6 +145,7 @@ pub async fn serve(
         shared
             .sessions
             .remove_if(&identity, |_, entry| entry.session == session);
+        live.outgoing.end(&shared).await;
         live.publish_event(ConnectionEvent::Disconnected { reason })
             .await;
         shared.metrics.open.decrement(1.0);
@@ -154,17 +164,28 @@ struct LiveSession<'a> {
     /// Any frame or pong counts as a sign of life.
     last_seen: Instant,
     closed_by_charger: bool,
+    outgoing: OutgoingCalls,
+    /// A call ended: send the next one waiting, if any, before reading on.
+    try_send: bool,
 }
 
 impl LiveSession<'_> {
     async fn run(&mut self, ws: &mut Ws, mut replaced: oneshot::Receiver<()>) -> DisconnectReason {
         let config = &self.shared.config;
         let mut next_ping = Instant::now() + config.ping_interval;
-        // Wakes for the next ping or for the idle deadline, whichever comes first; frames that
-        // arrive meanwhile move the deadline, which is checked again when the timer fires.
-        let timer = tokio::time::sleep_until(next_ping.min(self.idle_deadline()).into());
+        // Wakes for the next ping, the idle deadline or the time-out of the call in flight,
+        // whichever comes first; frames that arrive meanwhile move the idle deadline, which is
+        // checked again when the timer fires.
+        let timer = tokio::time::sleep_until(self.wake_at(next_ping).into());
         tokio::pin!(timer);
         loop {
+            if std::mem::take(&mut self.try_send) {
+                match self.send_next_call(ws).await {
+                    Ok(true) => timer.as_mut().reset(self.wake_at(next_ping).into()),
+                    Ok(false) => {}
+                    Err(reason) => return reason,
+                }
+            }
             let next = tokio::select! {
                 biased;
                 _ = self.shared.shutdown.cancelled() => {
@@ -175,8 +196,16 @@ impl LiveSession<'_> {
                     close(ws, CloseCode::Normal, "replaced by a newer connection").await;
                     return DisconnectReason::Replaced;
                 }
+                _ = self.outgoing.inbox.ready.notified(), if !self.outgoing.busy() => {
+                    self.try_send = true;
+                    continue;
+                }
                 _ = &mut timer => {
                     let now = Instant::now();
+                    if self.outgoing.answer_by().is_some_and(|at| now >= at) {
+                        self.outgoing.on_timer(self.shared, now).await;
+                        self.try_send = true;
+                    }
                     if now >= self.idle_deadline() {
                         close(ws, CloseCode::Normal, "idle timeout").await;
                         return DisconnectReason::IdleTimeout;
@@ -187,7 +216,7 @@ impl LiveSession<'_> {
                         }
                         next_ping = now + config.ping_interval;
                     }
-                    timer.as_mut().reset(next_ping.min(self.idle_deadline()).into());
+                    timer.as_mut().reset(self.wake_at(next_ping).into());
                     continue;
                 }
                 next = ws.next() => next,
@@ -202,6 +231,24 @@ impl LiveSession<'_> {
 
     fn idle_deadline(&self) -> Instant {
         self.last_seen + self.shared.config.idle_timeout
+    }
+
+    fn wake_at(&self, next_ping: Instant) -> Instant {
+        let wake = next_ping.min(self.idle_deadline());
+        self.outgoing.answer_by().map_or(wake, |at| wake.min(at))
+    }
+
+    /// Writes the next waiting call, if there is one and none is in flight; `Ok(true)` when one
+    /// was sent.
+    async fn send_next_call(&mut self, ws: &mut Ws) -> Result<bool, DisconnectReason> {
+        let Some(frame) = self.outgoing.next_call(self.shared).await else {
+            return Ok(false);
+        };
+        ws.send(Message::text(frame))
+            .await
+            .map_err(|_| DisconnectReason::ConnectionLost)?;
+        self.outgoing.report_sent(self.shared).await;
+        Ok(true)
     }
 
     /// Handles a received item and whatever else is already buffered, then flushes the answers
@@ -270,7 +317,7 @@ impl LiveSession<'_> {
     /// answered first and published after, still before the next frame is read, so per-charger
     /// order and backpressure hold either way.
     async fn on_text(
-        &self,
+        &mut self,
         ws: &mut Ws,
         text: &str,
         frame: &Bytes,
@@ -288,7 +335,11 @@ impl LiveSession<'_> {
         let handled = handle_text(&ctx, text, frame, Utc::now());
         shared.metrics.frame_in(handled.kind);
         let (action, record, answer) = match handled.outcome {
-            Outcome::Ignore => return Ok(None),
+            Outcome::Answer(answer) => {
+                self.outgoing.on_answer(shared, answer).await;
+                self.try_send = true;
+                return Ok(None);
+            }
             Outcome::Refuse { reply, code } => {
                 tracing::debug!(code = code.as_str(), "frame refused");
                 shared.metrics.error_out(code);
@@ -312,6 +363,17 @@ impl LiveSession<'_> {
                 .map_err(|_| DisconnectReason::ConnectionLost)?;
         }
         let published = delivery.await;
+        if action == Action::BootNotification
+            && published.is_ok()
+            && shared.config.read_configuration_at_boot
+        {
+            // Queued behind the boot's answer: a (re)booted charger's configuration is read
+            // once it knows it was accepted.
+            let command = read_configuration(&shared.config, self.identity, self.session);
+            if self.outgoing.inbox.push(command).is_err() {
+                tracing::warn!("the configuration read after boot could not be queued");
+            }
+        }
         match (&published, durable) {
             (Ok(_), _) => shared.metrics.publish_latency.record(started.elapsed()),
             (Err(e), false) => {
@@ -415,6 +477,7 @@ mod tests {
             session: Bytes::from_static(b"s"),
             replace: oneshot::channel().0,
             authenticated,
+            inbox: Default::default(),
         }
     }
 

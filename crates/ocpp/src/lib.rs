@@ -1,4 +1,4 @@
-//! OCPP-J framing and OCPP 1.6 charger-initiated messages: parse, validate, answer. No I/O.
+//! OCPP-J framing and OCPP 1.6 messages both ways: parse, validate, answer. No I/O.
 #![forbid(unsafe_code)]
 
 pub mod error;

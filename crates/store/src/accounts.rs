@@ -122,7 +122,7 @@ impl Store {
     /// operators' team (which owns the chargers the command line registers) when `operator`.
     pub async fn ensure_user_in(&self, email: &str, operator: bool) -> Result<User> {
         let email = email.trim().to_lowercase();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let existing = sqlx::query(
             "SELECT u.id, u.uuid, t.id AS team_id FROM users u
              JOIN teams t ON t.owner_user_id = u.id AND t.is_personal_team = 1
@@ -252,6 +252,14 @@ impl Store {
     }
 
     /// The user with this e-mail, if there is one.
+    /// The e-mail of user `user_id` (who asked for an action, say).
+    pub async fn user_email(&self, user_id: i64) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar("SELECT email FROM users WHERE id = $1")
+            .bind(user_id)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
     pub async fn user_by_email(&self, email: &str) -> Result<Option<User>> {
         let row = sqlx::query(
             "SELECT u.id, u.uuid, u.email, t.id AS team_id FROM users u

@@ -137,7 +137,7 @@ impl Store {
 
     /// Registers chargers in one transaction (all or none) and returns their uuids in order.
     pub async fn add_chargers(&self, chargers: &[NewCharger]) -> Result<Vec<String>> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let mut uuids = Vec::with_capacity(chargers.len());
         for new in chargers {
             uuids.push(insert_charger(&mut tx, new).await?);

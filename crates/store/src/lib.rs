@@ -9,6 +9,7 @@
 
 mod access;
 mod accounts;
+pub mod actions;
 mod chargers;
 pub mod dead_letters;
 pub mod meters;
@@ -160,6 +161,17 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// A transaction that writes. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`,
+    /// waiting up to the busy timeout): a deferred transaction that reads first and writes
+    /// after fails at once ("database is locked") when another connection wrote in between,
+    /// another process's (`cms charger add` beside `cms up`, two `cms api`) or this one's.
+    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>> {
+        Ok(match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        })
     }
 
     /// Whether the database answers.

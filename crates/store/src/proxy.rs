@@ -44,7 +44,7 @@ impl Store {
         servers: &[NewProxyServer],
     ) -> Result<Vec<ProxyServer>> {
         let now = now_record_time();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let updated =
             sqlx::query("UPDATE chargers SET vendor_role = $1, updated_at = $2 WHERE id = $3")
                 .bind(vendor_role)

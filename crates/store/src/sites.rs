@@ -223,7 +223,7 @@ impl Store {
 
     /// Applies `changes` to a site (and its one-line address).
     pub async fn update_site(&self, site_id: i64, changes: SiteChanges) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "SELECT name, street, house_number, house_number_addition, postal_code, city, country
              FROM sites WHERE id = $1",

@@ -67,12 +67,14 @@ pub enum StateChange {
         reason: String,
         at: String,
     },
+    /// A gateway's report on an action (boxed: it is large, and rare beside the rest).
+    ActionReported(Box<crate::actions::ActionReported>),
 }
 
 impl Store {
     /// Applies a batch of changes in one transaction: all of them or none.
     pub async fn apply(&self, changes: &[StateChange]) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         for change in changes {
             apply_one(&mut tx, change).await?;
         }
@@ -234,6 +236,7 @@ async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
             .await?;
         }
         TransactionStarted { .. } => start_transaction(db, change).await?,
+        ActionReported(report) => crate::actions::apply_report(db, report).await?,
         TransactionStopped {
             identity,
             ocpp_transaction_id,

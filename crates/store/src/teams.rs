@@ -75,7 +75,7 @@ impl Store {
     pub async fn create_team(&self, creator_user_id: i64, new: &NewTeam) -> Result<Team> {
         let now = now_record_time();
         let uuid = uuid::Uuid::new_v4().to_string();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO teams (uuid, owner_user_id, name, type, email, is_personal_team, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, 0, $6, $6) RETURNING id",

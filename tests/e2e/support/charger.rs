@@ -201,7 +201,16 @@ impl Charger {
         let reading = async {
             loop {
                 match self.ws.next().await {
-                    Some(Ok(Message::Text(text))) => return Ok(text.to_string()),
+                    Some(Ok(Message::Text(text))) => {
+                        if let Some(reply) = answer_to_server_call(text.as_str()) {
+                            // cms's own calls (the configuration read after a boot): answered
+                            // here, so a test reading its answers never sees them.
+                            let sent = self.ws.send(Message::text(reply)).await;
+                            sent.map_err(|e| Ended::Error(e.to_string()))?;
+                            continue;
+                        }
+                        return Ok(text.to_string());
+                    }
                     Some(Ok(Message::Close(frame))) => {
                         return Err(Ended::Closed(
                             frame.map(|f| (u16::from(f.code), f.reason.to_string())),
@@ -249,6 +258,13 @@ impl Charger {
                 Err(_) => return pings,
                 Ok(Some(Ok(Message::Ping(_)))) => pings += 1,
                 Ok(Some(Ok(Message::Pong(_)))) => {}
+                Ok(Some(Ok(Message::Text(text)))) if answer_to_server_call(&text).is_some() => {
+                    let reply = answer_to_server_call(&text).unwrap_or_default();
+                    self.ws
+                        .send(Message::text(reply))
+                        .await
+                        .expect("answering the server's call");
+                }
                 Ok(other) => panic!("expected a quiet open connection, got {other:?}"),
             }
         }
@@ -262,4 +278,22 @@ impl Charger {
         })
         .await;
     }
+}
+
+/// The answer to a CALL from the server: an empty configuration for GetConfiguration, and a
+/// CALLERROR `NotImplemented` for anything else this simple charger does not do; `None` for a
+/// frame that is not a CALL.
+fn answer_to_server_call(text: &str) -> Option<String> {
+    let frame: Value = serde_json::from_str(text).ok()?;
+    if frame[0] != 2 {
+        return None;
+    }
+    let id = &frame[1];
+    Some(
+        match frame[2].as_str() {
+            Some("GetConfiguration") => json!([3, id, {"configurationKey": []}]),
+            _ => json!([4, id, "NotImplemented", "not done by this test charger", {}]),
+        }
+        .to_string(),
+    )
 }

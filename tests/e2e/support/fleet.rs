@@ -38,6 +38,10 @@ pub struct Fleet {
     pub rest_base: String,
     pub gateways: Vec<Gateway>,
     pub api: CmsProcess,
+    /// More `cms api`s beside the first, on the same store and topics ([`Fleet::add_api_replica`]).
+    pub api_replicas: Vec<CmsProcess>,
+    /// The arguments of every `cms api` of this fleet.
+    api_args: Vec<String>,
     /// How `cms` finds the API's store: `--database-url URL` or `--data-dir DIR`.
     store: Vec<String>,
     // Dropped after the processes (fields drop in order): the store outlives its users.
@@ -102,6 +106,8 @@ impl Fleet {
             prefix,
             gateways,
             api,
+            api_replicas: Vec::new(),
+            api_args,
             store,
             _data: data,
             logs,
@@ -195,6 +201,18 @@ impl Fleet {
             out.stdout
         );
         uuids
+    }
+
+    /// Starts one more `cms api` (same store, broker and prefix: replicas share the consumer
+    /// group); returns the `http://127.0.0.1:PORT` of its REST listener.
+    pub async fn add_api_replica(&mut self) -> String {
+        let n = self.api_replicas.len() + 2;
+        let log = self.logs.path().join(format!("api-{n}.log"));
+        let ready = ["cms: serving REST on "];
+        let what = format!("cms api #{n}");
+        let (process, lines) = CmsProcess::start(&what, &self.api_args, &log, &ready).await;
+        self.api_replicas.push(process);
+        lines[0].trim_end_matches('/').to_string()
     }
 
     /// A REST client with a token of every scope.

@@ -6,6 +6,7 @@ mod api;
 pub mod broker;
 mod charger;
 mod cms;
+pub mod commanded;
 pub mod fleet;
 mod metrics;
 mod process;

@@ -17,6 +17,9 @@ pub enum ApiError {
     Forbidden,
     NotFound(String),
     MethodNotAllowed,
+    /// The request cannot be carried out in the resource's present state (a charger that is
+    /// not connected cannot be sent an action).
+    Conflict(String),
     Validation(BTreeMap<String, Vec<String>>),
     Internal(String),
 }
@@ -35,6 +38,7 @@ impl ApiError {
             ApiError::Forbidden => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -55,7 +59,9 @@ impl IntoResponse for ApiError {
             ApiError::PayloadTooLarge => json!({"message": "The request body is too large."}),
             ApiError::Unauthenticated => json!({"message": "Unauthenticated."}),
             ApiError::Forbidden => json!({"message": "This action is unauthorized."}),
-            ApiError::NotFound(message) => json!({"message": message}),
+            ApiError::NotFound(message) | ApiError::Conflict(message) => {
+                json!({"message": message})
+            }
             ApiError::MethodNotAllowed => {
                 json!({"message": "The method is not supported for this route."})
             }

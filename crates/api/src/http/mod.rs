@@ -1,5 +1,6 @@
 //! The REST API and the operational endpoints of the HTTP listener.
 
+pub(crate) mod actions;
 pub mod auth;
 mod chargers;
 mod error;
@@ -11,12 +12,14 @@ mod oauth_grants;
 mod openapi;
 mod pagination;
 pub mod schema;
+mod settings;
 mod site_teams;
 mod sites;
 mod teams;
 mod tokens;
 mod transactions;
 
+pub use actions::ActionBody;
 pub use error::ApiError;
 
 use crate::cache::LatestValueCache;
@@ -41,12 +44,16 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     /// Set once the listener serves; `/readyz` answers 503 before.
     pub ready: Arc<AtomicBool>,
+    /// Takes actions for chargers and hands out how they ended.
+    pub dispatch: Arc<crate::actions::Dispatch>,
 }
 
 /// The REST API with its OpenAPI document: each group's routes come with their annotations.
 pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(chargers::routes())
+        .merge(actions::routes())
+        .merge(settings::routes())
         .merge(meters::routes())
         .merge(sites::routes())
         .merge(site_teams::routes())
@@ -60,11 +67,10 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 
 pub fn router(state: AppState) -> Router {
     let (api, document) = api_routes();
-    let document = Arc::new(
-        document
-            .to_pretty_json()
-            .expect("the OpenAPI document serialises"),
-    );
+    let mut document = serde_json::to_value(&document).expect("the OpenAPI document serialises");
+    actions::document_request_schemas(&mut document);
+    let document =
+        Arc::new(serde_json::to_string_pretty(&document).expect("the OpenAPI document serialises"));
     let api = api
         .route(
             "/api/openapi.json",

@@ -13,7 +13,8 @@ use utoipa::{Modify, OpenApi};
     info(
         title = "cms: Charging Management Service",
         description = "Teams, sites, chargers, connectors, transactions, meter values, meters, \
-            proxy servers, site access and invites, team domains. Every endpoint takes \
+            proxy servers, site access and invites, team domains, and the OCPP calls sent to \
+            chargers (Chargers > Actions, Chargers > Settings). Every endpoint takes \
             `Authorization: Bearer <token>`: a personal access token or an OAuth 2.0 access \
             token, each carrying scopes."
     ),
@@ -21,7 +22,8 @@ use utoipa::{Modify, OpenApi};
     components(schemas(
         crate::http::schema::ErrorBody,
         crate::http::schema::ValidationErrorBody,
-        crate::http::schema::PermissionsBody
+        crate::http::schema::PermissionsBody,
+        crate::http::actions::ActionSegment
     ))
 )]
 pub struct ApiDoc;

@@ -11,11 +11,7 @@ struct Fixture {
 impl Fixture {
     fn new() -> Self {
         Fixture {
-            topics: Topics {
-                messages: "t.messages",
-                connections: "t.connections",
-                registry: "t.registry",
-            },
+            topics: Topics::with_prefix("t"),
             ids: TransactionIds::default(),
             key: Bytes::from_static(b"CP-1"),
             session: Bytes::from_static(b"s-1"),
@@ -46,7 +42,7 @@ fn published(handled: Handled) -> (Action, Record, String) {
             answer,
         } => (action, record, answer),
         Outcome::Refuse { reply, .. } => panic!("refused: {reply}"),
-        Outcome::Ignore => panic!("ignored"),
+        Outcome::Answer(answer) => panic!("taken for an answer: {answer:?}"),
     }
 }
 
@@ -69,7 +65,7 @@ fn meter_values_publish_the_chargers_own_payload_bytes() {
         &record.value[..],
         &METER_VALUES.as_bytes()[start..METER_VALUES.len() - 1]
     );
-    assert_eq!(record.topic, "t.messages");
+    assert_eq!(record.topic, "t.ocpp.messages");
     assert_eq!(&record.key[..], b"CP-1");
     assert_eq!(record.header_str("action"), Some("MeterValues"));
     assert_eq!(record.header_str("message_id"), Some("mv-1"));
@@ -176,14 +172,32 @@ fn bad_frames_are_refused_with_the_spec_error_codes() {
 }
 
 #[test]
-fn results_and_errors_from_the_charger_are_not_answered() {
+fn results_and_errors_from_the_charger_are_answers_to_match_not_calls_to_answer() {
     let fixture = Fixture::new();
-    assert!(matches!(
-        fixture.handle(r#"[3,"x",{}]"#).outcome,
-        Outcome::Ignore
-    ));
-    assert!(matches!(
-        fixture.handle(r#"[4,"x","GenericError","",{}]"#).outcome,
-        Outcome::Ignore
-    ));
+    let Outcome::Answer(answer) = fixture.handle(r#"[3,"x", {"status": "Accepted"}]"#).outcome
+    else {
+        panic!("a CALLRESULT is an answer");
+    };
+    assert_eq!(
+        answer,
+        ChargerAnswer::Result {
+            message_id: "x".into(),
+            payload: r#"{"status": "Accepted"}"#.into()
+        }
+    );
+    let Outcome::Answer(answer) = fixture
+        .handle(r#"[4,"y","NotSupported","no such thing",{}]"#)
+        .outcome
+    else {
+        panic!("a CALLERROR is an answer");
+    };
+    assert_eq!(
+        answer,
+        ChargerAnswer::Error {
+            message_id: "y".into(),
+            code: "NotSupported".into(),
+            description: "no such thing".into()
+        }
+    );
+    assert_eq!(answer.message_id(), "y");
 }

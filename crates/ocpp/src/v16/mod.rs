@@ -1,11 +1,15 @@
-//! OCPP 1.6 charger-initiated messages: actions, typed borrowed views, validation.
+//! OCPP 1.6: the charger's calls (actions, typed borrowed views, validation) and the central
+//! system's (commands, validated against the official JSON schemas).
 
 pub mod answer;
 mod charge_point;
 mod codes;
+mod command;
 mod extract;
+mod json_schema;
 mod measurement;
 mod meter;
+mod schemas;
 mod spec_enum;
 mod status;
 mod timestamp;
@@ -20,9 +24,12 @@ pub use charge_point::{BootNotificationRequest, DataTransferRequest};
 pub use codes::{
     ChargePointErrorCode, ChargePointStatus, DiagnosticsStatus, FirmwareStatus, StopReason,
 };
+pub use command::Command;
 pub use extract::MAX_CONNECTOR_ID;
+pub use json_schema::{SchemaViolation, SchemaViolations};
 pub use measurement::{Location, Measurand, Phase, ReadingContext, UnitOfMeasure, ValueFormat};
 pub use meter::{MeterValue, MeterValuesRequest, SampledValue};
+pub use schemas::schema_text;
 pub use spec_enum::SpecEnum;
 pub use status::{
     DiagnosticsStatusNotificationRequest, FirmwareStatusNotificationRequest,

@@ -112,7 +112,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<String, BeginError> {
         let now_text = format_record_time(now);
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         if self.backend == Backend::Postgres {
             // Selecting the void result through the Any driver would fail: count it.
             sqlx::query("SELECT COUNT(*) FROM (SELECT pg_advisory_xact_lock($1)) AS locked")
@@ -255,7 +255,7 @@ impl Store {
         else {
             return Ok(None);
         };
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "DELETE FROM oauth_authorization_requests WHERE id = $1
              RETURNING client_id, redirect_uri, redirect_uri_given, scopes, state, code_challenge",

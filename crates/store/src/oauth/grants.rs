@@ -70,7 +70,7 @@ impl Store {
     ) -> Result<IssuedTokens, GrantError> {
         const INVALID: &str = "The authorization code is invalid.";
         let code = OpaqueSecret::parse(code).ok_or_else(|| invalid_grant(INVALID))?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "SELECT id, verifier_hash, client_id, user_id, redirect_uri, scopes, code_challenge,
                     used, expires_at
@@ -157,7 +157,7 @@ impl Store {
     ) -> Result<IssuedTokens, GrantError> {
         const INVALID: &str = "The refresh token is invalid.";
         let token = OpaqueSecret::parse(refresh_token).ok_or_else(|| invalid_grant(INVALID))?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let row = sqlx::query(
             "SELECT r.id, r.verifier_hash, r.revoked, r.expires_at, r.access_token_id,
                     a.auth_code_id, a.client_id, a.user_id, a.scopes,

@@ -110,7 +110,7 @@ impl Store {
     /// authorization requests are dropped. `false` when there is no such live client.
     pub async fn revoke_oauth_client(&self, client_id: &str, now: DateTime<Utc>) -> Result<bool> {
         let now_text = format_record_time(now);
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let id: Option<i64> = sqlx::query_scalar(
             "UPDATE oauth_clients SET revoked = 1, updated_at = $1
              WHERE uuid = $2 AND revoked = 0 RETURNING id",
@@ -218,7 +218,7 @@ impl Store {
         id: i64,
         now: DateTime<Utc>,
     ) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let mine: Option<i64> = sqlx::query_scalar(
             "SELECT id FROM oauth_auth_codes
              WHERE id = $1 AND user_id = $2 AND used = 1 AND revoked_at IS NULL",

@@ -57,7 +57,7 @@ impl Store {
         let expires_at = (Utc::now() + TimeDelta::days(INVITE_LIFETIME_DAYS)).trunc_subsecs(0);
         let email = new.email.trim().to_lowercase();
         let now = now_record_time();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO site_invites (site_id, email, token_hash, invited_by_user_id,
                 transfer_ownership, data_access, data_access_expires_at, can_access_all_assets,
@@ -108,7 +108,7 @@ impl Store {
         team_id: i64,
     ) -> Result<Acceptance> {
         let now = now_record_time();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         // Tokens are salted hashes: check each pending invite of the site (a handful).
         let pending = sqlx::query(
             "SELECT i.id, i.site_id, i.email, i.token_hash, i.transfer_ownership, i.data_access,

@@ -191,7 +191,7 @@ impl Store {
         team_id: i64,
         assets: &AssetAccess,
     ) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let access_id: Option<i64> = sqlx::query_scalar(
             "UPDATE site_access SET can_access_all_assets = $3, updated_at = $4
              WHERE site_id = $1 AND team_id = $2 RETURNING id",
@@ -213,7 +213,7 @@ impl Store {
     /// Makes a guest team the site's owner; the old owner stays as a guest with sensitive data
     /// and every asset. `false` if the team has no access to the site.
     pub async fn transfer_site(&self, site_id: i64, team_id: i64) -> Result<bool> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin_write().await?;
         let guest: Option<i64> =
             sqlx::query_scalar("SELECT id FROM site_access WHERE site_id = $1 AND team_id = $2")
                 .bind(site_id)

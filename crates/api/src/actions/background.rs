@@ -1,0 +1,89 @@
+//! What every API process runs beside the HTTP server for actions: it follows the reports (to
+//! wake waiting requests), publishes the actions the command line took (the outbox), and ends
+//! the actions no gateway reported on in time.
+
+use super::{Dispatch, command_of_row};
+use cms_bus::{Subscriber, command_record, report_of};
+use cms_store::Store;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How often the outbox is read: an action taken by `cms charger action` is on its way to the
+/// gateways within this.
+const RELAY_EVERY: Duration = Duration::from_millis(250);
+/// How often overdue actions are looked for.
+const SWEEP_EVERY: Duration = Duration::from_secs(5);
+/// How long past its deadline (or its answer's time-out) an action may go unreported before
+/// the API ends it: room for the bus's latency and for clocks a little apart.
+pub const SWEEP_MARGIN: Duration = Duration::from_secs(30);
+
+/// Follows the command results until the bus closes, handing final reports to the waiters.
+pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscriber>) {
+    let mut batch = Vec::new();
+    loop {
+        batch.clear();
+        match reports.next_batch(&mut batch, 1024).await {
+            Ok(0) => return,
+            Ok(_) => {
+                for report in batch.iter().filter_map(report_of) {
+                    dispatch.report(report);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot follow the command results; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
+/// Publishes the actions the command line stored, until `stop`.
+pub async fn relay_cli_actions(dispatch: Arc<Dispatch>, stop: CancellationToken) {
+    while !stop.is_cancelled() {
+        match dispatch
+            .store
+            .claim_unpublished_actions(chrono::Utc::now(), 100)
+            .await
+        {
+            Ok(claimed) => {
+                for row in claimed {
+                    let record = command_record(&dispatch.topics, &command_of_row(&row));
+                    if let Err(e) = dispatch.bus.publish(record).await {
+                        // Claimed, so no one else publishes it: the sweep ends it.
+                        tracing::error!(error = %e, action = %row.uuid, "cannot publish an action");
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "cannot read the actions outbox"),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(RELAY_EVERY) => {}
+        }
+    }
+}
+
+/// Ends overdue actions every few seconds, until `stop`. Every API process may run it: the
+/// updates are conditional, so an action is ended once.
+pub async fn sweep_overdue(store: Store, stop: CancellationToken) {
+    let ended = metrics::counter!("cms_api_actions_expired_total");
+    let margin = chrono::Duration::from_std(SWEEP_MARGIN).unwrap_or_default();
+    while !stop.is_cancelled() {
+        match store
+            .expire_overdue_actions(chrono::Utc::now(), margin)
+            .await
+        {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::warn!(actions = n, "ended actions no gateway reported on in time");
+                ended.increment(n);
+            }
+            Err(e) => tracing::error!(error = %e, "cannot sweep overdue actions"),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(SWEEP_EVERY) => {}
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Chargers > Actions behind the REST API and the command line: an action is taken (stored
+//! `pending`), published to the gateways addressed to the charger's session, and followed to
+//! its end. The gateways report on the command-results topic; the materialiser stores the
+//! reports, and every API process also follows them to wake the requests waiting on `?wait`.
+//! What no gateway reports on in time, the sweep ends (see `background.rs`).
+
+mod background;
+mod reported;
+
+pub use background::{follow_reports, relay_cli_actions, sweep_overdue};
+pub use reported::report_change;
+
+use cms_bus::{ActionCommand, ActionReport, Publisher, RequestedBy, Topics, command_record};
+use cms_store::actions::{ActionRow, NewAction};
+use cms_store::{Store, StoreError, format_record_time};
+use dashmap::DashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// How long actions may wait and take.
+#[derive(Debug, Clone, Copy)]
+pub struct ActionTimes {
+    /// How long an action may wait to be sent; it is never sent after.
+    pub ttl: Duration,
+    /// How long the charger has to answer once a call is sent.
+    pub timeout: Duration,
+}
+
+impl Default for ActionTimes {
+    fn default() -> Self {
+        ActionTimes {
+            ttl: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Takes actions and hands out their ends: one per API process.
+pub struct Dispatch {
+    pub store: Store,
+    pub bus: Arc<dyn Publisher>,
+    pub topics: Topics,
+    pub times: ActionTimes,
+    /// Requests waiting for an action's final report, by action uuid.
+    waiting: DashMap<String, oneshot::Sender<ActionReport>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the action could not be published: {0}")]
+    Bus(#[from] cms_bus::BusError),
+}
+
+/// A charger an action is for, connected with `session`.
+pub struct Target<'a> {
+    pub charger_id: i64,
+    pub identity: &'a str,
+    pub session: &'a str,
+}
+
+impl Dispatch {
+    pub fn new(store: Store, bus: Arc<dyn Publisher>, topics: Topics, times: ActionTimes) -> Self {
+        Dispatch {
+            store,
+            bus,
+            topics,
+            times,
+            waiting: DashMap::new(),
+        }
+    }
+
+    /// Stores the action (`pending`) and publishes it to the gateways; returns its uuid and a
+    /// receiver of its final report. A request that stops waiting just drops the receiver.
+    pub async fn take(
+        &self,
+        target: &Target<'_>,
+        action: &str,
+        request: serde_json::Value,
+        requested_by: RequestedBy,
+    ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
+        let now = chrono::Utc::now();
+        let ttl = chrono::Duration::from_std(self.times.ttl).unwrap_or_default();
+        let command = ActionCommand {
+            uuid: uuid::Uuid::new_v4().to_string(),
+            identity: target.identity.to_string(),
+            session: target.session.to_string(),
+            action: action.to_string(),
+            request,
+            requested_by,
+            created_at: format_record_time(now),
+            expires_at: format_record_time(now + ttl),
+            timeout_ms: self.times.timeout.as_millis() as u64,
+        };
+        self.store
+            .insert_action(&new_action(target.charger_id, &command, true))
+            .await?;
+        let (tx, rx) = oneshot::channel();
+        self.waiting.insert(command.uuid.clone(), tx);
+        let published = self
+            .bus
+            .publish(command_record(&self.topics, &command))
+            .await;
+        if let Err(e) = published {
+            // Stored but never published: the sweep ends it `expired` (NotDelivered).
+            self.waiting.remove(&command.uuid);
+            return Err(e.into());
+        }
+        Ok((command.uuid, rx))
+    }
+
+    /// Wakes whoever waits for this report's action, when it is final.
+    pub fn report(&self, report: ActionReport) {
+        if report.status.is_final()
+            && let Some((_, waiter)) = self.waiting.remove(&report.command.uuid)
+        {
+            let _ = waiter.send(report);
+        }
+    }
+
+    /// Stops waiting for an action (the request's `wait` is over).
+    pub fn forget(&self, uuid: &str) {
+        self.waiting.remove(uuid);
+    }
+}
+
+/// The stored form of a command about to be published (or left to the outbox).
+pub fn new_action(charger_id: i64, command: &ActionCommand, published: bool) -> NewAction {
+    NewAction {
+        uuid: command.uuid.clone(),
+        charger_id,
+        session: command.session.clone(),
+        action: command.action.clone(),
+        request: command.request.to_string(),
+        requested_by_type: command.requested_by.kind.clone(),
+        requested_by_email: command.requested_by.email.clone(),
+        timeout_ms: command.timeout_ms as i64,
+        created_at: command.created_at.clone(),
+        expires_at: command.expires_at.clone(),
+        published,
+    }
+}
+
+/// The command a stored action stands for (for the outbox, which publishes what the command
+/// line stored).
+pub fn command_of_row(row: &ActionRow) -> ActionCommand {
+    ActionCommand {
+        uuid: row.uuid.clone(),
+        identity: row.identity.clone(),
+        session: row.session.clone(),
+        action: row.action.clone(),
+        request: serde_json::from_str(&row.request).unwrap_or(serde_json::Value::Null),
+        requested_by: RequestedBy {
+            kind: row.requested_by_type.clone(),
+            email: row.requested_by_email.clone(),
+        },
+        created_at: row.created_at.clone(),
+        expires_at: row.expires_at.clone(),
+        timeout_ms: row.timeout_ms.max(0) as u64,
+    }
+}

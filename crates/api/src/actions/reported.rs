@@ -1,0 +1,147 @@
+//! A gateway's report as a change of the store: the action's new state, and what an answered
+//! configuration call says of the charger's settings.
+
+use cms_bus::ActionReport;
+use cms_store::StateChange;
+use cms_store::actions::{ActionReported, Setting, SettingsUpdate};
+use serde_json::Value;
+
+/// The state change a report makes; `at` is when it is applied (a record timestamp).
+pub fn report_change(report: &ActionReport, at: String) -> StateChange {
+    let command = &report.command;
+    StateChange::ActionReported(Box::new(ActionReported {
+        identity: command.identity.clone(),
+        // The charger id is the store's to find (by identity).
+        action: super::new_action(0, command, true),
+        status: report.status.as_str().to_string(),
+        response: report.response.as_ref().map(Value::to_string),
+        error_code: report.error.as_ref().map(|e| e.code.clone()),
+        error_description: report.error.as_ref().map(|e| e.description.clone()),
+        sent_at: report.sent_at.clone(),
+        finished_at: report.finished_at.clone(),
+        settings: settings_update(report),
+        at,
+    }))
+}
+
+/// What an answered GetConfiguration or accepted ChangeConfiguration says of the settings.
+fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
+    let response = report.response.as_ref()?;
+    let request = &report.command.request;
+    match report.command.action.as_str() {
+        "GetConfiguration" => {
+            let reported = response["configurationKey"]
+                .as_array()
+                .map(|keys| keys.iter().filter_map(setting).collect())
+                .unwrap_or_default();
+            let asked_some = request["key"]
+                .as_array()
+                .is_some_and(|keys| !keys.is_empty());
+            Some(if asked_some {
+                SettingsUpdate::Upsert(reported)
+            } else {
+                SettingsUpdate::Replace(reported)
+            })
+        }
+        "ChangeConfiguration" => match response["status"].as_str() {
+            Some("Accepted" | "RebootRequired") => Some(SettingsUpdate::Change {
+                key: request["key"].as_str()?.to_string(),
+                value: request["value"].as_str()?.to_string(),
+            }),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn setting(entry: &Value) -> Option<Setting> {
+    Some(Setting {
+        key: entry["key"].as_str()?.to_string(),
+        value: entry["value"].as_str().map(str::to_string),
+        readonly: entry["readonly"].as_bool().unwrap_or(false),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cms_bus::{ActionCommand, ActionStatus, RequestedBy};
+    use serde_json::json;
+
+    fn answered(action: &str, request: Value, response: Value) -> ActionReport {
+        ActionReport {
+            command: ActionCommand {
+                uuid: "a-1".into(),
+                identity: "CP-1".into(),
+                session: "s-1".into(),
+                action: action.into(),
+                request,
+                requested_by: RequestedBy::system(),
+                created_at: "2026-11-21T10:00:00.000000Z".into(),
+                expires_at: "2026-11-21T10:01:00.000000Z".into(),
+                timeout_ms: 30_000,
+            },
+            status: ActionStatus::Answered,
+            gateway: "gw-1".into(),
+            response: Some(response),
+            error: None,
+            sent_at: None,
+            finished_at: None,
+        }
+    }
+
+    #[test]
+    fn a_read_of_every_key_replaces_the_configuration_and_a_read_of_some_updates_them() {
+        let keys = json!({"configurationKey": [
+            {"key": "HeartbeatInterval", "readonly": false, "value": "300"},
+            {"key": "NumberOfConnectors", "readonly": true, "value": "2"},
+            {"key": "Secret", "readonly": false}
+        ], "unknownKey": ["Nope"]});
+        let all = settings_update(&answered("GetConfiguration", json!({}), keys.clone()));
+        let Some(SettingsUpdate::Replace(settings)) = all else {
+            panic!("{all:?}");
+        };
+        assert_eq!(settings.len(), 3);
+        assert_eq!(
+            settings[1],
+            Setting {
+                key: "NumberOfConnectors".into(),
+                value: Some("2".into()),
+                readonly: true
+            }
+        );
+        assert_eq!(settings[2].value, None, "a key reported without a value");
+        let some = settings_update(&answered(
+            "GetConfiguration",
+            json!({"key": ["HeartbeatInterval"]}),
+            keys,
+        ));
+        assert!(matches!(some, Some(SettingsUpdate::Upsert(_))));
+    }
+
+    #[test]
+    fn only_an_accepted_change_changes_the_configuration() {
+        let request = json!({"key": "HeartbeatInterval", "value": "60"});
+        for (status, changes) in [
+            ("Accepted", true),
+            ("RebootRequired", true),
+            ("Rejected", false),
+            ("NotSupported", false),
+        ] {
+            let update = settings_update(&answered(
+                "ChangeConfiguration",
+                request.clone(),
+                json!({"status": status}),
+            ));
+            assert_eq!(update.is_some(), changes, "{status}");
+        }
+        assert!(
+            settings_update(&answered(
+                "Reset",
+                json!({"type": "Soft"}),
+                json!({"status": "Accepted"})
+            ))
+            .is_none()
+        );
+    }
+}

@@ -1,0 +1,402 @@
+//! Chargers > Actions: send one of the 19 OCPP 1.6 calls of a central system to a charger, and
+//! read the audit log. See docs/actions.md for the statuses and the rules they keep.
+
+use crate::actions::{Target, report_change};
+use crate::http::AppState;
+use crate::http::auth::Caller;
+use crate::http::error::ApiError;
+use crate::http::input::{Input, Rules};
+use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
+use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
+use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::http::header::LOCATION;
+use axum::response::{IntoResponse, Response};
+use cms_bus::RequestedBy;
+use cms_ocpp::v16::{Command, SchemaViolations};
+use cms_store::Scope;
+use cms_store::actions::ActionRow;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    // One path for sending (POST, `{action}` a kebab-case OCPP action) and reading one action
+    // (GET, `{action}` its uuid): a router takes one parameter name per path segment.
+    OpenApiRouter::new()
+        .routes(routes!(send, show))
+        .routes(routes!(list))
+}
+
+/// How long `?wait` may hold a request, in seconds, and its default.
+pub const MAX_WAIT: f64 = 60.0;
+pub const DEFAULT_WAIT: u64 = 30;
+
+/// An action: a call cms made (or is making) to a charger, and how it ended.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ActionBody {
+    pub uuid: String,
+    /// The OCPP action, e.g. `Reset`.
+    pub action: String,
+    /// The OCPP request payload, as sent.
+    #[schema(value_type = Object)]
+    pub request: Value,
+    /// `pending`, `sent`, `answered`, `failed`, `timed_out` or `expired` (see docs/actions.md).
+    pub status: String,
+    /// The charger's answer, once `answered`.
+    #[schema(value_type = Option<Object>)]
+    pub response: Option<Value>,
+    /// A CALLERROR's code and description, or cms's reason for another ending.
+    pub error: Option<ActionErrorBody>,
+    pub requested_by: RequestedByBody,
+    pub created_at: String,
+    pub sent_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// Never sent after this.
+    pub expires_at: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ActionErrorBody {
+    pub code: String,
+    pub description: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RequestedByBody {
+    /// `user`, `cli` or `system`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The user's e-mail, for `user`.
+    pub email: Option<String>,
+}
+
+impl From<ActionRow> for ActionBody {
+    fn from(row: ActionRow) -> Self {
+        let json = |text: &str| serde_json::from_str(text).unwrap_or(Value::Null);
+        ActionBody {
+            request: json(&row.request),
+            response: row.response.as_deref().map(json),
+            error: row.error_code.map(|code| ActionErrorBody {
+                code,
+                description: row.error_description.unwrap_or_default(),
+            }),
+            requested_by: RequestedByBody {
+                kind: row.requested_by_type,
+                email: row.requested_by_email,
+            },
+            uuid: row.uuid,
+            action: row.action,
+            status: row.status,
+            created_at: row.created_at,
+            sent_at: row.sent_at,
+            finished_at: row.finished_at,
+            expires_at: row.expires_at,
+        }
+    }
+}
+
+/// Send an action to a charger: `{action}` is the OCPP action in kebab-case (`reset`,
+/// `remote-start-transaction`, ... all 19 of OCPP 1.6), the body its request payload. Waits
+/// up to `wait` seconds for the charger.
+#[utoipa::path(
+    post,
+    path = "/api/v3/chargers/{charger_uuid}/actions/{action}",
+    tag = "Chargers > Actions",
+    params(
+        ("charger_uuid" = String, Path, format = "uuid"),
+        ("action" = ActionSegment, Path, description = "The OCPP action in kebab-case"),
+        ("wait" = Option<i64>, Query, minimum = 0, maximum = 60,
+            description = "Seconds to wait for the action to end (default 30)"),
+    ),
+    request_body(content = Object, description = "The OCPP request payload of the action \
+        (e.g. `{\"type\": \"Soft\"}` for reset), checked against its OCPP 1.6 JSON schema"),
+    responses(
+        (status = 200, description = "The action ended within `wait`", body = Data<ActionBody>),
+        (status = 202, description = "Still pending or sent; poll `Location`", body = Data<ActionBody>,
+            headers(("Location" = String))),
+        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not an action"),
+        (status = 409, body = ErrorBody, description = "The charger is not connected: nothing was queued"),
+        (status = 422, body = ValidationErrorBody, description = "The payload breaks the action's schema (keyed by the field's path), or `wait` is out of range"),
+    ),
+    security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
+)]
+pub async fn send(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((charger_uuid, segment)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    caller.require(Scope::CHARGERS_WRITE)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    let command = Command::from_path_segment(&segment).ok_or_else(|| not_found("Action"))?;
+    forbidden_unless(charger.permissions.full)?;
+    let wait = wait_of(query)?;
+    let request = payload_of(&body)?;
+    command.validate_request(&request).map_err(schema_errors)?;
+    let session = state
+        .store
+        .live_session(charger.id)
+        .await?
+        .ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
+    let email = state.store.user_email(caller.user_id()).await?;
+    let target = Target {
+        charger_id: charger.id,
+        identity: &charger.identity,
+        session: &session,
+    };
+    let requested_by = RequestedBy {
+        kind: "user".into(),
+        email,
+    };
+    let (uuid, ended) = state
+        .dispatch
+        .take(&target, command.as_str(), request, requested_by)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let finished = match tokio::time::timeout(wait, ended).await {
+        Ok(Ok(report)) => {
+            // Stored here too (the materialiser will find it done), so that what this answer
+            // says is what a read right after it says.
+            let at = cms_store::now_record_time();
+            state.store.apply(&[report_change(&report, at)]).await?;
+            true
+        }
+        _ => {
+            state.dispatch.forget(&uuid);
+            false
+        }
+    };
+    let row = state
+        .store
+        .action(charger.id, &uuid)
+        .await?
+        .ok_or_else(|| ApiError::Internal("an action taken was not stored".into()))?;
+    let body = Json(Data::new(ActionBody::from(row)));
+    if finished {
+        return Ok((StatusCode::OK, body).into_response());
+    }
+    let location = format!("/api/v3/chargers/{charger_uuid}/actions/{uuid}");
+    Ok((StatusCode::ACCEPTED, [(LOCATION, location)], body).into_response())
+}
+
+/// The charger's actions, newest first, 25 a page: the audit log.
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers/{charger_uuid}/actions",
+    tag = "Chargers > Actions",
+    params(
+        ("charger_uuid" = String, Path, format = "uuid"),
+        ("page" = Option<i64>, Query, description = "Page number, from 1"),
+    ),
+    responses(
+        (status = 200, description = "A page of actions", body = Page<ActionBody>),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+        (status = 422, body = ValidationErrorBody),
+    ),
+    security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(charger_uuid): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Page<ActionBody>>, ApiError> {
+    caller.require(Scope::CHARGERS_READ)?;
+    let page = page_number(query.get("page").map(String::as_str))?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    let (rows, total) = state
+        .store
+        .actions_page(charger.id, PER_PAGE, page_offset(page))
+        .await?;
+    let data = rows.into_iter().map(ActionBody::from).collect();
+    let path = format!("/api/v3/chargers/{charger_uuid}/actions");
+    Ok(Json(Page::new(&path, page, total, data)))
+}
+
+/// One action of the charger.
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers/{charger_uuid}/actions/{action}",
+    tag = "Chargers > Actions",
+    params(
+        ("charger_uuid" = String, Path, format = "uuid"),
+        ("action" = String, Path, format = "uuid", description = "The action's uuid"),
+    ),
+    responses(
+        (status = 200, description = "The action", body = Data<ActionBody>),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not one of its actions"),
+    ),
+    security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
+)]
+pub async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((charger_uuid, action_uuid)): Path<(String, String)>,
+) -> Result<Json<Data<ActionBody>>, ApiError> {
+    caller.require(Scope::CHARGERS_READ)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    let row = state
+        .store
+        .action(charger.id, &action_uuid)
+        .await?
+        .ok_or_else(|| not_found("Action"))?;
+    Ok(Json(Data::new(row.into())))
+}
+
+/// The 19 path segments, for the OpenAPI document.
+#[derive(ToSchema)]
+#[schema(rename_all = "kebab-case")]
+#[allow(dead_code)] // Documents the allowed values; `Command::from_path_segment` reads them.
+pub enum ActionSegment {
+    CancelReservation,
+    ChangeAvailability,
+    ChangeConfiguration,
+    ClearCache,
+    ClearChargingProfile,
+    DataTransfer,
+    GetCompositeSchedule,
+    GetConfiguration,
+    GetDiagnostics,
+    GetLocalListVersion,
+    RemoteStartTransaction,
+    RemoteStopTransaction,
+    ReserveNow,
+    Reset,
+    SendLocalList,
+    SetChargingProfile,
+    TriggerMessage,
+    UnlockConnector,
+    UpdateFirmware,
+}
+
+/// Puts each action's official request schema in the OpenAPI document (as a component named
+/// `Ocpp16<Action>Request`) and makes the send endpoint's body one of them: the schemas are
+/// vendored from the OCA's, so the document shows exactly what is checked.
+pub fn document_request_schemas(document: &mut Value) {
+    let mut choices = Vec::with_capacity(Command::ALL.len());
+    for command in Command::ALL {
+        let Some(text) = cms_ocpp::v16::schema_text(command.as_str(), false) else {
+            continue;
+        };
+        let Ok(Value::Object(mut schema)) = serde_json::from_str::<Value>(text) else {
+            continue;
+        };
+        // Draft-04 bookkeeping that OpenAPI 3.1's JSON Schema reads otherwise.
+        for key in ["$schema", "id"] {
+            schema.remove(key);
+        }
+        schema.insert(
+            "description".into(),
+            format!("The body of `{}`.", command.path_segment()).into(),
+        );
+        let name = format!("Ocpp16{}Request", command.as_str());
+        document["components"]["schemas"][&name] = Value::Object(schema);
+        choices.push(serde_json::json!({"$ref": format!("#/components/schemas/{name}")}));
+    }
+    let body = &mut document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"]["requestBody"]
+        ["content"]["application/json"]["schema"];
+    *body = serde_json::json!({"oneOf": choices});
+}
+
+/// A 422 naming every field the payload gets wrong, as Laravel names nested fields
+/// (`csChargingProfiles.chargingSchedule.chargingRateUnit`, `localAuthorizationList.0.idTag`).
+pub fn schema_errors(violations: SchemaViolations) -> ApiError {
+    let mut errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for refused in violations {
+        let field = match refused.field.as_str() {
+            "" => "payload".to_string(),
+            field => field.to_string(),
+        };
+        errors
+            .entry(field)
+            .or_default()
+            .push(refused.violation.description);
+    }
+    ApiError::Validation(errors)
+}
+
+/// `?wait=`: whole seconds from 0 to 60; default 30.
+pub fn wait_of(query: HashMap<String, String>) -> Result<Duration, ApiError> {
+    let mut input = Input::from_query(query);
+    let wait = input.integer("wait", Rules::optional().between(0.0, MAX_WAIT));
+    input.finish()?;
+    Ok(Duration::from_secs(
+        wait.flatten().map_or(DEFAULT_WAIT, |w| w as u64),
+    ))
+}
+
+/// The request payload: the body as a JSON object; an empty body is `{}`.
+fn payload_of(body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        _ => Err(ApiError::BadRequest(
+            "The body must be a JSON object: the action's OCPP request payload.".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_openapi_segments_are_the_actions_path_segments() {
+        let documented = serde_json::to_value(<ActionSegment as utoipa::PartialSchema>::schema())
+            .expect("a schema");
+        let listed: Vec<&str> = documented["enum"]
+            .as_array()
+            .expect("an enum")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let actions: Vec<&str> = Command::ALL.iter().map(|c| c.path_segment()).collect();
+        assert_eq!(listed, actions);
+    }
+
+    #[test]
+    fn the_document_shows_each_actions_official_request_schema() {
+        let (_, document) = crate::http::api_routes();
+        let mut document = serde_json::to_value(&document).unwrap();
+        document_request_schemas(&mut document);
+        let schemas = &document["components"]["schemas"];
+        assert_eq!(
+            schemas["Ocpp16ResetRequest"]["properties"]["type"]["enum"],
+            serde_json::json!(["Hard", "Soft"])
+        );
+        assert!(schemas["Ocpp16ResetRequest"].get("$schema").is_none());
+        let body = &document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"]["requestBody"]
+            ["content"]["application/json"]["schema"]["oneOf"];
+        assert_eq!(body.as_array().map(Vec::len), Some(19), "{body}");
+    }
+
+    #[test]
+    fn an_empty_body_is_an_empty_payload_and_anything_but_an_object_is_refused() {
+        assert_eq!(payload_of(b"").unwrap(), serde_json::json!({}));
+        assert_eq!(payload_of(b" \n").unwrap(), serde_json::json!({}));
+        assert!(payload_of(b"[1]").is_err());
+        assert!(payload_of(b"nope").is_err());
+        assert_eq!(
+            payload_of(br#"{"type":"Soft"}"#).unwrap(),
+            serde_json::json!({"type": "Soft"})
+        );
+    }
+}

@@ -1,0 +1,238 @@
+//! Chargers > Settings: a charger's configuration as cms last knew it (read after each boot),
+//! and changes to it, one ChangeConfiguration per key through the actions' path.
+
+use crate::actions::{Target, report_change};
+use crate::http::AppState;
+use crate::http::actions::wait_of;
+use crate::http::auth::Caller;
+use crate::http::error::ApiError;
+use crate::http::input::Input;
+use crate::http::lookup::{forbidden_unless, visible_charger};
+use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use cms_bus::RequestedBy;
+use cms_store::Scope;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(show, change))
+}
+
+/// OCPP 1.6 bounds the key (CiString50) and the value (CiString500) of ChangeConfiguration.
+const MAX_KEY: usize = 50;
+const MAX_VALUE: usize = 500;
+
+/// A configuration key of the charger, as last known.
+#[derive(Serialize, ToSchema)]
+pub struct SettingBody {
+    key: String,
+    /// Null when the charger reported the key without a value.
+    value: Option<String>,
+    readonly: bool,
+    updated_at: String,
+}
+
+/// How one key's change ended.
+#[derive(Serialize, ToSchema)]
+pub struct SettingChangeBody {
+    key: String,
+    /// The charger's answer (`Accepted`, `Rejected`, `RebootRequired`, `NotSupported`), or the
+    /// action's status when it did not end `answered` (`pending` and `sent` while it goes on).
+    status: String,
+    /// The ChangeConfiguration action's uuid (see Chargers > Actions).
+    action: String,
+}
+
+/// The body of `PUT .../settings`.
+#[derive(ToSchema)]
+#[allow(dead_code)] // Documents the body, which is read with `Input`.
+pub struct SettingsChangeRequest {
+    /// Keys (1 to 50 characters) to their new values (at most 500 characters), changed in the
+    /// order given.
+    #[schema(value_type = Object)]
+    settings: BTreeMap<String, String>,
+}
+
+/// The charger's configuration as last known, by key (`[]` until one was read).
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers/{charger_uuid}/settings",
+    tag = "Chargers > Settings",
+    params(("charger_uuid" = String, Path, format = "uuid")),
+    responses(
+        (status = 200, body = Data<Vec<SettingBody>>),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+    ),
+    security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
+)]
+pub async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(charger_uuid): Path<String>,
+) -> Result<Json<Data<Vec<SettingBody>>>, ApiError> {
+    caller.require(Scope::CHARGERS_READ)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    let settings = state.store.settings(charger.id).await?;
+    let data = settings
+        .into_iter()
+        .map(|s| SettingBody {
+            key: s.key,
+            value: s.value,
+            readonly: s.readonly != 0,
+            updated_at: s.updated_at,
+        })
+        .collect();
+    Ok(Json(Data::new(data)))
+}
+
+/// Change configuration keys: one ChangeConfiguration per key, in the order given. A key the
+/// kept configuration marks read-only is refused before anything is sent.
+#[utoipa::path(
+    put,
+    path = "/api/v3/chargers/{charger_uuid}/settings",
+    tag = "Chargers > Settings",
+    params(
+        ("charger_uuid" = String, Path, format = "uuid"),
+        ("wait" = Option<i64>, Query, minimum = 0, maximum = 60,
+            description = "Seconds to wait for the changes to end (default 30)"),
+    ),
+    request_body = SettingsChangeRequest,
+    responses(
+        (status = 200, description = "Every change ended", body = Data<Vec<SettingChangeBody>>),
+        (status = 202, description = "Some changes still go on", body = Data<Vec<SettingChangeBody>>),
+        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+        (status = 409, body = ErrorBody, description = "The charger is not connected"),
+        (status = 422, body = ValidationErrorBody, description = "`settings` missing or empty, a key or value out of bounds, or a read-only key (`settings.<key>`)"),
+    ),
+    security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
+)]
+pub async fn change(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(charger_uuid): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    mut input: Input,
+) -> Result<Response, ApiError> {
+    caller.require(Scope::CHARGERS_WRITE)?;
+    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    forbidden_unless(charger.permissions.full)?;
+    let wait = wait_of(query)?;
+    let readonly: Vec<String> = state
+        .store
+        .settings(charger.id)
+        .await?
+        .into_iter()
+        .filter(|s| s.readonly != 0)
+        .map(|s| s.key)
+        .collect();
+    let changes = settings_of(&mut input, &readonly);
+    input.finish()?;
+    let session = state
+        .store
+        .live_session(charger.id)
+        .await?
+        .ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
+    let email = state.store.user_email(caller.user_id()).await?;
+    let target = Target {
+        charger_id: charger.id,
+        identity: &charger.identity,
+        session: &session,
+    };
+    let mut taken = Vec::new();
+    for (key, value) in changes {
+        let requested_by = RequestedBy {
+            kind: "user".into(),
+            email: email.clone(),
+        };
+        let request = json!({"key": key, "value": value});
+        let (uuid, ended) = state
+            .dispatch
+            .take(&target, "ChangeConfiguration", request, requested_by)
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))?;
+        taken.push((key, uuid, ended));
+    }
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut data = Vec::with_capacity(taken.len());
+    let mut all_ended = true;
+    for (key, uuid, ended) in taken {
+        match tokio::time::timeout_at(deadline, ended).await {
+            Ok(Ok(report)) => {
+                let at = cms_store::now_record_time();
+                state.store.apply(&[report_change(&report, at)]).await?;
+            }
+            _ => state.dispatch.forget(&uuid),
+        }
+        let row = state.store.action(charger.id, &uuid).await?;
+        let (status, answer) =
+            row.map_or(("pending".to_string(), None), |r| (r.status, r.response));
+        all_ended &= !matches!(status.as_str(), "pending" | "sent");
+        let answered = answer
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .and_then(|v| v["status"].as_str().map(str::to_string));
+        data.push(SettingChangeBody {
+            key,
+            status: answered.unwrap_or(status),
+            action: uuid,
+        });
+    }
+    let status = if all_ended {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    Ok((status, Json(Data::new(data))).into_response())
+}
+
+/// `settings`: an object of 1 or more keys (1 to 50 characters) to string values (at most
+/// 500), none of them read-only; in the order given.
+fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String, String)> {
+    let Some(Some(settings)) = input.object("settings", crate::http::input::Rules::required())
+    else {
+        return Vec::new();
+    };
+    if settings.is_empty() {
+        input.fail("settings", "The settings field must have at least 1 item.");
+        return Vec::new();
+    }
+    let mut changes = Vec::with_capacity(settings.len());
+    for (key, value) in settings {
+        let field = format!("settings.{key}");
+        let count = key.chars().count();
+        if count == 0 || count > MAX_KEY {
+            input.fail(
+                &field,
+                format!("A setting's key must be 1 to {MAX_KEY} characters."),
+            );
+            continue;
+        }
+        if readonly.iter().any(|k| k.eq_ignore_ascii_case(&key)) {
+            input.fail(&field, format!("The {key} setting is read-only."));
+            continue;
+        }
+        match value {
+            Value::String(value) if value.chars().count() <= MAX_VALUE && !value.contains('\0') => {
+                changes.push((key, value))
+            }
+            Value::String(_) => input.fail(
+                &field,
+                format!("The {field} field must not be greater than {MAX_VALUE} characters."),
+            ),
+            _ => input.fail(&field, format!("The {field} field must be a string.")),
+        }
+    }
+    changes
+}

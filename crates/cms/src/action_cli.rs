@@ -1,0 +1,111 @@
+//! `cms charger action IDENTITY ACTION 'JSON'`: an operator's action, with the REST API's
+//! semantics. The command line has no bus of its own (in `cms up` the bus lives in the running
+//! process), so it stores the action unpublished and the running service's API publishes it
+//! (its outbox is read four times a second); then it waits on the store for the action's end.
+
+use crate::action_args::ActionArgs;
+use crate::duration::parse_duration;
+use crate::store_args::StoreArgs;
+use cms_bus::{ActionCommand, RequestedBy};
+use cms_ocpp::v16::Command;
+use cms_store::format_record_time;
+use serde_json::Value;
+use std::time::Duration;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChargerActionArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The charger's identity.
+    pub identity: String,
+    /// The OCPP action, by name (`Reset`) or as in the REST path (`reset`).
+    pub action: String,
+    /// The OCPP request payload, a JSON object.
+    #[arg(default_value = "{}")]
+    pub payload: String,
+    /// How long to wait for the action to end.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub wait: Duration,
+    #[command(flatten)]
+    pub actions: ActionArgs,
+}
+
+/// How often the store is read while waiting.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Prints the action as JSON; the exit status says how it ended: 0 answered, 1 any other end
+/// (or an error), 2 still pending or sent after `--wait`.
+pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
+    let command = Command::from_name(&args.action)
+        .or_else(|| Command::from_path_segment(&args.action))
+        .ok_or_else(|| format!("{:?} is not an OCPP 1.6 central system action", args.action))?;
+    let request: Value =
+        serde_json::from_str(&args.payload).map_err(|e| format!("the payload is not JSON: {e}"))?;
+    if !request.is_object() {
+        return Err("the payload must be a JSON object".into());
+    }
+    if let Err(refused) = command.validate_request(&request) {
+        let reasons: Vec<String> = refused
+            .iter()
+            .map(|v| v.violation.description.clone())
+            .collect();
+        return Err(format!(
+            "the payload breaks the {} schema: {}",
+            command.as_str(),
+            reasons.join("; ")
+        ));
+    }
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let (charger_id, session) = store
+        .charger_by_identity(&args.identity)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("there is no charger {:?}", args.identity))?;
+    let session =
+        session.ok_or_else(|| format!("the charger {} is not connected", args.identity))?;
+    let now = chrono::Utc::now();
+    let ttl = chrono::Duration::from_std(args.actions.action_ttl).unwrap_or_default();
+    let action = ActionCommand {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        identity: args.identity.clone(),
+        session,
+        action: command.as_str().to_string(),
+        request,
+        requested_by: RequestedBy {
+            kind: "cli".into(),
+            email: None,
+        },
+        created_at: format_record_time(now),
+        expires_at: format_record_time(now + ttl),
+        timeout_ms: args.actions.action_timeout.as_millis() as u64,
+    };
+    store
+        .insert_action(&cms_api::new_action(charger_id, &action, false))
+        .await
+        .map_err(|e| e.to_string())?;
+    let deadline = tokio::time::Instant::now() + args.wait;
+    let row = loop {
+        let row = store
+            .action(charger_id, &action.uuid)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or("the action vanished from the store")?;
+        let open = matches!(row.status.as_str(), "pending" | "sent");
+        if !open || tokio::time::Instant::now() >= deadline {
+            break row;
+        }
+        tokio::time::sleep(POLL).await;
+    };
+    store.close().await;
+    let status = row.status.clone();
+    let body = cms_api::ActionBody::from(row);
+    println!(
+        "{}",
+        serde_json::to_string(&body).map_err(|e| e.to_string())?
+    );
+    match status.as_str() {
+        "answered" => Ok(()),
+        "pending" | "sent" => std::process::exit(2),
+        other => Err(format!("the action ended {other}")),
+    }
+}

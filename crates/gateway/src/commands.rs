@@ -1,0 +1,274 @@
+//! Actions for chargers, from the bus to the session that holds the charger: every gateway
+//! follows the commands topic, and only the one holding the session an action is addressed to
+//! queues it, in that session's inbox. So an action is sent at most once, and never by a
+//! gateway that merely held the charger once.
+
+use crate::identity::ChargerIdentity;
+use crate::record_time::record_time;
+use crate::{GatewayConfig, Shared};
+use chrono::Utc;
+use cms_bus::{
+    ActionCommand, ActionError, ActionReport, ActionStatus, Message, RequestedBy, Subscriber,
+    command_of, report_record,
+};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// Actions one session may hold queued; past it an action fails at once (`QueueFull`) rather
+/// than wait behind hundreds of others and reach the charger long after it was asked for.
+pub const MAX_QUEUED: usize = 1_000;
+
+/// The actions waiting for one session, in the order they were taken.
+#[derive(Default)]
+pub struct CommandInbox {
+    state: Mutex<InboxState>,
+    /// Wakes the session when an action arrives.
+    pub ready: Notify,
+}
+
+#[derive(Default)]
+struct InboxState {
+    queue: VecDeque<ActionCommand>,
+    /// Set when the session ends: nothing is queued after its queue was drained.
+    closed: bool,
+}
+
+/// Why an inbox did not take an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Full,
+    Closed,
+}
+
+/// An action an inbox did not take, handed back to be reported.
+#[derive(Debug)]
+pub struct Refused {
+    pub command: ActionCommand,
+    pub why: Refusal,
+}
+
+impl CommandInbox {
+    pub fn push(&self, command: ActionCommand) -> Result<(), Box<Refused>> {
+        {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let refusal = if state.closed {
+                Some(Refusal::Closed)
+            } else if state.queue.len() >= MAX_QUEUED {
+                Some(Refusal::Full)
+            } else {
+                None
+            };
+            if let Some(why) = refusal {
+                return Err(Box::new(Refused { command, why }));
+            }
+            state.queue.push_back(command);
+        }
+        queue_depth().increment(1.0);
+        self.ready.notify_one();
+        Ok(())
+    }
+
+    pub fn pop(&self) -> Option<ActionCommand> {
+        let popped = self
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .queue
+            .pop_front();
+        if popped.is_some() {
+            queue_depth().decrement(1.0);
+        }
+        popped
+    }
+
+    /// Takes every queued action and refuses any later one: the session is ending.
+    pub fn close(&self) -> Vec<ActionCommand> {
+        let drained: Vec<ActionCommand> = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.closed = true;
+            state.queue.drain(..).collect()
+        };
+        queue_depth().decrement(drained.len() as f64);
+        drained
+    }
+}
+
+fn queue_depth() -> metrics::Gauge {
+    metrics::gauge!("cms_gateway_command_queue_depth")
+}
+
+/// Follows the commands topic until the bus closes, queueing each action in the inbox of the
+/// session it is addressed to, when this gateway holds that session.
+pub async fn follow(shared: Arc<Shared>, mut commands: Box<dyn Subscriber>) {
+    let mut batch = Vec::new();
+    loop {
+        batch.clear();
+        match commands.next_batch(&mut batch, 256).await {
+            Ok(0) => return,
+            Ok(_) => {
+                for message in &batch {
+                    deliver(&shared, message).await;
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the commands topic; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
+async fn deliver(shared: &Shared, message: &Message) {
+    let Some(command) = command_of(message) else {
+        tracing::warn!(
+            partition = message.partition,
+            offset = message.offset,
+            "skipping a commands record that is not an action"
+        );
+        return;
+    };
+    let Ok(identity) = ChargerIdentity::parse(&command.identity) else {
+        return;
+    };
+    let inbox = match shared.sessions.get(&identity) {
+        Some(entry) if entry.session.as_ref() == command.session.as_bytes() => entry.inbox.clone(),
+        // Another gateway's session, or one that is gone: not ours to send.
+        _ => return,
+    };
+    if let Err(refused) = inbox.push(command) {
+        let Refused { command, why } = *refused;
+        let (status, error) = match why {
+            Refusal::Full => (
+                ActionStatus::Failed,
+                ActionError::new(
+                    "QueueFull",
+                    format!("{MAX_QUEUED} actions already wait for this charger"),
+                ),
+            ),
+            Refusal::Closed => (ActionStatus::Expired, disconnected()),
+        };
+        publish_report(
+            shared,
+            finished(shared, command, status, None, Some(error), None),
+        )
+        .await;
+    }
+}
+
+/// The GetConfiguration (all keys) a gateway sends of its own accord after a BootNotification,
+/// so that cms knows every charger's configuration.
+pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]) -> ActionCommand {
+    let now = Utc::now();
+    let expires = now + chrono::Duration::from_std(config.command_ttl).unwrap_or_default();
+    ActionCommand {
+        uuid: uuid::Uuid::new_v4().to_string(),
+        identity: identity.to_string(),
+        session: String::from_utf8_lossy(session).into_owned(),
+        action: "GetConfiguration".into(),
+        request: serde_json::json!({}),
+        requested_by: RequestedBy::system(),
+        created_at: record_time(now),
+        expires_at: record_time(expires),
+        timeout_ms: config.command_timeout.as_millis() as u64,
+    }
+}
+
+pub fn disconnected() -> ActionError {
+    ActionError::new(
+        "Disconnected",
+        "the charger's connection ended before the action was sent",
+    )
+}
+
+/// A final report of `command`, finished now.
+pub fn finished(
+    shared: &Shared,
+    command: ActionCommand,
+    status: ActionStatus,
+    response: Option<serde_json::Value>,
+    error: Option<ActionError>,
+    sent_at: Option<String>,
+) -> ActionReport {
+    metrics::counter!(
+        "cms_gateway_commands_total",
+        "action" => action_label(&command.action),
+        "status" => status.as_str()
+    )
+    .increment(1);
+    ActionReport {
+        command,
+        status,
+        gateway: shared.config.node_id.clone(),
+        response,
+        error,
+        sent_at,
+        finished_at: Some(record_time(Utc::now())),
+    }
+}
+
+/// The action's name as a metric label: one of the 19, never free text from the bus.
+fn action_label(action: &str) -> &'static str {
+    cms_ocpp::v16::Command::from_name(action).map_or("unknown", |c| c.as_str())
+}
+
+/// Publishes a report; a report the bus refuses is logged, and the API ends the action itself
+/// once it is overdue.
+pub async fn publish_report(shared: &Shared, report: ActionReport) {
+    let record = report_record(&shared.topics, &report);
+    if let Err(e) = shared.bus.publish(record).await {
+        tracing::error!(error = %e, action = %report.command.uuid, status = report.status.as_str(),
+            "action report not published");
+        shared.metrics.publish_failures.increment(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(n: u32) -> ActionCommand {
+        ActionCommand {
+            uuid: format!("action-{n}"),
+            identity: "CP-1".into(),
+            session: "s-1".into(),
+            action: "Reset".into(),
+            request: serde_json::json!({"type": "Soft"}),
+            requested_by: RequestedBy::system(),
+            created_at: "2026-11-21T10:00:00.000000Z".into(),
+            expires_at: "2026-11-21T10:01:00.000000Z".into(),
+            timeout_ms: 30_000,
+        }
+    }
+
+    #[test]
+    fn an_inbox_gives_actions_back_in_the_order_they_came() {
+        let inbox = CommandInbox::default();
+        for n in 0..3 {
+            inbox.push(command(n)).unwrap();
+        }
+        let order: Vec<String> = std::iter::from_fn(|| inbox.pop()).map(|c| c.uuid).collect();
+        assert_eq!(order, ["action-0", "action-1", "action-2"]);
+    }
+
+    #[test]
+    fn a_full_inbox_refuses_and_a_closed_one_takes_nothing_more() {
+        let inbox = CommandInbox::default();
+        for n in 0..MAX_QUEUED as u32 {
+            inbox.push(command(n)).unwrap();
+        }
+        let refused = inbox.push(command(9_999)).unwrap_err();
+        assert_eq!(
+            (refused.command.uuid.as_str(), refused.why),
+            ("action-9999", Refusal::Full)
+        );
+        assert_eq!(
+            inbox.close().len(),
+            MAX_QUEUED,
+            "closing hands back what waited"
+        );
+        assert_eq!(inbox.push(command(1)).unwrap_err().why, Refusal::Closed);
+        assert!(inbox.pop().is_none());
+    }
+}

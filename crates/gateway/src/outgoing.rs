@@ -1,0 +1,207 @@
+//! The calls a session sends its charger: one in flight at a time (the OCPP-J rule), the rest
+//! waiting in the session's inbox in the order they were taken. Each ends in one report: an
+//! answer matched by message id, a CALLERROR, a time-out, or, for one never sent, its deadline
+//! or the session's end.
+
+use crate::Shared;
+use crate::calls::ChargerAnswer;
+use crate::commands::{CommandInbox, disconnected, finished, publish_report};
+use crate::record_time::record_time;
+use chrono::{DateTime, Utc};
+use cms_bus::{ActionCommand, ActionError, ActionReport, ActionStatus};
+use cms_ocpp::v16::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A call written to the charger, waiting for its answer.
+struct InFlight {
+    command: ActionCommand,
+    sent_at: String,
+    sent: Instant,
+    answer_by: Instant,
+}
+
+pub struct OutgoingCalls {
+    pub inbox: Arc<CommandInbox>,
+    in_flight: Option<InFlight>,
+}
+
+impl OutgoingCalls {
+    pub fn new(inbox: Arc<CommandInbox>) -> Self {
+        OutgoingCalls {
+            inbox,
+            in_flight: None,
+        }
+    }
+
+    /// Whether a call waits for its answer (no other may be sent meanwhile).
+    pub fn busy(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    /// When the call in flight times out.
+    pub fn answer_by(&self) -> Option<Instant> {
+        self.in_flight.as_ref().map(|f| f.answer_by)
+    }
+
+    /// The next call to write, as frame text, once it is in flight; actions past their deadline
+    /// (or whose request the schema refuses) end on the way without being sent.
+    pub async fn next_call(&mut self, shared: &Shared) -> Option<String> {
+        if self.busy() {
+            return None;
+        }
+        while let Some(command) = self.inbox.pop() {
+            let now = Utc::now();
+            if let Some((status, error)) = unsendable(&command, now) {
+                let report = finished(shared, command, status, None, Some(error), None);
+                publish_report(shared, report).await;
+                continue;
+            }
+            // The action's uuid is the message id: 36 characters, the most OCPP-J allows.
+            let frame =
+                cms_ocpp::call(&command.uuid, &command.action, &command.request.to_string());
+            let timeout = Duration::from_millis(command.timeout_ms);
+            self.in_flight = Some(InFlight {
+                command,
+                sent_at: record_time(now),
+                sent: Instant::now(),
+                answer_by: Instant::now() + timeout,
+            });
+            return Some(frame);
+        }
+        None
+    }
+
+    /// Reports the call just written as sent.
+    pub async fn report_sent(&self, shared: &Shared) {
+        let Some(in_flight) = &self.in_flight else {
+            return;
+        };
+        let report = ActionReport {
+            command: in_flight.command.clone(),
+            status: ActionStatus::Sent,
+            gateway: shared.config.node_id.clone(),
+            response: None,
+            error: None,
+            sent_at: Some(in_flight.sent_at.clone()),
+            finished_at: None,
+        };
+        publish_report(shared, report).await;
+    }
+
+    /// Matches an answer from the charger to the call in flight; one that matches none (an
+    /// unknown id, or an answer after its call timed out) is counted and dropped.
+    pub async fn on_answer(&mut self, shared: &Shared, answer: ChargerAnswer) {
+        let matches = self
+            .in_flight
+            .as_ref()
+            .is_some_and(|f| f.command.uuid == answer.message_id());
+        let Some(in_flight) = self.in_flight.take().filter(|_| matches) else {
+            metrics::counter!("cms_gateway_unmatched_answers_total").increment(1);
+            tracing::debug!(
+                message_id = answer.message_id(),
+                "answer to no call in flight"
+            );
+            return;
+        };
+        metrics::histogram!("cms_gateway_command_latency_seconds").record(in_flight.sent.elapsed());
+        let (status, response, error) = match answer {
+            ChargerAnswer::Result { payload, .. } => {
+                match checked_response(&in_flight.command, &payload) {
+                    Ok(response) => (ActionStatus::Answered, Some(response), None),
+                    Err(error) => (ActionStatus::Failed, None, Some(error)),
+                }
+            }
+            ChargerAnswer::Error {
+                code, description, ..
+            } => (
+                ActionStatus::Failed,
+                None,
+                Some(ActionError::new(&code, description)),
+            ),
+        };
+        let sent_at = Some(in_flight.sent_at);
+        let report = finished(shared, in_flight.command, status, response, error, sent_at);
+        publish_report(shared, report).await;
+    }
+
+    /// Ends the call in flight as timed out if its time is up.
+    pub async fn on_timer(&mut self, shared: &Shared, now: Instant) {
+        if self.answer_by().is_some_and(|at| now >= at) {
+            let error = ActionError::new("Timeout", "the charger did not answer in time");
+            self.end_in_flight(shared, error).await;
+        }
+    }
+
+    /// The session is over: the call in flight can no longer be answered, and what waited is
+    /// never sent.
+    pub async fn end(&mut self, shared: &Shared) {
+        let error = ActionError::new(
+            "ConnectionLost",
+            "the connection ended before the charger answered",
+        );
+        self.end_in_flight(shared, error).await;
+        for command in self.inbox.close() {
+            let report = finished(
+                shared,
+                command,
+                ActionStatus::Expired,
+                None,
+                Some(disconnected()),
+                None,
+            );
+            publish_report(shared, report).await;
+        }
+    }
+
+    async fn end_in_flight(&mut self, shared: &Shared, error: ActionError) {
+        if let Some(in_flight) = self.in_flight.take() {
+            let sent_at = Some(in_flight.sent_at);
+            let report = finished(
+                shared,
+                in_flight.command,
+                ActionStatus::TimedOut,
+                None,
+                Some(error),
+                sent_at,
+            );
+            publish_report(shared, report).await;
+        }
+    }
+}
+
+/// Why an action may not be sent now, and how it ends: past its deadline (expired), or not a
+/// request of a known action that fits its schema (failed; checked again here because any
+/// producer can write the topic).
+fn unsendable(command: &ActionCommand, now: DateTime<Utc>) -> Option<(ActionStatus, ActionError)> {
+    let deadline = DateTime::parse_from_rfc3339(&command.expires_at).ok();
+    if deadline.is_none_or(|deadline| now >= deadline) {
+        let error = ActionError::new("Expired", "its deadline passed before it could be sent");
+        return Some((ActionStatus::Expired, error));
+    }
+    let Some(action) = Command::from_name(&command.action) else {
+        let error = ActionError::new("NotImplemented", "not an OCPP 1.6 central system action");
+        return Some((ActionStatus::Failed, error));
+    };
+    let refused = action.validate_request(&command.request).err()?;
+    let first = &refused.first().violation;
+    let error = ActionError::new(first.code.as_str(), first.description.clone());
+    Some((ActionStatus::Failed, error))
+}
+
+/// The charger's answer, if it fits the action's response schema.
+fn checked_response(
+    command: &ActionCommand,
+    payload: &str,
+) -> Result<serde_json::Value, ActionError> {
+    let response: serde_json::Value = serde_json::from_str(payload).map_err(|e| {
+        ActionError::new("FormationViolation", format!("the answer is not JSON: {e}"))
+    })?;
+    if let Some(action) = Command::from_name(&command.action) {
+        action.validate_response(&response).map_err(|refused| {
+            let first = &refused.first().violation;
+            ActionError::new(first.code.as_str(), first.description.clone())
+        })?;
+    }
+    Ok(response)
+}

@@ -1,0 +1,411 @@
+//! A JSON Schema (draft-04) validator for exactly the keywords the official OCPP 1.6 schemas
+//! use, with two rules cms adds to every schema; violations read like `extract`'s.
+//!
+//! Keywords: `type` (one of object, array, string, integer, number, boolean), `properties`,
+//! `required`, `additionalProperties` (`false` only), `items` (one schema), `minItems`, `enum`
+//! (of strings), `maxLength`, `format` (`date-time`, `uri`) and `multipleOf`; `$schema`, `id` and
+//! `title` are ignored. A schema using anything else does not compile, so a refreshed schema
+//! is never half-checked.
+//!
+//! cms's own rules, in every schema: an `integer` fits 32 bits (as `extract` reads it), and no
+//! string holds a NUL character (`\u0000`: no PostgreSQL text can hold it).
+//!
+//! Mapping, as in `extract`: wrong JSON type → TypeConstraintViolation; missing required field
+//! or too few items → OccurenceConstraintViolation; a value outside its enumeration, too long
+//! a string, a NUL, an integer beyond 32 bits, a bad date-time or URI, not a multiple →
+//! PropertyConstraintViolation; unknown property, or a payload that is not an object →
+//! FormationViolation.
+
+mod compile;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use serde_json::{Map, Number, Value};
+
+pub(crate) use compile::compile;
+
+use super::timestamp::parse_timestamp;
+use crate::error::{ErrorCode, Violation, excerpt};
+
+/// One way a payload breaks its schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaViolation {
+    /// The field as Laravel names it in a 422's `errors`: `localAuthorizationList.0.idTag`, `""`
+    /// for the payload itself. An unknown property is named itself (`csChargingProfiles.foo`).
+    pub field: String,
+    /// The CALLERROR code and description; the description starts with the field path as OCPP
+    /// texts write it (`localAuthorizationList[0].idTag: ...`), or with the object's path for
+    /// an unknown property.
+    pub violation: Violation,
+}
+
+impl fmt::Display for SchemaViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.violation.fmt(f)
+    }
+}
+
+impl std::error::Error for SchemaViolation {}
+
+/// Every way a payload breaks its schema: never empty, in document order. The first is what a
+/// CALLERROR or an action's `error` reports (`Violation::from`); a 422 shows them all.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaViolations(Vec<SchemaViolation>);
+
+impl SchemaViolations {
+    pub fn first(&self) -> &SchemaViolation {
+        &self.0[0]
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, SchemaViolation> {
+        self.0.iter()
+    }
+}
+
+impl IntoIterator for SchemaViolations {
+    type Item = SchemaViolation;
+    type IntoIter = std::vec::IntoIter<SchemaViolation>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a SchemaViolations {
+    type Item = &'a SchemaViolation;
+    type IntoIter = std::slice::Iter<'a, SchemaViolation>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl From<SchemaViolations> for Violation {
+    /// The first violation.
+    fn from(found: SchemaViolations) -> Violation {
+        found.0.into_iter().next().expect("never empty").violation
+    }
+}
+
+impl fmt::Display for SchemaViolations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.len() {
+            1 => self.first().fmt(f),
+            n => write!(f, "{} (and {} more)", self.first(), n - 1),
+        }
+    }
+}
+
+impl std::error::Error for SchemaViolations {}
+
+/// At most this many violations are reported for one payload: enough for any form, and a
+/// huge payload breaking a rule in every item cannot turn into a huge error.
+pub(crate) const MAX_REPORTED_VIOLATIONS: usize = 100;
+
+/// A compiled schema: one node per schema object, keywords already resolved.
+#[derive(Debug)]
+pub(crate) enum Node {
+    Object {
+        /// In schema order, which is the order violations are reported in.
+        properties: Vec<Property>,
+        /// `additionalProperties: false`.
+        closed: bool,
+    },
+    Array {
+        items: Box<Node>,
+        min_items: usize,
+    },
+    String(StringRules),
+    Integer,
+    Number {
+        multiple_of: Option<f64>,
+    },
+    Boolean,
+}
+
+#[derive(Debug)]
+pub(crate) struct Property {
+    name: String,
+    required: bool,
+    node: Node,
+}
+
+#[derive(Debug)]
+pub(crate) struct StringRules {
+    max_len: Option<usize>,
+    one_of: Option<Vec<String>>,
+    format: Option<Format>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Format {
+    DateTime,
+    Uri,
+}
+
+impl Node {
+    /// Every way `payload` breaks this schema (at most [`MAX_REPORTED_VIOLATIONS`]), in
+    /// document order; within an object, unknown properties come first, then the listed ones
+    /// in schema order, as `extract` reads them.
+    pub(crate) fn validate(&self, payload: &Value) -> Result<(), SchemaViolations> {
+        let mut walk = Walk {
+            path: Vec::new(),
+            found: Vec::new(),
+        };
+        walk.node(self, payload);
+        if walk.found.is_empty() {
+            Ok(())
+        } else {
+            Err(SchemaViolations(walk.found))
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Node::Object { .. } => "object",
+            Node::Array { .. } => "array",
+            Node::String(_) => "string",
+            Node::Integer => "integer",
+            Node::Number { .. } => "number",
+            Node::Boolean => "boolean",
+        }
+    }
+}
+
+/// The JSON type name, as `Json::kind` gives it: a number with a fraction or an exponent is
+/// a `number`, any other an `integer`.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+struct Walk<'a> {
+    path: Vec<Step<'a>>,
+    found: Vec<SchemaViolation>,
+}
+
+impl<'a> Walk<'a> {
+    fn node(&mut self, node: &'a Node, value: &'a Value) {
+        if self.found.len() >= MAX_REPORTED_VIOLATIONS {
+            return;
+        }
+        match (node, value) {
+            (Node::Object { properties, closed }, Value::Object(members)) => {
+                self.object(properties, *closed, members);
+            }
+            (Node::Array { items, min_items }, Value::Array(values)) => {
+                self.array(items, *min_items, values);
+            }
+            (Node::String(rules), Value::String(text)) => self.string(rules, text),
+            (Node::Integer, Value::Number(n)) if !n.is_f64() => self.integer(n),
+            (Node::Number { multiple_of }, Value::Number(n)) => {
+                if let (Some(of), Some(x)) = (multiple_of, n.as_f64())
+                    && !is_multiple(x, *of)
+                {
+                    let message = format_args!("{n} is not a multiple of {of}");
+                    self.report(ErrorCode::PropertyConstraintViolation, None, message);
+                }
+            }
+            (Node::Boolean, Value::Bool(_)) => {}
+            (Node::Object { .. }, other) if self.path.is_empty() => {
+                let got = kind(other);
+                let message = format_args!("payload must be a JSON object, got {got}");
+                self.report(ErrorCode::FormationViolation, None, message);
+            }
+            (node, other) => {
+                let (expected, got) = (node.type_name(), kind(other));
+                let message = format_args!("expected {expected}, got {got}");
+                self.report(ErrorCode::TypeConstraintViolation, None, message);
+            }
+        }
+    }
+
+    fn object(
+        &mut self,
+        properties: &'a [Property],
+        closed: bool,
+        members: &'a Map<String, Value>,
+    ) {
+        if closed {
+            for key in members.keys() {
+                if !properties.iter().any(|p| p.name == *key) {
+                    let name = excerpt(key);
+                    let message = format_args!("unknown property {name:?}");
+                    self.report(ErrorCode::FormationViolation, Some(key), message);
+                }
+            }
+        }
+        for property in properties {
+            self.path.push(Step::Key(&property.name));
+            match members.get(&property.name) {
+                Some(value) => self.node(&property.node, value),
+                None if property.required => {
+                    let message = format_args!("required property is missing");
+                    self.report(ErrorCode::OccurenceConstraintViolation, None, message);
+                }
+                None => {}
+            }
+            self.path.pop();
+        }
+    }
+
+    fn array(&mut self, items: &'a Node, min_items: usize, values: &'a [Value]) {
+        if values.len() < min_items {
+            let message = format_args!("needs at least {min_items} item(s)");
+            self.report(ErrorCode::OccurenceConstraintViolation, None, message);
+            return;
+        }
+        for (i, value) in values.iter().enumerate() {
+            self.path.push(Step::Index(i));
+            self.node(items, value);
+            self.path.pop();
+        }
+    }
+
+    fn string(&mut self, rules: &StringRules, text: &str) {
+        if let Some(message) = string_problem(rules, text) {
+            let message = format_args!("{message}");
+            self.report(ErrorCode::PropertyConstraintViolation, None, message);
+        }
+    }
+
+    fn integer(&mut self, n: &Number) {
+        if n.as_i64().and_then(|i| i32::try_from(i).ok()).is_none() {
+            let message = format_args!("{n} is out of range for a 32-bit integer");
+            self.report(ErrorCode::PropertyConstraintViolation, None, message);
+        }
+    }
+
+    /// Records a violation at the current path; `member` names an unknown property, which
+    /// the field names but the description leaves to its message, as `extract` does.
+    fn report(&mut self, code: ErrorCode, member: Option<&str>, message: fmt::Arguments<'_>) {
+        if self.found.len() >= MAX_REPORTED_VIOLATIONS {
+            return;
+        }
+        let mut field = dotted(&self.path);
+        if let Some(member) = member {
+            if !field.is_empty() {
+                field.push('.');
+            }
+            field.push_str(member);
+        }
+        let description = if self.path.is_empty() {
+            message.to_string()
+        } else {
+            format!("{}: {message}", described(&self.path))
+        };
+        let violation = Violation::new(code, description);
+        self.found.push(SchemaViolation { field, violation });
+    }
+}
+
+/// What is wrong with a string, in `extract`'s words and order: an enumerated or formatted
+/// value is judged by its enumeration or format alone (neither can hold a NUL), any other by
+/// the NUL rule, then its length.
+fn string_problem(rules: &StringRules, text: &str) -> Option<String> {
+    let value = excerpt(text);
+    if let Some(one_of) = &rules.one_of {
+        let known = one_of.iter().any(|allowed| allowed == text);
+        return (!known).then(|| format!("unknown value {value:?}"));
+    }
+    match rules.format {
+        Some(Format::DateTime) if parse_timestamp(text).is_none() => {
+            return Some(format!("not an RFC 3339 date-time: {value:?}"));
+        }
+        Some(Format::Uri) if !is_uri(text) => {
+            return Some(format!("not an absolute URI: {value:?}"));
+        }
+        _ => {}
+    }
+    if text.contains('\0') {
+        return Some("must not contain NUL characters (\\u0000)".to_owned());
+    }
+    // Byte length bounds the character count, so most strings skip the count.
+    let max = rules.max_len?;
+    if text.len() <= max {
+        return None;
+    }
+    let chars = text.chars().count();
+    (chars > max).then(|| format!("longer than {max} characters ({chars})"))
+}
+
+/// `a.b[0].c`, as the descriptions of `extract` write a path.
+fn described(path: &[Step<'_>]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(key) if out.is_empty() => out.push_str(key),
+            Step::Key(key) => {
+                out.push('.');
+                out.push_str(key);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// `a.b.0.c`, as Laravel names a nested field.
+fn dotted(path: &[Step<'_>]) -> String {
+    let parts: Vec<String> = path
+        .iter()
+        .map(|step| match step {
+            Step::Key(key) => (*key).to_owned(),
+            Step::Index(i) => i.to_string(),
+        })
+        .collect();
+    parts.join(".")
+}
+
+/// Whether `x` is a whole multiple of `of`, within float error: `16.1 / 0.1` is
+/// 161.00000000000003 in binary floating point, yet 16.1 is what the user meant.
+fn is_multiple(x: f64, of: f64) -> bool {
+    let quotient = x / of;
+    (quotient - quotient.round()).abs() <= 1e-9 * quotient.abs().max(1.0)
+}
+
+/// An absolute URI (RFC 3986): a scheme, `:`, then something made only of characters a URI may
+/// hold, any other percent-encoded. The structure of the rest is left to the charger that
+/// fetches it; a bare scheme is refused, as no charger could fetch from it.
+fn is_uri(text: &str) -> bool {
+    let Some((scheme, rest)) = text.split_once(':') else {
+        return false;
+    };
+    let mut scheme_chars = scheme.chars();
+    let scheme_ok = scheme_chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme_chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok || rest.is_empty() {
+        return false;
+    }
+    let bytes = rest.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3);
+                if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                    return false;
+                }
+                i += 3;
+            }
+            b if b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=".contains(&b) => i += 1,
+            _ => return false,
+        }
+    }
+    true
+}

@@ -1,0 +1,395 @@
+//! Chargers > Actions: the audit log of every call cms makes to a charger. A row moves forward
+//! only (pending → sent → a final state, or pending → a final state) and the first final state
+//! stored wins, so reports that arrive twice, late or out of order change nothing they should
+//! not. Also the outbox of the command line: actions it takes wait here (`published_at` NULL)
+//! until an API process publishes them.
+
+use crate::{Result, Store, format_record_time};
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+
+/// An action taken, before anything was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAction {
+    pub uuid: String,
+    pub charger_id: i64,
+    /// The charger's session it is addressed to.
+    pub session: String,
+    pub action: String,
+    /// The request payload, as JSON text.
+    pub request: String,
+    pub requested_by_type: String,
+    pub requested_by_email: Option<String>,
+    pub timeout_ms: i64,
+    pub created_at: String,
+    pub expires_at: String,
+    /// Whether it is already on its way to the gateways (the REST API publishes at once; the
+    /// command line leaves it to the outbox).
+    pub published: bool,
+}
+
+/// An action as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ActionRow {
+    pub uuid: String,
+    pub charger_id: i64,
+    pub identity: String,
+    pub session: String,
+    pub action: String,
+    pub request: String,
+    pub status: String,
+    pub response: Option<String>,
+    pub error_code: Option<String>,
+    pub error_description: Option<String>,
+    pub requested_by_type: String,
+    pub requested_by_email: Option<String>,
+    pub timeout_ms: i64,
+    pub created_at: String,
+    pub expires_at: String,
+    pub sent_at: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+const COLUMNS: &str = "a.uuid, a.charger_id, c.identity, a.session, a.action, a.request,
+    a.status, a.response, a.error_code, a.error_description, a.requested_by_type,
+    a.requested_by_email, a.timeout_ms, a.created_at, a.expires_at, a.sent_at, a.finished_at";
+
+/// A change of an action's state, as a gateway reported it (see `StateChange::ActionReported`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionReported {
+    pub identity: String,
+    /// The whole action, so that one cms took by itself (a configuration read) is recorded too.
+    pub action: NewAction,
+    pub status: String,
+    pub response: Option<String>,
+    pub error_code: Option<String>,
+    pub error_description: Option<String>,
+    pub sent_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// What an answered action says of the charger's configuration.
+    pub settings: Option<SettingsUpdate>,
+    pub at: String,
+}
+
+/// A configuration key as the charger reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    pub key: String,
+    pub value: Option<String>,
+    pub readonly: bool,
+}
+
+/// How an answered action changes the configuration kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsUpdate {
+    /// A GetConfiguration of every key: this is the whole configuration now.
+    Replace(Vec<Setting>),
+    /// A GetConfiguration of some keys: these are their values now.
+    Upsert(Vec<Setting>),
+    /// An accepted ChangeConfiguration: the key's value, its read-only flag kept.
+    Change { key: String, value: String },
+}
+
+/// A configuration key as kept.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SettingRow {
+    pub key: String,
+    pub value: Option<String>,
+    pub readonly: i64,
+    pub updated_at: String,
+}
+
+/// The states an action may be in for `to` to follow: forward only, and never out of a final
+/// state.
+fn predecessors(to: &str) -> &'static str {
+    match to {
+        "sent" => "('pending')",
+        _ => "('pending', 'sent')",
+    }
+}
+
+impl Store {
+    /// Keeps a new action (`pending`).
+    pub async fn insert_action(&self, new: &NewAction) -> Result<()> {
+        let mut db = self.pool.acquire().await?;
+        insert(&mut db, new, "pending").await?;
+        Ok(())
+    }
+
+    /// The action `uuid` of charger `charger_id`.
+    pub async fn action(&self, charger_id: i64, uuid: &str) -> Result<Option<ActionRow>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM charger_actions a JOIN chargers c ON c.id = a.charger_id
+             WHERE a.charger_id = $1 AND a.uuid = $2"
+        ))
+        .bind(charger_id)
+        .bind(uuid)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// A page of a charger's actions, newest first (by when they were taken: an action a
+    /// gateway took by itself may be stored after later ones), and how many there are.
+    pub async fn actions_page(
+        &self,
+        charger_id: i64,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<ActionRow>, i64)> {
+        let total: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM charger_actions WHERE charger_id = $1")
+                .bind(charger_id)
+                .fetch_one(&self.pool)
+                .await?;
+        let page = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM charger_actions a JOIN chargers c ON c.id = a.charger_id
+             WHERE a.charger_id = $1 ORDER BY a.created_at DESC, a.id DESC LIMIT $2 OFFSET $3"
+        ))
+        .bind(charger_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok((page, total))
+    }
+
+    /// Claims up to `limit` actions the command line took and nobody published yet, oldest
+    /// first; each is claimed by one caller only (a conditional update), who must publish it.
+    pub async fn claim_unpublished_actions(
+        &self,
+        now: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<ActionRow>> {
+        let waiting: Vec<ActionRow> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM charger_actions a JOIN chargers c ON c.id = a.charger_id
+             WHERE a.published_at IS NULL AND a.status = 'pending' ORDER BY a.id LIMIT $1"
+        ))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut claimed = Vec::with_capacity(waiting.len());
+        for action in waiting {
+            let done = sqlx::query(
+                "UPDATE charger_actions SET published_at = $1 WHERE uuid = $2 AND published_at IS NULL",
+            )
+            .bind(format_record_time(now))
+            .bind(&action.uuid)
+            .execute(&self.pool)
+            .await?;
+            if done.rows_affected() == 1 {
+                claimed.push(action);
+            }
+        }
+        Ok(claimed)
+    }
+
+    /// Ends the actions no gateway reported on in time: `pending` ones past their deadline by
+    /// `margin` end `expired` (`NotDelivered`), `sent` ones past their answer's time-out by
+    /// `margin` end `timed_out` (`Timeout`). Returns how many were ended.
+    pub async fn expire_overdue_actions(
+        &self,
+        now: DateTime<Utc>,
+        margin: chrono::Duration,
+    ) -> Result<u64> {
+        let cutoff = format_record_time(now - margin);
+        let at = format_record_time(now);
+        let expired = sqlx::query(
+            "UPDATE charger_actions SET status = 'expired', error_code = 'NotDelivered',
+               error_description = 'no gateway reported sending it before its deadline',
+               finished_at = $1, updated_at = $1
+             WHERE status = 'pending' AND expires_at < $2",
+        )
+        .bind(&at)
+        .bind(&cutoff)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        // A sent action's answer is due `timeout_ms` after `sent_at` (its deadline, were the
+        // time it was sent unreadable: it was sent before then).
+        let sent: Vec<(String, Option<String>, String, i64)> = sqlx::query_as(
+            "SELECT uuid, sent_at, expires_at, timeout_ms FROM charger_actions WHERE status = 'sent'",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut timed_out = 0;
+        for (uuid, sent_at, expires_at, timeout_ms) in sent {
+            let sent = sent_at.as_deref().unwrap_or(&expires_at);
+            let Ok(sent) = DateTime::parse_from_rfc3339(sent) else {
+                continue;
+            };
+            let due = sent.with_timezone(&Utc) + chrono::Duration::milliseconds(timeout_ms);
+            if due + margin >= now {
+                continue;
+            }
+            timed_out += sqlx::query(
+                "UPDATE charger_actions SET status = 'timed_out', error_code = 'Timeout',
+                   error_description = 'no gateway reported an answer in time',
+                   finished_at = $1, updated_at = $1
+                 WHERE uuid = $2 AND status = 'sent'",
+            )
+            .bind(&at)
+            .bind(&uuid)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        }
+        Ok(expired + timed_out)
+    }
+
+    /// The session charger `charger_id` is connected with now, as the connection events told;
+    /// `None` when it is not connected.
+    pub async fn live_session(&self, charger_id: i64) -> Result<Option<String>> {
+        let row: Option<(String, Option<String>)> =
+            sqlx::query_as("SELECT connection_status, session FROM chargers WHERE id = $1")
+                .bind(charger_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.and_then(|(status, session)| session.filter(|_| status == "online")))
+    }
+
+    /// The id of the charger `identity`, and its live session (see [`Store::live_session`]).
+    pub async fn charger_by_identity(
+        &self,
+        identity: &str,
+    ) -> Result<Option<(i64, Option<String>)>> {
+        let row: Option<(i64, String, Option<String>)> = sqlx::query_as(
+            "SELECT id, connection_status, session FROM chargers WHERE identity = $1",
+        )
+        .bind(identity)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|(id, status, session)| (id, session.filter(|_| status == "online"))))
+    }
+
+    /// A charger's configuration as kept, by key.
+    pub async fn settings(&self, charger_id: i64) -> Result<Vec<SettingRow>> {
+        Ok(sqlx::query_as(
+            "SELECT key, value, readonly, updated_at FROM charger_settings
+             WHERE charger_id = $1 ORDER BY key",
+        )
+        .bind(charger_id)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+}
+
+async fn insert(db: &mut AnyConnection, new: &NewAction, status: &str) -> Result<u64> {
+    let published_at = new.published.then(|| new.created_at.clone());
+    Ok(sqlx::query(
+        "INSERT INTO charger_actions (uuid, charger_id, session, action, request, status,
+           requested_by_type, requested_by_email, timeout_ms, created_at, expires_at,
+           published_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $10)
+         ON CONFLICT (uuid) DO NOTHING",
+    )
+    .bind(&new.uuid)
+    .bind(new.charger_id)
+    .bind(&new.session)
+    .bind(&new.action)
+    .bind(&new.request)
+    .bind(status)
+    .bind(&new.requested_by_type)
+    .bind(&new.requested_by_email)
+    .bind(new.timeout_ms)
+    .bind(&new.created_at)
+    .bind(&new.expires_at)
+    .bind(published_at)
+    .execute(&mut *db)
+    .await?
+    .rows_affected())
+}
+
+/// Applies a gateway's report (inside the materialiser's batch transaction).
+pub(crate) async fn apply_report(db: &mut AnyConnection, report: &ActionReported) -> Result<()> {
+    let charger_id: Option<i64> = sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")
+        .bind(&report.identity)
+        .fetch_optional(&mut *db)
+        .await?;
+    let Some(charger_id) = charger_id else {
+        return Ok(());
+    };
+    let action = NewAction {
+        charger_id,
+        ..report.action.clone()
+    };
+    // An action cms took by itself, or one whose row is not here (another store): keep it.
+    insert(db, &action, "pending").await?;
+    let moved = sqlx::query(&format!(
+        "UPDATE charger_actions SET status = $1, response = COALESCE($2, response),
+           error_code = COALESCE($3, error_code), error_description = COALESCE($4, error_description),
+           sent_at = COALESCE(sent_at, $5), finished_at = COALESCE($6, finished_at),
+           published_at = COALESCE(published_at, $7), updated_at = $7
+         WHERE uuid = $8 AND status IN {}",
+        predecessors(&report.status)
+    ))
+    .bind(&report.status)
+    .bind(&report.response)
+    .bind(&report.error_code)
+    .bind(&report.error_description)
+    .bind(&report.sent_at)
+    .bind(&report.finished_at)
+    .bind(&report.at)
+    .bind(&action.uuid)
+    .execute(&mut *db)
+    .await?
+    .rows_affected();
+    // A report seen before (a replay) changes the configuration only once.
+    if moved == 1
+        && let Some(update) = &report.settings
+    {
+        apply_settings(db, charger_id, update, &report.at).await?;
+    }
+    Ok(())
+}
+
+async fn apply_settings(
+    db: &mut AnyConnection,
+    charger_id: i64,
+    update: &SettingsUpdate,
+    at: &str,
+) -> Result<()> {
+    let settings = match update {
+        SettingsUpdate::Replace(settings) => {
+            sqlx::query("DELETE FROM charger_settings WHERE charger_id = $1")
+                .bind(charger_id)
+                .execute(&mut *db)
+                .await?;
+            settings
+        }
+        SettingsUpdate::Upsert(settings) => settings,
+        SettingsUpdate::Change { key, value } => {
+            sqlx::query(
+                "INSERT INTO charger_settings (charger_id, key, value, readonly, updated_at)
+                 VALUES ($1, $2, $3, 0, $4)
+                 ON CONFLICT (charger_id, key) DO UPDATE SET value = excluded.value,
+                   updated_at = excluded.updated_at",
+            )
+            .bind(charger_id)
+            .bind(key)
+            .bind(value)
+            .bind(at)
+            .execute(&mut *db)
+            .await?;
+            return Ok(());
+        }
+    };
+    for setting in settings {
+        sqlx::query(
+            "INSERT INTO charger_settings (charger_id, key, value, readonly, updated_at)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (charger_id, key) DO UPDATE SET value = excluded.value,
+               readonly = excluded.readonly, updated_at = excluded.updated_at",
+        )
+        .bind(charger_id)
+        .bind(&setting.key)
+        .bind(&setting.value)
+        .bind(i64::from(setting.readonly))
+        .bind(at)
+        .execute(&mut *db)
+        .await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

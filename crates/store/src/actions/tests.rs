@@ -1,0 +1,259 @@
+use super::*;
+use crate::StateChange;
+use crate::test_support::{charger_id, store_test};
+
+fn new_action(charger_id: i64, uuid: &str, published: bool) -> NewAction {
+    NewAction {
+        uuid: uuid.into(),
+        charger_id,
+        session: "s-1".into(),
+        action: "Reset".into(),
+        request: r#"{"type":"Soft"}"#.into(),
+        requested_by_type: "user".into(),
+        requested_by_email: Some("op@example.com".into()),
+        timeout_ms: 30_000,
+        created_at: "2026-11-21T10:00:00.000000Z".into(),
+        expires_at: "2026-11-21T10:01:00.000000Z".into(),
+        published,
+    }
+}
+
+fn report(action: &NewAction, status: &str) -> StateChange {
+    let finished = !matches!(status, "sent");
+    StateChange::ActionReported(Box::new(ActionReported {
+        identity: "CP-1".into(),
+        action: action.clone(),
+        status: status.into(),
+        response: (status == "answered").then(|| r#"{"status":"Accepted"}"#.into()),
+        error_code: (status == "failed").then(|| "NotSupported".into()),
+        error_description: (status == "failed").then(|| "no".into()),
+        sent_at: Some("2026-11-21T10:00:00.100000Z".into()),
+        finished_at: finished.then(|| "2026-11-21T10:00:00.200000Z".into()),
+        settings: None,
+        at: "2026-11-21T10:00:00.200000Z".into(),
+    }))
+}
+
+fn at(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text)
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+store_test!(
+    actions_move_forward_only_and_the_first_final_state_wins,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        let reset = new_action(charger, "a-1", true);
+        store.insert_action(&reset).await.unwrap();
+        let status = async || store.action(charger, "a-1").await.unwrap().unwrap();
+        assert_eq!(status().await.status, "pending");
+
+        store.apply(&[report(&reset, "sent")]).await.unwrap();
+        let sent = status().await;
+        assert_eq!(
+            (sent.status.as_str(), sent.sent_at.as_deref()),
+            ("sent", Some("2026-11-21T10:00:00.100000Z"))
+        );
+        store.apply(&[report(&reset, "answered")]).await.unwrap();
+        // A replayed `sent` and a second final state change nothing.
+        store
+            .apply(&[report(&reset, "sent"), report(&reset, "failed")])
+            .await
+            .unwrap();
+        let done = status().await;
+        assert_eq!(done.status, "answered");
+        assert_eq!(done.response.as_deref(), Some(r#"{"status":"Accepted"}"#));
+        assert_eq!((done.error_code, done.identity.as_str()), (None, "CP-1"));
+        assert_eq!(
+            done.finished_at.as_deref(),
+            Some("2026-11-21T10:00:00.200000Z")
+        );
+    }
+);
+
+store_test!(
+    an_action_cms_took_itself_is_recorded_from_its_report,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        let mut read = new_action(charger, "sys-1", true);
+        read.action = "GetConfiguration".into();
+        read.requested_by_type = "system".into();
+        read.requested_by_email = None;
+        store.apply(&[report(&read, "answered")]).await.unwrap();
+        let (page, total) = store.actions_page(charger, 25, 0).await.unwrap();
+        assert_eq!(total, 1);
+        assert_eq!(
+            (
+                page[0].action.as_str(),
+                page[0].status.as_str(),
+                page[0].requested_by_type.as_str()
+            ),
+            ("GetConfiguration", "answered", "system")
+        );
+    }
+);
+
+store_test!(the_audit_log_is_newest_first_and_paged, |store| {
+    let charger = charger_id(&store, "CP-1").await;
+    for n in 0..3 {
+        store
+            .insert_action(&new_action(charger, &format!("a-{n}"), true))
+            .await
+            .unwrap();
+    }
+    let (page, total) = store.actions_page(charger, 2, 0).await.unwrap();
+    assert_eq!(total, 3);
+    let uuids: Vec<&str> = page.iter().map(|a| a.uuid.as_str()).collect();
+    assert_eq!(uuids, ["a-2", "a-1"]);
+    let (rest, _) = store.actions_page(charger, 2, 2).await.unwrap();
+    assert_eq!(rest[0].uuid, "a-0");
+    // An action a gateway took before these, stored only now from its report, sorts by when
+    // it was taken.
+    let mut earlier = new_action(charger, "boot-read", true);
+    earlier.created_at = "2026-11-21T09:59:00.000000Z".into();
+    store.apply(&[report(&earlier, "answered")]).await.unwrap();
+    let (all, _) = store.actions_page(charger, 25, 0).await.unwrap();
+    let uuids: Vec<&str> = all.iter().map(|a| a.uuid.as_str()).collect();
+    assert_eq!(uuids, ["a-2", "a-1", "a-0", "boot-read"]);
+    let other = charger_id(&store, "CP-2").await;
+    assert!(store.action(other, "a-0").await.unwrap().is_none());
+});
+
+store_test!(
+    the_configuration_follows_answered_reads_and_accepted_changes,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        let setting = |key: &str, value: Option<&str>, readonly: bool| Setting {
+            key: key.into(),
+            value: value.map(str::to_string),
+            readonly,
+        };
+        let with_settings = |uuid: &str, update: SettingsUpdate| {
+            let mut change = report(&new_action(charger, uuid, true), "answered");
+            if let StateChange::ActionReported(report) = &mut change {
+                report.settings = Some(update);
+            }
+            change
+        };
+        let read_all = with_settings(
+            "r-1",
+            SettingsUpdate::Replace(vec![
+                setting("HeartbeatInterval", Some("300"), false),
+                setting("NumberOfConnectors", Some("2"), true),
+                setting("Stale", None, false),
+            ]),
+        );
+        store.apply(&[read_all]).await.unwrap();
+        let changed = with_settings(
+            "c-1",
+            SettingsUpdate::Change {
+                key: "HeartbeatInterval".into(),
+                value: "60".into(),
+            },
+        );
+        store.apply(std::slice::from_ref(&changed)).await.unwrap();
+        let read_again = with_settings(
+            "r-2",
+            SettingsUpdate::Replace(vec![
+                setting("HeartbeatInterval", Some("60"), false),
+                setting("NumberOfConnectors", Some("2"), true),
+            ]),
+        );
+        store.apply(&[read_again]).await.unwrap();
+        let read_one = with_settings(
+            "r-3",
+            SettingsUpdate::Upsert(vec![setting("MeterValueSampleInterval", Some("15"), false)]),
+        );
+        store.apply(&[read_one]).await.unwrap();
+        // A replayed change (its action is final already) is not applied twice.
+        store.apply(&[changed]).await.unwrap();
+        let kept: Vec<(String, Option<String>, i64)> = store
+            .settings(charger)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|s| (s.key, s.value, s.readonly))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ("HeartbeatInterval".to_string(), Some("60".to_string()), 0),
+                (
+                    "MeterValueSampleInterval".to_string(),
+                    Some("15".to_string()),
+                    0
+                ),
+                ("NumberOfConnectors".to_string(), Some("2".to_string()), 1),
+            ]
+        );
+    }
+);
+
+store_test!(each_action_the_command_line_took_is_claimed_once, |store| {
+    let charger = charger_id(&store, "CP-1").await;
+    store
+        .insert_action(&new_action(charger, "cli-1", false))
+        .await
+        .unwrap();
+    store
+        .insert_action(&new_action(charger, "rest-1", true))
+        .await
+        .unwrap();
+    let now = at("2026-11-21T10:00:01Z");
+    let claimed = store.claim_unpublished_actions(now, 10).await.unwrap();
+    let uuids: Vec<&str> = claimed.iter().map(|a| a.uuid.as_str()).collect();
+    assert_eq!(uuids, ["cli-1"]);
+    assert!(
+        store
+            .claim_unpublished_actions(now, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+});
+
+store_test!(
+    actions_no_gateway_reported_on_are_ended_once_overdue,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        // Deadline 10:01:00; time-out 30 s.
+        let waiting = new_action(charger, "waiting", true);
+        let sent = new_action(charger, "sent", true);
+        for action in [&waiting, &sent] {
+            store.insert_action(action).await.unwrap();
+        }
+        store.apply(&[report(&sent, "sent")]).await.unwrap();
+        let margin = chrono::Duration::seconds(30);
+        // Sent at 10:00:00.1: its answer was due at 10:00:30.1; plus the margin, 10:01:00.1.
+        let ended = store
+            .expire_overdue_actions(at("2026-11-21T10:01:00Z"), margin)
+            .await
+            .unwrap();
+        assert_eq!(ended, 0, "nothing is overdue yet");
+        let ended = store
+            .expire_overdue_actions(at("2026-11-21T10:01:01Z"), margin)
+            .await
+            .unwrap();
+        assert_eq!(ended, 1);
+        let timed_out = store.action(charger, "sent").await.unwrap().unwrap();
+        assert_eq!(
+            (timed_out.status.as_str(), timed_out.error_code.as_deref()),
+            ("timed_out", Some("Timeout"))
+        );
+        let ended = store
+            .expire_overdue_actions(at("2026-11-21T10:01:31Z"), margin)
+            .await
+            .unwrap();
+        assert_eq!(ended, 1);
+        let expired = store.action(charger, "waiting").await.unwrap().unwrap();
+        assert_eq!(
+            (expired.status.as_str(), expired.error_code.as_deref()),
+            ("expired", Some("NotDelivered"))
+        );
+        // A late report changes neither.
+        store.apply(&[report(&waiting, "answered")]).await.unwrap();
+        let still = store.action(charger, "waiting").await.unwrap().unwrap();
+        assert_eq!(still.status, "expired");
+    }
+);

@@ -1,0 +1,285 @@
+//! The third-party charge point that cms commands: tests/interop/ocpp16_commanded_charge_point.py
+//! (the Python `ocpp` package, which checks every call against the OCPP 1.6 schemas) as a child
+//! process. What it printed is read back as JSON lines (what arrived, in which order, what it
+//! answered); its stdin moves it between connections. It is killed when dropped.
+
+pub mod calls;
+
+use super::POLL_EVERY;
+use super::process::stdout_lines;
+use calls::json_eq;
+use serde_json::Value;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::time::Duration;
+use tempfile::TempDir;
+use tokio::sync::mpsc;
+
+/// How long the charge point may take to start Python, connect and boot.
+const READY_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a line a test waits for may take to be printed.
+pub const LINE_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long the script may take to exit once its stdin is closed.
+const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct CommandedCharger {
+    pub identity: String,
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::UnboundedReceiver<String>,
+    /// Every line printed so far, parsed (a line that is not JSON is kept as a string).
+    printed: Vec<Value>,
+    /// Connections it made so far (it numbers them from 1).
+    connections: u64,
+    /// Holds `stderr.log`, the script's stderr.
+    logs: TempDir,
+}
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/interop/ocpp16_commanded_charge_point.py")
+}
+
+impl CommandedCharger {
+    /// Starts the charge point on `url` (`ws://…/ocpp/IDENTITY`) and waits until it has sent
+    /// BootNotification and StatusNotification.
+    pub async fn connect(url: &str, identity: &str) -> CommandedCharger {
+        CommandedCharger::connect_with(url, identity, &[]).await
+    }
+
+    /// [`CommandedCharger::connect`] with the script's options (`--password P`, `--config JSON`).
+    pub async fn connect_with(url: &str, identity: &str, options: &[&str]) -> CommandedCharger {
+        let logs = TempDir::new().expect("temp dir for the charge point's stderr");
+        let stderr = std::fs::File::create(logs.path().join("stderr.log")).expect("stderr.log");
+        let mut child = Command::new("python3")
+            .arg(script())
+            .args([url, identity])
+            .args(options)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "could not run python3 ({e}): the actions tests need python3 with the \
+                     packages of tests/interop/requirements.txt (scripts/test installs them)"
+                )
+            });
+        let mut charger = CommandedCharger {
+            identity: identity.to_string(),
+            stdin: child.stdin.take(),
+            lines: stdout_lines(&mut child),
+            child: Some(child),
+            printed: Vec::new(),
+            connections: 0,
+            logs,
+        };
+        charger.wait_ready().await;
+        charger
+    }
+
+    /// Waits for the `ready` line of its next connection.
+    async fn wait_ready(&mut self) {
+        let next = self.connections + 1;
+        let mut what = format!("`ready` of connection {next} (connected and booted)");
+        if next == 1 {
+            what += ", with python3 holding the packages of tests/interop/requirements.txt";
+        }
+        self.wait_within(READY_TIMEOUT, &what, |l| {
+            l.get("ready").is_some() && l["connection"] == next
+        })
+        .await;
+        self.connections = next;
+    }
+
+    /// Every line printed so far.
+    pub fn printed(&mut self) -> &[Value] {
+        while let Ok(line) = self.lines.try_recv() {
+            let parsed = serde_json::from_str(&line).unwrap_or(Value::String(line));
+            self.printed.push(parsed);
+        }
+        &self.printed
+    }
+
+    /// The CALLs that arrived, in order (`{"received": ACTION, "payload", "unique_id",
+    /// "connection", "unanswered", "at"}`).
+    pub fn received(&mut self) -> Vec<Value> {
+        let printed = self.printed();
+        printed
+            .iter()
+            .filter(|l| l.get("received").is_some())
+            .cloned()
+            .collect()
+    }
+
+    /// The CALLs of `action` that arrived, in order.
+    pub fn received_of(&mut self, action: &str) -> Vec<Value> {
+        let mut all = self.received();
+        all.retain(|l| l["received"] == action);
+        all
+    }
+
+    /// Waits (bounded) for a line satisfying `wanted`; returns the first such line.
+    pub async fn wait_for(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
+        self.wait_within(LINE_TIMEOUT, what, wanted).await
+    }
+
+    async fn wait_within(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if let Some(found) = self.printed().iter().find(|l| wanted(l)) {
+                return found.clone();
+            }
+            let exited = self.exit_status();
+            if exited.is_some() || tokio::time::Instant::now() >= deadline {
+                let state = match exited {
+                    Some(status) => format!("it exited ({status})"),
+                    None => format!("it did not within {limit:?}"),
+                };
+                let printed = self.describe();
+                panic!(
+                    "expected the charge point {} to print {what}, but {state}; it printed:\n{}",
+                    self.identity, printed
+                );
+            }
+            tokio::time::sleep(POLL_EVERY).await;
+        }
+    }
+
+    /// Waits for the CALL of `action` whose payload is `payload` to arrive; returns its line.
+    pub async fn wait_received(&mut self, action: &str, payload: &Value) -> Value {
+        let what = format!("that it received {action} {payload}");
+        self.wait_for(&what, |l| {
+            l["received"] == action && json_eq(&l["payload"], payload)
+        })
+        .await
+    }
+
+    /// Waits for its answer to the CALL `unique_id`; returns the `answered` line (`payload` for
+    /// a CALLRESULT, `error: [code, description]` for a CALLERROR).
+    pub async fn answer_to(&mut self, unique_id: &Value) -> Value {
+        let what = format!("its answer to the call {unique_id}");
+        self.wait_for(&what, |l| {
+            l.get("answered").is_some() && l["unique_id"] == *unique_id
+        })
+        .await
+    }
+
+    /// Fails unless exactly one CALL of `action` with `payload` arrived.
+    pub fn assert_received_once(&mut self, action: &str, payload: &Value) {
+        let arrived: Vec<Value> = self
+            .received_of(action)
+            .into_iter()
+            .filter(|l| json_eq(&l["payload"], payload))
+            .collect();
+        assert_eq!(
+            arrived.len(),
+            1,
+            "expected the charge point {} to receive {action} {payload} exactly once; it \
+             received it {} times: {arrived:?}",
+            self.identity,
+            arrived.len()
+        );
+    }
+
+    /// Closes its websocket (close code 1000); it stays offline until [`Self::connect_to`].
+    pub async fn disconnect(&mut self) {
+        self.command("disconnect");
+        let connection = self.connections;
+        let what = format!("that it closed connection {connection}");
+        self.wait_for(&what, |l| {
+            l.get("disconnected").is_some() && l["connection"] == connection
+        })
+        .await;
+    }
+
+    /// Connects again, to `url`, and boots; waits until it is ready.
+    pub async fn connect_to(&mut self, url: &str) {
+        self.command(&format!("connect {url}"));
+        self.wait_ready().await;
+    }
+
+    fn command(&mut self, line: &str) {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .expect("the charge point's stdin is open");
+        writeln!(stdin, "{line}")
+            .and_then(|_| stdin.flush())
+            .unwrap_or_else(|e| panic!("could not tell the charge point to {line}: {e}"));
+    }
+
+    /// Fails if it printed an `unexpected` line (a call that broke its schema, a handler that
+    /// failed, an answer of cms it could not accept).
+    pub fn assert_nothing_unexpected(&mut self) {
+        let unexpected: Vec<Value> = self
+            .printed()
+            .iter()
+            .filter(|l| l.get("unexpected").is_some())
+            .cloned()
+            .collect();
+        assert!(
+            unexpected.is_empty(),
+            "the charge point {} saw what it should not have: {unexpected:?}\nstderr:\n{}",
+            self.identity,
+            self.stderr()
+        );
+    }
+
+    /// Closes its stdin (it disconnects and exits) and fails unless it exited 0 with nothing
+    /// unexpected.
+    pub async fn finish(mut self) {
+        self.stdin = None;
+        let mut child = self.child.take().expect("the charge point is running");
+        let status = super::process::wait_exit(&mut child, EXIT_TIMEOUT).await;
+        self.assert_nothing_unexpected();
+        let printed = self.describe();
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "expected the charge point {} to exit 0 once its stdin closed, but it ended {status:?}\
+             ; it printed:\n{}",
+            self.identity,
+            printed
+        );
+    }
+
+    fn exit_status(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut()?.try_wait().ok().flatten()
+    }
+
+    fn stderr(&self) -> String {
+        super::process::log_tail(&self.logs.path().join("stderr.log"), 40)
+    }
+
+    /// Its stdout (the last 60 lines) and stderr, for failure messages.
+    fn describe(&mut self) -> String {
+        let printed = self.printed();
+        let tail: Vec<String> = printed[printed.len().saturating_sub(60)..]
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        format!("{}\nstderr:\n{}", tail.join("\n"), self.stderr())
+    }
+}
+
+impl Drop for CommandedCharger {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            let printed = self.describe();
+            eprintln!(
+                "---- charge point {} (stdout, stderr) ----\n{printed}",
+                self.identity
+            );
+        }
+    }
+}
