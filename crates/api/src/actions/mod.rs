@@ -120,9 +120,26 @@ impl Dispatch {
         }
     }
 
-    /// Stops waiting for an action (the request's `wait` is over).
-    pub fn forget(&self, uuid: &str) {
-        self.waiting.remove(uuid);
+    /// Waits until `deadline` for the end of the action `take` gave `ended` for. An end is
+    /// stored at once (the materialiser will find it done), so that a read right after agrees
+    /// with what the caller is told; `false` when the action goes on past the deadline.
+    pub async fn wait_for_end(
+        &self,
+        uuid: &str,
+        ended: oneshot::Receiver<ActionReport>,
+        deadline: tokio::time::Instant,
+    ) -> Result<bool, StoreError> {
+        match tokio::time::timeout_at(deadline, ended).await {
+            Ok(Ok(report)) => {
+                let at = cms_store::now_record_time();
+                self.store.apply(&[report_change(&report, at)]).await?;
+                Ok(true)
+            }
+            _ => {
+                self.waiting.remove(uuid);
+                Ok(false)
+            }
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Chargers > Actions: send one of the 19 OCPP 1.6 calls of a central system to a charger, and
 //! read the audit log. See docs/actions.md for the statuses and the rules they keep.
 
-use crate::actions::{Target, report_change};
+use crate::actions::Target;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
@@ -20,7 +20,7 @@ use cms_ocpp::v16::{Command, SchemaViolations};
 use cms_store::Scope;
 use cms_store::actions::ActionRow;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 use utoipa::ToSchema;
@@ -112,7 +112,7 @@ impl From<ActionRow> for ActionBody {
     tag = "Chargers > Actions",
     params(
         ("charger_uuid" = String, Path, format = "uuid"),
-        ("action" = ActionSegment, Path, description = "The OCPP action in kebab-case"),
+        ("action" = String, Path, description = "The OCPP action in kebab-case (one of 19)"),
         ("wait" = Option<i64>, Query, minimum = 0, maximum = 60,
             description = "Seconds to wait for the action to end (default 30)"),
     ),
@@ -165,19 +165,8 @@ pub async fn send(
         .take(&target, command.as_str(), request, requested_by)
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let finished = match tokio::time::timeout(wait, ended).await {
-        Ok(Ok(report)) => {
-            // Stored here too (the materialiser will find it done), so that what this answer
-            // says is what a read right after it says.
-            let at = cms_store::now_record_time();
-            state.store.apply(&[report_change(&report, at)]).await?;
-            true
-        }
-        _ => {
-            state.dispatch.forget(&uuid);
-            false
-        }
-    };
+    let deadline = tokio::time::Instant::now() + wait;
+    let finished = state.dispatch.wait_for_end(&uuid, ended, deadline).await?;
     let row = state
         .store
         .action(charger.id, &uuid)
@@ -259,32 +248,6 @@ pub async fn show(
     Ok(Json(Data::new(row.into())))
 }
 
-/// The 19 path segments, for the OpenAPI document.
-#[derive(ToSchema)]
-#[schema(rename_all = "kebab-case")]
-#[allow(dead_code)] // Documents the allowed values; `Command::from_path_segment` reads them.
-pub enum ActionSegment {
-    CancelReservation,
-    ChangeAvailability,
-    ChangeConfiguration,
-    ClearCache,
-    ClearChargingProfile,
-    DataTransfer,
-    GetCompositeSchedule,
-    GetConfiguration,
-    GetDiagnostics,
-    GetLocalListVersion,
-    RemoteStartTransaction,
-    RemoteStopTransaction,
-    ReserveNow,
-    Reset,
-    SendLocalList,
-    SetChargingProfile,
-    TriggerMessage,
-    UnlockConnector,
-    UpdateFirmware,
-}
-
 /// Puts each action's official request schema in the OpenAPI document (as a component named
 /// `Ocpp16<Action>Request`) and makes the send endpoint's body one of them: the schemas are
 /// vendored from the OCA's, so the document shows exactly what is checked.
@@ -307,11 +270,17 @@ pub fn document_request_schemas(document: &mut Value) {
         );
         let name = format!("Ocpp16{}Request", command.as_str());
         document["components"]["schemas"][&name] = Value::Object(schema);
-        choices.push(serde_json::json!({"$ref": format!("#/components/schemas/{name}")}));
+        choices.push(json!({"$ref": format!("#/components/schemas/{name}")}));
     }
-    let body = &mut document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"]["requestBody"]
-        ["content"]["application/json"]["schema"];
-    *body = serde_json::json!({"oneOf": choices});
+    let send = &mut document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
+    send["requestBody"]["content"]["application/json"]["schema"] = json!({"oneOf": choices});
+    // The path segment's allowed values, from the one list of actions there is.
+    let segments: Vec<&str> = Command::ALL.iter().map(|c| c.path_segment()).collect();
+    if let Some(parameters) = send["parameters"].as_array_mut() {
+        for parameter in parameters.iter_mut().filter(|p| p["name"] == "action") {
+            parameter["schema"] = json!({"type": "string", "enum": segments});
+        }
+    }
 }
 
 /// A 422 naming every field the payload gets wrong, as Laravel names nested fields
@@ -359,20 +328,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_openapi_segments_are_the_actions_path_segments() {
-        let documented = serde_json::to_value(<ActionSegment as utoipa::PartialSchema>::schema())
-            .expect("a schema");
-        let listed: Vec<&str> = documented["enum"]
-            .as_array()
-            .expect("an enum")
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        let actions: Vec<&str> = Command::ALL.iter().map(|c| c.path_segment()).collect();
-        assert_eq!(listed, actions);
-    }
-
-    #[test]
     fn the_document_shows_each_actions_official_request_schema() {
         let (_, document) = crate::http::api_routes();
         let mut document = serde_json::to_value(&document).unwrap();
@@ -383,9 +338,15 @@ mod tests {
             serde_json::json!(["Hard", "Soft"])
         );
         assert!(schemas["Ocpp16ResetRequest"].get("$schema").is_none());
-        let body = &document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"]["requestBody"]
-            ["content"]["application/json"]["schema"]["oneOf"];
+        let send = &document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
+        let body = &send["requestBody"]["content"]["application/json"]["schema"]["oneOf"];
         assert_eq!(body.as_array().map(Vec::len), Some(19), "{body}");
+        let action = send["parameters"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["name"] == "action"))
+            .expect("the action parameter");
+        assert_eq!(action["schema"]["enum"][0], "cancel-reservation");
+        assert_eq!(action["schema"]["enum"].as_array().map(Vec::len), Some(19));
     }
 
     #[test]

@@ -22,8 +22,7 @@ use utoipa::{Modify, OpenApi};
     components(schemas(
         crate::http::schema::ErrorBody,
         crate::http::schema::ValidationErrorBody,
-        crate::http::schema::PermissionsBody,
-        crate::http::actions::ActionSegment
+        crate::http::schema::PermissionsBody
     ))
 )]
 pub struct ApiDoc;

@@ -1,7 +1,7 @@
 //! Chargers > Settings: a charger's configuration as cms last knew it (read after each boot),
 //! and changes to it, one ChangeConfiguration per key through the actions' path.
 
-use crate::actions::{Target, report_change};
+use crate::actions::Target;
 use crate::http::AppState;
 use crate::http::actions::wait_of;
 use crate::http::auth::Caller;
@@ -169,13 +169,7 @@ pub async fn change(
     let mut data = Vec::with_capacity(taken.len());
     let mut all_ended = true;
     for (key, uuid, ended) in taken {
-        match tokio::time::timeout_at(deadline, ended).await {
-            Ok(Ok(report)) => {
-                let at = cms_store::now_record_time();
-                state.store.apply(&[report_change(&report, at)]).await?;
-            }
-            _ => state.dispatch.forget(&uuid),
-        }
+        state.dispatch.wait_for_end(&uuid, ended, deadline).await?;
         let row = state.store.action(charger.id, &uuid).await?;
         let (status, answer) =
             row.map_or(("pending".to_string(), None), |r| (r.status, r.response));
