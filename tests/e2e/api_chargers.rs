@@ -70,6 +70,11 @@ fn assert_charger_shape(c: &Value) {
     assert_record_time(&c["updated_at"], "charger updated_at");
     assert!(c["licenses"]["smart"].is_boolean(), "licenses: {c}");
     assert!(c["licenses"]["pro"].is_boolean(), "licenses: {c}");
+    let profile = c["security_profile"].as_i64();
+    assert!(
+        profile.is_some_and(|p| (0..=3).contains(&p)),
+        "security_profile: {c}"
+    );
     for p in ["basic", "sensitive", "full"] {
         assert!(c["permissions"][p].is_boolean(), "permissions: {c}");
     }
@@ -612,9 +617,9 @@ on_both_stores!(a_site_charger_registration_is_validated, |cms| {
             "The password field is prohibited when security profile is 0.",
         ),
         (
-            json!({"identity": "CP-1", "security_profile": 2}),
+            json!({"identity": "CP-1", "security_profile": 4}),
             "security_profile",
-            "The security profile field must be between 0 and 1.",
+            "The security profile field must be between 0 and 3.",
         ),
         (
             json!({"identity": "CP-1", "security_profile": "x"}),

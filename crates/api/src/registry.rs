@@ -2,8 +2,8 @@
 //! charger registered anywhere (the API, `cms charger add`, an import) can connect to any
 //! gateway within a few seconds, with no gateway ever asking the database.
 
-use cms_bus::{Publisher, RegistryState, Topics, registry_record};
-use cms_store::Store;
+use cms_bus::{Publisher, Registration, RegistryState, Topics, registry_record};
+use cms_store::{RegistryChange, Store};
 use futures_util::future::join_all;
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,12 +40,7 @@ impl RegistryPublisher {
                 }
             }
             let deliveries = changes.iter().map(|change| {
-                let state = match &change.registration {
-                    Some(entry) => RegistryState::Registered {
-                        password_hash: entry.password_hash.clone(),
-                    },
-                    None => RegistryState::Unregistered,
-                };
+                let state = registry_state(change);
                 self.bus
                     .publish(registry_record(&self.topics, &change.identity, &state))
             });
@@ -59,5 +54,16 @@ impl RegistryPublisher {
             published.increment(changes.len() as u64);
             cursor = changes.last().map_or(cursor, |c| c.seq);
         }
+    }
+}
+
+/// A change of the store's registry log as the state gateways hold.
+pub fn registry_state(change: &RegistryChange) -> RegistryState {
+    match &change.registration {
+        Some(entry) => RegistryState::Registered(Registration {
+            password_hash: entry.password_hash.clone(),
+            security_profile: u8::try_from(entry.security_profile).unwrap_or(u8::MAX),
+        }),
+        None => RegistryState::Unregistered,
     }
 }

@@ -15,7 +15,7 @@ pub use commands::{
 };
 pub use in_process::{InProcessBus, InProcessConfig};
 pub use record::{Delivered, Header, Message, Record};
-pub use registry::{RegistryState, registry_record, registry_state};
+pub use registry::{Registration, RegistryState, registry_record, registry_state};
 pub use topics::Topics;
 
 use std::future::Future;

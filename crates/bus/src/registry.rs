@@ -1,28 +1,43 @@
 //! Records of the charger registry topic: key = identity, value = the charger's registration
-//! (`{"identity":..,"registered":true,"password_hash":..}`); an empty value is a tombstone.
+//! (`{"identity":..,"registered":true,"password_hash":..,"security_profile":..}`); an empty value
+//! is a tombstone.
 
 use crate::{Record, Topics};
 use bytes::Bytes;
 use std::borrow::Cow;
 
+/// What a gateway needs to know of a registered charger to let it in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    /// Salted hash of its Basic-auth password (security profiles 1 and 2).
+    pub password_hash: Option<String>,
+    /// OCPP security profile: 0 no credentials, 1 Basic auth, 2 Basic auth over TLS, 3 a
+    /// client certificate over TLS.
+    pub security_profile: u8,
+}
+
 /// A charger's state in the registry, as gateways need it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistryState {
-    Registered { password_hash: Option<String> },
+    Registered(Registration),
     Unregistered,
 }
 
 /// The registry record of a charger.
 pub fn registry_record(topics: &Topics, identity: &str, state: &RegistryState) -> Record {
-    let (registered, password_hash) = match state {
-        RegistryState::Registered { password_hash } => (true, password_hash.as_deref()),
-        RegistryState::Unregistered => (false, None),
+    let value = match state {
+        RegistryState::Registered(registration) => serde_json::json!({
+            "identity": identity,
+            "registered": true,
+            "password_hash": registration.password_hash,
+            "security_profile": registration.security_profile,
+        }),
+        RegistryState::Unregistered => serde_json::json!({
+            "identity": identity,
+            "registered": false,
+            "password_hash": null,
+        }),
     };
-    let value = serde_json::json!({
-        "identity": identity,
-        "registered": registered,
-        "password_hash": password_hash,
-    });
     Record {
         topic: Cow::Borrowed(topics.registry),
         key: Bytes::copy_from_slice(identity.as_bytes()),
@@ -31,34 +46,46 @@ pub fn registry_record(topics: &Topics, identity: &str, state: &RegistryState) -
     }
 }
 
-/// The state a registry value describes; an empty or unreadable value is `Unregistered`.
+/// The state a registry value describes; an empty or unreadable value is `Unregistered`. A
+/// record without `security_profile` (written before profiles were recorded) has profile 1 when
+/// it has a password and 0 when not, which is what it meant then.
 pub fn registry_state(value: &[u8]) -> RegistryState {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(value) else {
         return RegistryState::Unregistered;
     };
-    if value["registered"].as_bool() == Some(true) {
-        RegistryState::Registered {
-            password_hash: value["password_hash"].as_str().map(str::to_string),
-        }
-    } else {
-        RegistryState::Unregistered
+    if value["registered"].as_bool() != Some(true) {
+        return RegistryState::Unregistered;
     }
+    let password_hash = value["password_hash"].as_str().map(str::to_string);
+    let security_profile = value["security_profile"]
+        .as_u64()
+        .and_then(|p| u8::try_from(p).ok())
+        .unwrap_or(u8::from(password_hash.is_some()));
+    RegistryState::Registered(Registration {
+        password_hash,
+        security_profile,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn registered(password_hash: Option<&str>, security_profile: u8) -> RegistryState {
+        RegistryState::Registered(Registration {
+            password_hash: password_hash.map(str::to_string),
+            security_profile,
+        })
+    }
+
     #[test]
     fn registry_records_round_trip() {
         let topics = Topics::with_prefix("t");
         for state in [
-            RegistryState::Registered {
-                password_hash: None,
-            },
-            RegistryState::Registered {
-                password_hash: Some("sha256$00$11".into()),
-            },
+            registered(None, 0),
+            registered(Some("sha256$00$11"), 1),
+            registered(Some("sha256$00$11"), 2),
+            registered(None, 3),
             RegistryState::Unregistered,
         ] {
             let record = registry_record(&topics, "CP-1", &state);
@@ -67,5 +94,13 @@ mod tests {
             assert_eq!(registry_state(&record.value), state);
         }
         assert_eq!(registry_state(b""), RegistryState::Unregistered);
+    }
+
+    #[test]
+    fn a_record_from_before_profiles_keeps_its_meaning() {
+        let old = br#"{"identity":"CP-1","registered":true,"password_hash":"sha256$00$11"}"#;
+        assert_eq!(registry_state(old), registered(Some("sha256$00$11"), 1));
+        let open = br#"{"identity":"CP-1","registered":true,"password_hash":null}"#;
+        assert_eq!(registry_state(open), registered(None, 0));
     }
 }

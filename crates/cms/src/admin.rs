@@ -55,8 +55,10 @@ pub struct ChargerAddArgs {
     /// without one, a strong password is generated and printed once.
     #[arg(long, env = "CMS_CHARGER_PASSWORD", hide_env_values = true)]
     pub password: Option<String>,
-    /// OCPP security profile: 1 = Basic auth (the default); 0 = no credentials at all, only
-    /// for test benches on a closed network (anyone who knows the identity can connect).
+    /// OCPP security profile: 1 = Basic auth (the default); 2 = Basic auth over wss only; 3 =
+    /// a client certificate over wss (subject CN = identity), no password; 0 = no credentials
+    /// at all, only for test benches on a closed network (anyone who knows the identity can
+    /// connect).
     #[arg(long, default_value_t = 1)]
     pub security_profile: u8,
     /// The site to put it in; default: the operators' default site.
@@ -186,6 +188,7 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
         identity: identity.to_string(),
         reference: args.reference,
         password_hash: credentials.password_hash,
+        security_profile: i64::from(args.security_profile),
         site_uuid: args.site,
     };
     let uuid = store.add_charger(&new).await.map_err(|e| e.to_string())?;
@@ -196,6 +199,9 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
             "with HTTP Basic auth, user {identity} and this password, shown only once: {password}"
         ),
         (None, 0) => println!("without credentials (security profile 0): for test benches only"),
+        (None, 3) => println!(
+            "over wss with a client certificate of the gateway's client CA whose subject CN is {identity}"
+        ),
         (None, _) => println!("with HTTP Basic auth, user {identity} and the given password"),
     }
     println!("{uuid}");
@@ -210,8 +216,8 @@ pub struct ChargerImportArgs {
     /// standard input. A line without a password gets a generated one.
     #[arg(long)]
     pub file: PathBuf,
-    /// 1 = Basic auth (the default); 0 = no credentials, only for test benches: every line must
-    /// then be an identity alone.
+    /// 1 = Basic auth (the default), 2 = Basic auth over wss, 3 = client certificate; 0 = no
+    /// credentials, only for test benches. With 0 and 3 every line must be an identity alone.
     #[arg(long, default_value_t = 1)]
     pub security_profile: u8,
     /// The site to put them in; default: the operators' default site.
@@ -247,6 +253,7 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
             identity: identity.to_string(),
             reference: None,
             password_hash: credentials.password_hash,
+            security_profile: i64::from(args.security_profile),
             site_uuid: args.site.clone(),
         });
         generated.push(credentials.generated_password);

@@ -3,7 +3,6 @@
 //! registry topic. A charger registered by another process (`cms charger add`) can connect
 //! within [`POLL`].
 
-use cms_bus::RegistryState;
 use cms_gateway::RegistryDirectory;
 use cms_store::{RegistryChange, Store, StoreError};
 use std::sync::Arc;
@@ -57,13 +56,7 @@ pub async fn follow(
 /// Applies changes in order; the sequence number of the last one.
 fn apply(directory: &RegistryDirectory, changes: &[RegistryChange]) -> Option<i64> {
     for change in changes {
-        let state = match &change.registration {
-            Some(entry) => RegistryState::Registered {
-                password_hash: entry.password_hash.clone(),
-            },
-            None => RegistryState::Unregistered,
-        };
-        directory.apply_state(&change.identity, state);
+        directory.apply_state(&change.identity, cms_api::registry_state(change));
     }
     changes.last().map(|c| c.seq)
 }

@@ -34,12 +34,9 @@ pub enum CredentialError {
     IdentityCharacters,
     #[error("stored hash is malformed")]
     MalformedHash,
-    #[error("a charger of security profile 0 takes no password")]
-    PasswordWithoutAuth,
-    #[error(
-        "security profiles 2 and 3 need TLS on the gateway, which this version does not serve yet"
-    )]
-    ProfileNeedsTls,
+    /// Profile 0 takes no credentials, profile 3 a client certificate instead.
+    #[error("a charger of security profile {0} takes no password")]
+    PasswordNotUsed(u8),
     #[error("the security profile must be 0, 1, 2 or 3")]
     UnknownProfile,
 }
@@ -58,34 +55,34 @@ pub struct ChargerCredentials {
 }
 
 /// A new charger's credentials for OCPP security profile `profile`: 1 (Basic auth, the default
-/// everywhere a charger is registered) uses `password`, or generates a strong one when none is
-/// given, so no charger is open by accident; 0 (no credentials, for test benches) must be asked
-/// for and takes no password.
+/// everywhere a charger is registered) and 2 (Basic auth over TLS) use `password`, or generate a
+/// strong one when none is given, so no charger is open by accident; 3 (a client certificate
+/// over TLS) takes no password; 0 (no credentials, for test benches) must be asked for and
+/// takes none either.
 pub fn charger_credentials(
     profile: u8,
     password: Option<&str>,
 ) -> Result<ChargerCredentials, CredentialError> {
     match (profile, password) {
-        (0, None) => Ok(ChargerCredentials {
+        (0 | 3, None) => Ok(ChargerCredentials {
             password_hash: None,
             generated_password: None,
         }),
-        (0, Some(_)) => Err(CredentialError::PasswordWithoutAuth),
-        (1, Some(password)) => {
+        (0 | 3, Some(_)) => Err(CredentialError::PasswordNotUsed(profile)),
+        (1 | 2, Some(password)) => {
             check_charger_password(password)?;
             Ok(ChargerCredentials {
                 password_hash: Some(hash_secret(password)),
                 generated_password: None,
             })
         }
-        (1, None) => {
+        (1 | 2, None) => {
             let password = random_token(GENERATED_CHARGER_PASSWORD_LEN);
             Ok(ChargerCredentials {
                 password_hash: Some(hash_secret(&password)),
                 generated_password: Some(password),
             })
         }
-        (2 | 3, _) => Err(CredentialError::ProfileNeedsTls),
         _ => Err(CredentialError::UnknownProfile),
     }
 }
@@ -276,11 +273,18 @@ mod tests {
         assert_eq!((open.password_hash, open.generated_password), (None, None));
         assert_eq!(
             charger_credentials(0, Some("sixteen-chars-ok")),
-            Err(CredentialError::PasswordWithoutAuth)
+            Err(CredentialError::PasswordNotUsed(0))
         );
+        let tls = charger_credentials(2, None).unwrap();
+        assert!(
+            tls.generated_password.is_some(),
+            "profile 2 is Basic auth too"
+        );
+        let certificate = charger_credentials(3, None).unwrap();
+        assert_eq!(certificate.password_hash, None);
         assert_eq!(
-            charger_credentials(2, None),
-            Err(CredentialError::ProfileNeedsTls)
+            charger_credentials(3, Some("sixteen-chars-ok")),
+            Err(CredentialError::PasswordNotUsed(3))
         );
         assert_eq!(
             charger_credentials(4, None),

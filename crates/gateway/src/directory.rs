@@ -1,15 +1,8 @@
-//! Which chargers may connect, and with which password: the gateway asks a directory at each
-//! handshake, never on the frame path.
+//! Which chargers may connect, and with which credentials (their security profile and password
+//! hash): the gateway asks a directory at each handshake, never on the frame path.
 
 use cms_bus::BoxFuture;
-
-/// What the gateway needs to know of a registered charger.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Registration {
-    /// Salted hash of the Basic-auth password (security profile 1); `None` accepts the charger
-    /// without a password.
-    pub password_hash: Option<String>,
-}
+pub use cms_bus::Registration;
 
 /// The directory could not answer (its store is down, say): the handshake fails with 503 and
 /// the charger retries, instead of an unknown charger being let in or a known one turned away.

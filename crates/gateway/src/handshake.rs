@@ -1,10 +1,11 @@
-//! The HTTP side of a charger connection: read the upgrade request, look the charger up, check
-//! its password, and answer 101 (or 4xx before any upgrade). Done by hand rather than through
-//! tungstenite's callback because the directory look-up is asynchronous.
+//! The HTTP side of a charger connection: read the upgrade request, look the charger up, admit
+//! it by its security profile (`admission.rs`), and answer 101 (or 4xx before any upgrade).
+//! Done by hand rather than through tungstenite's callback because the directory look-up is
+//! asynchronous.
 
-use crate::directory::{ChargerDirectory, Registration};
+use crate::admission::{Refusal, Transport, admit};
+use crate::directory::ChargerDirectory;
 use crate::identity::ChargerIdentity;
-use base64::Engine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
@@ -32,7 +33,8 @@ pub struct Accepted {
 pub enum Rejection {
     BadRequest,
     NotFound,
-    Unauthorized,
+    /// A registered charger below its security profile, or without its credentials.
+    Refused(Refusal),
     Unavailable,
     /// A health probe on the OCPP port, answered and done.
     Probe,
@@ -44,7 +46,7 @@ impl Rejection {
         match self {
             Rejection::BadRequest => "bad_request",
             Rejection::NotFound => "unknown_charger",
-            Rejection::Unauthorized => "unauthorized",
+            Rejection::Refused(refusal) => refusal.label(),
             Rejection::Unavailable => "directory_unavailable",
             Rejection::Probe => "probe",
             Rejection::ClientGone => "client_gone",
@@ -61,10 +63,11 @@ struct Request {
     authorization: Option<String>,
 }
 
-/// Runs the handshake on a fresh TCP connection.
+/// Runs the handshake on a fresh connection that came in over `transport`.
 pub async fn accept(
     stream: &mut TcpStream,
     directory: &dyn ChargerDirectory,
+    transport: Transport<'_>,
 ) -> Result<Accepted, Rejection> {
     let (request, leftover) = read_request(stream).await?;
     let Some(segment) = request.path.strip_prefix("/ocpp/") else {
@@ -120,17 +123,21 @@ pub async fn accept(
             .await;
         }
     };
-    if !authorized(&identity, &registration, request.authorization.as_deref()) {
-        let challenge = [("WWW-Authenticate", "Basic realm=\"cms\", charset=\"UTF-8\"")];
-        return respond(
-            stream,
-            "401 Unauthorized",
-            &challenge,
-            "unauthorized\n",
-            Rejection::Unauthorized,
-        )
-        .await;
-    }
+    let authorization = request.authorization.as_deref();
+    let authenticated = match admit(&identity, &registration, transport, authorization) {
+        Ok(authenticated) => authenticated,
+        Err(refusal) => {
+            // Who and why, never the credentials.
+            tracing::info!(%identity, reason = refusal.label(), "handshake refused");
+            let (status, body) = refusal.answer();
+            let challenge = [("WWW-Authenticate", "Basic realm=\"cms\", charset=\"UTF-8\"")];
+            let headers: &[(&str, &str)] = match refusal {
+                Refusal::Unauthorized => &challenge,
+                _ => &[],
+            };
+            return respond(stream, status, headers, body, Rejection::Refused(refusal)).await;
+        }
+    };
     let subprotocol_agreed = request.protocols.iter().any(|p| p == OCPP16);
     let mut response = format!(
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n",
@@ -147,38 +154,9 @@ pub async fn accept(
     Ok(Accepted {
         identity,
         subprotocol_agreed,
-        authenticated: registration.password_hash.is_some(),
+        authenticated,
         leftover,
     })
-}
-
-/// Security profile 1: `Authorization: Basic base64(identity:password)`, checked only for
-/// chargers registered with a password.
-fn authorized(
-    identity: &ChargerIdentity,
-    registration: &Registration,
-    header: Option<&str>,
-) -> bool {
-    let Some(stored) = &registration.password_hash else {
-        return true;
-    };
-    let Some(encoded) = header.and_then(|h| {
-        let (scheme, rest) = h.trim().split_once(' ')?;
-        scheme.eq_ignore_ascii_case("basic").then_some(rest.trim())
-    }) else {
-        return false;
-    };
-    let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded) else {
-        return false;
-    };
-    let Ok(decoded) = String::from_utf8(decoded) else {
-        return false;
-    };
-    // Passwords never hold ':' while identities may, so the last ':' is the separator.
-    let Some((user, password)) = decoded.rsplit_once(':') else {
-        return false;
-    };
-    user == identity.as_str() && cms_credentials::verify_secret(password, stored).unwrap_or(false)
 }
 
 async fn read_request(stream: &mut TcpStream) -> Result<(Request, Vec<u8>), Rejection> {
@@ -291,44 +269,4 @@ async fn respond<T>(
     let _ = stream.write_all(response.as_bytes()).await;
     let _ = stream.shutdown().await;
     Err(rejection)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn registration(password: Option<&str>) -> Registration {
-        Registration {
-            password_hash: password.map(cms_credentials::hash_secret),
-        }
-    }
-
-    fn basic(user_pass: &str) -> String {
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(user_pass)
-        )
-    }
-
-    #[test]
-    fn chargers_without_a_password_need_no_credentials() {
-        let id = ChargerIdentity::parse("CP1").unwrap();
-        assert!(authorized(&id, &registration(None), None));
-    }
-
-    #[test]
-    fn basic_auth_needs_the_identity_and_the_right_password() {
-        let id = ChargerIdentity::parse("CP:1").unwrap();
-        let reg = registration(Some("0123456789abcdef"));
-        assert!(authorized(&id, &reg, Some(&basic("CP:1:0123456789abcdef"))));
-        assert!(!authorized(
-            &id,
-            &reg,
-            Some(&basic("CP:1:0123456789abcdeX"))
-        ));
-        assert!(!authorized(&id, &reg, Some(&basic("CP2:0123456789abcdef"))));
-        assert!(!authorized(&id, &reg, Some("Bearer xyz")));
-        assert!(!authorized(&id, &reg, Some("Basic !!!")));
-        assert!(!authorized(&id, &reg, None));
-    }
 }

@@ -11,6 +11,7 @@
 //! each ended.
 #![forbid(unsafe_code)]
 
+mod admission;
 /// The frame path: public for its benchmark (`benches/frame_path.rs`).
 pub mod calls;
 mod capacity;

@@ -28,8 +28,7 @@ impl RegistryDirectory {
     /// Sets a charger's registration as it is now.
     pub fn apply_state(&self, identity: &str, state: RegistryState) {
         match state {
-            RegistryState::Registered { password_hash } => {
-                let registration = Registration { password_hash };
+            RegistryState::Registered(registration) => {
                 self.chargers.insert(identity.to_string(), registration);
             }
             RegistryState::Unregistered => {
@@ -100,9 +99,10 @@ mod tests {
 
     fn message(identity: &str, state: Option<Option<&str>>) -> Message {
         let state = match state {
-            Some(password_hash) => RegistryState::Registered {
+            Some(password_hash) => RegistryState::Registered(Registration {
                 password_hash: password_hash.map(str::to_string),
-            },
+                security_profile: u8::from(password_hash.is_some()),
+            }),
             None => RegistryState::Unregistered,
         };
         let record = registry_record(&Topics::with_prefix("t"), identity, &state);
@@ -133,9 +133,11 @@ mod tests {
         directory.set_caught_up();
         let without_password = Registration {
             password_hash: None,
+            security_profile: 0,
         };
         let with_password = Registration {
             password_hash: Some(hash.into()),
+            security_profile: 1,
         };
         assert_eq!(
             directory.lookup("CP-1").await.unwrap(),

@@ -2,6 +2,7 @@
 //! keepalive, takeover by a newer connection, the calls cms sends the charger (one in flight
 //! at a time, `outgoing.rs`) and graceful shutdown.
 
+use crate::admission::Transport;
 use crate::calls::{CallContext, Outcome, handle_text};
 use crate::commands::{CommandInbox, read_configuration};
 use crate::events::{ConnectionEvent, connection_record};
@@ -63,7 +64,11 @@ pub async fn serve(
     // part of every connection's task for its whole life, handshake long done.
     let handshake = tokio::time::timeout(
         shared.config.handshake_timeout,
-        Box::pin(handshake::accept(&mut stream, &*shared.directory)),
+        Box::pin(handshake::accept(
+            &mut stream,
+            &*shared.directory,
+            Transport::Plain,
+        )),
     )
     .await;
     let accepted = match handshake {

@@ -13,6 +13,8 @@ pub struct NewCharger {
     pub reference: Option<String>,
     /// Already hashed (see `cms_credentials::hash_secret`); `None` for no Basic auth.
     pub password_hash: Option<String>,
+    /// OCPP security profile, 0 to 3 (see `cms_credentials::charger_credentials`).
+    pub security_profile: i64,
     /// The site to put it in; `None` for the operators' default site.
     pub site_uuid: Option<String>,
 }
@@ -80,6 +82,8 @@ pub struct ChargerRow {
     pub max_current: Option<f64>,
     pub license_smart: bool,
     pub license_pro: bool,
+    /// OCPP security profile, 0 to 3.
+    pub security_profile: i64,
     pub created_at: String,
     pub updated_at: String,
     pub permissions: Permissions,
@@ -110,6 +114,7 @@ impl<'r> sqlx::FromRow<'r, AnyRow> for ChargerRow {
             max_current: row.try_get("max_current")?,
             license_smart: flag(row, "license_smart")?,
             license_pro: flag(row, "license_pro")?,
+            security_profile: row.try_get("security_profile")?,
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
             permissions: Permissions::from_grants(
@@ -125,7 +130,7 @@ pub const CHARGER_COLUMNS: &str =
     "c.id, c.uuid, c.site_id, c.identity, c.reference, c.connection_status, c.status, c.error,
     c.error_info, c.vendor_id, c.vendor_error_code, c.firmware_version, c.server,
     c.last_connection_at, c.last_disconnection_at, c.last_heartbeat_at, c.setup_pending,
-    c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro,
+    c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro, c.security_profile,
     c.created_at, c.updated_at, g.full_access, g.sensitive";
 
 impl Store {
@@ -302,14 +307,16 @@ async fn insert_charger(db: &mut sqlx::AnyConnection, new: &NewCharger) -> Resul
     let uuid = uuid::Uuid::new_v4().to_string();
     let now = now_record_time();
     let inserted = sqlx::query(
-        "INSERT INTO chargers (uuid, site_id, identity, reference, password_hash, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO chargers (uuid, site_id, identity, reference, password_hash,
+           security_profile, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&uuid)
     .bind(site_id)
     .bind(&new.identity)
     .bind(&new.reference)
     .bind(&new.password_hash)
+    .bind(new.security_profile)
     .bind(&now)
     .bind(&now)
     .execute(&mut *db)

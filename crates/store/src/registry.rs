@@ -13,6 +13,7 @@ pub struct RegistryChange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistryEntry {
     pub password_hash: Option<String>,
+    pub security_profile: i64,
 }
 
 impl Store {
@@ -22,8 +23,8 @@ impl Store {
         seq: i64,
         limit: i64,
     ) -> Result<Vec<RegistryChange>> {
-        let rows: Vec<(i64, String, Option<i64>, Option<String>)> = sqlx::query_as(
-            "SELECT ch.seq, ch.identity, c.id, c.password_hash
+        let rows: Vec<(i64, String, Option<i64>, Option<String>, Option<i64>)> = sqlx::query_as(
+            "SELECT ch.seq, ch.identity, c.id, c.password_hash, c.security_profile
              FROM charger_registry_changes ch LEFT JOIN chargers c ON c.identity = ch.identity
              WHERE ch.seq > $1 ORDER BY ch.seq LIMIT $2",
         )
@@ -33,11 +34,16 @@ impl Store {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(seq, identity, id, password_hash)| RegistryChange {
-                seq,
-                identity,
-                registration: id.map(|_| RegistryEntry { password_hash }),
-            })
+            .map(
+                |(seq, identity, id, password_hash, security_profile)| RegistryChange {
+                    seq,
+                    identity,
+                    registration: id.map(|_| RegistryEntry {
+                        password_hash,
+                        security_profile: security_profile.unwrap_or(0),
+                    }),
+                },
+            )
             .collect())
     }
 }
@@ -53,6 +59,7 @@ mod tests {
                 .add_charger(&NewCharger {
                     identity: identity.into(),
                     password_hash: password.map(str::to_string),
+                    security_profile: i64::from(password.is_some()),
                     ..Default::default()
                 })
                 .await

@@ -82,6 +82,8 @@ async fn a_charger_without_credentials_is_made_only_on_purpose() {
         "profile 0 with a password: {}",
         both.stdout
     );
+    // A charger of profile 2 has a password too, but must come over wss: plain ws is refused
+    // even with the right password.
     let tls = cms
         .cli(&[
             "charger",
@@ -92,8 +94,54 @@ async fn a_charger_without_credentials_is_made_only_on_purpose() {
             "2",
         ])
         .await;
-    assert!(!tls.status.success(), "{}", tls.stdout);
-    assert!(tls.stderr.contains("TLS"), "{}", tls.stderr);
+    assert!(tls.status.success(), "{}", tls.stderr);
+    let password = printed_password(&tls.stdout, "CP-TLS");
+    let certificate = cms
+        .cli(&[
+            "charger",
+            "add",
+            "--identity",
+            "CP-CERT",
+            "--security-profile",
+            "3",
+        ])
+        .await;
+    assert!(certificate.status.success(), "{}", certificate.stderr);
+    cms.wait_until_known("CP-TLS").await;
+    cms.wait_until_known("CP-CERT").await;
+    let api = crate::support::Api::new(&cms, &cms.operator_token().await);
+    let refusals = async || {
+        let metrics = api.metrics().await;
+        let reason = [("reason", "tls_required")];
+        metrics
+            .sum("cms_gateway_handshake_rejections_total", &reason)
+            .unwrap_or(0.0)
+    };
+    let before = refusals().await;
+    let plain = Handshake::new(&cms, "CP-TLS").basic_auth("CP-TLS", &password);
+    assert_eq!(plain.refused_status().await, 403);
+    assert_eq!(Handshake::new(&cms, "CP-CERT").refused_status().await, 403);
+    assert_eq!(
+        refusals().await - before,
+        2.0,
+        "each refusal counted by its reason"
+    );
+    let with_password = cms
+        .cli(&[
+            "charger",
+            "add",
+            "--identity",
+            "CP-CERT-PW",
+            "--security-profile",
+            "3",
+            "--password",
+            "sixteen-chars-ok",
+        ])
+        .await;
+    assert!(
+        !with_password.status.success(),
+        "a certificate charger takes no password"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -84,6 +84,10 @@ pub struct Charger {
     pub created_at: String,
     pub updated_at: String,
     pub licenses: ChargerLicenses,
+    /// OCPP security profile: 0 no credentials, 1 Basic auth, 2 Basic auth over wss, 3 a
+    /// client certificate over wss.
+    #[schema(minimum = 0, maximum = 3)]
+    pub security_profile: i64,
     /// What the caller may do with the charger.
     pub permissions: PermissionsBody,
 }
@@ -123,6 +127,7 @@ impl From<ChargerRow> for Charger {
                 smart: c.license_smart,
                 pro: c.license_pro,
             },
+            security_profile: c.security_profile,
             permissions: c.permissions.into(),
         }
     }
@@ -147,9 +152,11 @@ pub struct NewChargerBody {
     /// `security_profile` 0) a strong password is generated and returned once.
     #[schema(min_length = 16, max_length = 40, pattern = r"^[!-9;-~]{16,40}$")]
     password: Option<String>,
-    /// OCPP security profile: 1 (Basic auth, the default) or 0 (no credentials: anyone who
-    /// knows the identity can connect; for test benches only, and then without `password`).
-    #[schema(minimum = 0, maximum = 1)]
+    /// OCPP security profile: 1 (Basic auth, the default), 2 (Basic auth over wss only), 3 (a
+    /// client certificate over wss, subject CN = identity; no `password`), or 0 (no
+    /// credentials: anyone who knows the identity can connect; for test benches only, and then
+    /// without `password`).
+    #[schema(minimum = 0, maximum = 3)]
     security_profile: Option<i64>,
 }
 
@@ -281,7 +288,7 @@ pub async fn create_site_charger(
     }
     let reference = input.string("reference", Rules::optional().nullable().max(255.0));
     let password = input.string("password", Rules::optional().nullable().between(16.0, 40.0));
-    let profile = input.integer("security_profile", Rules::optional().between(0.0, 1.0));
+    let profile = input.integer("security_profile", Rules::optional().between(0.0, 3.0));
     // `None` from a rule: the field is absent, or invalid (and then already failed).
     let valid = |value_ok: bool, field: &str, input: &Input| value_ok || !input.has(field);
     let credentials = if valid(password.is_some(), "password", &input)
@@ -290,8 +297,9 @@ pub async fn create_site_charger(
         let profile = profile.flatten().unwrap_or(1) as u8;
         match charger_credentials(profile, password.flatten().as_deref()) {
             Ok(credentials) => Some(credentials),
-            Err(CredentialError::PasswordWithoutAuth) => {
-                let message = "The password field is prohibited when security profile is 0.";
+            Err(CredentialError::PasswordNotUsed(profile)) => {
+                let message =
+                    format!("The password field is prohibited when security profile is {profile}.");
                 input.fail("password", message);
                 None
             }
@@ -314,6 +322,7 @@ pub async fn create_site_charger(
         reference: reference.flatten(),
         // Kept only hashed.
         password_hash: credentials.password_hash,
+        security_profile: profile.flatten().unwrap_or(1),
         site_uuid: Some(site_uuid),
     };
     let uuid = match state.store.add_charger(&new).await {

@@ -1,0 +1,130 @@
+//! Who may connect, and how: the OCPP 1.6 security profiles. A registered charger is let in
+//! only over the transport and with the credentials its profile asks for; one that comes in
+//! below its profile is refused, whatever else it offers.
+//!
+//! | profile | transport | credentials |
+//! |---|---|---|
+//! | 0 | ws or wss | none (test benches) |
+//! | 1 | ws or wss | HTTP Basic: identity and password |
+//! | 2 | wss only | HTTP Basic: identity and password |
+//! | 3 | wss only | a client certificate of the configured CA whose subject CN is the identity |
+
+use crate::directory::Registration;
+use crate::identity::ChargerIdentity;
+use base64::Engine;
+
+/// How a connection reached the gateway.
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code)] // `Tls` is made by the gateway's TLS listener, which comes next.
+pub enum Transport<'a> {
+    Plain,
+    /// TLS; `client_names` are the subject CNs of the client certificate the TLS layer verified
+    /// against the configured CA (empty when the client presented none).
+    Tls {
+        client_names: &'a [String],
+    },
+}
+
+/// Why a registered charger is turned away; `label` names it in metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Missing or wrong Basic-auth credentials (401, with a challenge).
+    Unauthorized,
+    /// A profile 2 or 3 charger on plain ws.
+    TlsRequired,
+    /// A profile 3 charger that presented no client certificate.
+    ClientCertificateRequired,
+    /// A profile 3 charger whose certificate names another charger.
+    ClientCertificateMismatch,
+}
+
+impl Refusal {
+    pub fn label(self) -> &'static str {
+        match self {
+            Refusal::Unauthorized => "unauthorized",
+            Refusal::TlsRequired => "tls_required",
+            Refusal::ClientCertificateRequired => "client_certificate_required",
+            Refusal::ClientCertificateMismatch => "client_certificate_mismatch",
+        }
+    }
+
+    /// The HTTP status line and body the charger is answered with, before any upgrade.
+    pub fn answer(self) -> (&'static str, &'static str) {
+        match self {
+            Refusal::Unauthorized => ("401 Unauthorized", "unauthorized\n"),
+            Refusal::TlsRequired => (
+                "403 Forbidden",
+                "this charger's security profile needs wss (TLS)\n",
+            ),
+            Refusal::ClientCertificateRequired => (
+                "403 Forbidden",
+                "this charger's security profile needs a client certificate\n",
+            ),
+            Refusal::ClientCertificateMismatch => (
+                "403 Forbidden",
+                "the client certificate is not this charger's\n",
+            ),
+        }
+    }
+}
+
+/// Admits a registered charger, or says why not. `Ok(true)` when it proved who it is (a
+/// password or a certificate), `Ok(false)` for a profile 0 charger.
+pub fn admit(
+    identity: &ChargerIdentity,
+    registration: &Registration,
+    transport: Transport<'_>,
+    authorization: Option<&str>,
+) -> Result<bool, Refusal> {
+    let tls_names = match transport {
+        Transport::Tls { client_names } => Some(client_names),
+        Transport::Plain => None,
+    };
+    match registration.security_profile {
+        0 => Ok(false),
+        1 => basic_auth(identity, registration, authorization).map(|()| true),
+        2 => {
+            tls_names.ok_or(Refusal::TlsRequired)?;
+            basic_auth(identity, registration, authorization).map(|()| true)
+        }
+        3 => match tls_names {
+            None => Err(Refusal::TlsRequired),
+            Some([]) => Err(Refusal::ClientCertificateRequired),
+            Some(names) if names.iter().any(|name| name == identity.as_str()) => Ok(true),
+            Some(_) => Err(Refusal::ClientCertificateMismatch),
+        },
+        // A profile this gateway does not know: nothing it could check lets the charger in.
+        _ => Err(Refusal::Unauthorized),
+    }
+}
+
+/// `Authorization: Basic base64(identity:password)` with the registered password.
+fn basic_auth(
+    identity: &ChargerIdentity,
+    registration: &Registration,
+    header: Option<&str>,
+) -> Result<(), Refusal> {
+    let stored = registration
+        .password_hash
+        .as_deref()
+        .ok_or(Refusal::Unauthorized)?;
+    let encoded = header
+        .and_then(|h| {
+            let (scheme, rest) = h.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("basic").then_some(rest.trim())
+        })
+        .ok_or(Refusal::Unauthorized)?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()
+        .and_then(|d| String::from_utf8(d).ok())
+        .ok_or(Refusal::Unauthorized)?;
+    // Passwords never hold ':' while identities may, so the last ':' is the separator.
+    let (user, password) = decoded.rsplit_once(':').ok_or(Refusal::Unauthorized)?;
+    let right = user == identity.as_str()
+        && cms_credentials::verify_secret(password, stored).unwrap_or(false);
+    right.then_some(()).ok_or(Refusal::Unauthorized)
+}
+
+#[cfg(test)]
+mod tests;
