@@ -1,5 +1,6 @@
 //! Command line: what fleet to simulate, against which loopback gateway, for how long.
 
+use crate::commands::CommandAction;
 use clap::Parser;
 use std::net::{SocketAddr, SocketAddrV4};
 
@@ -73,6 +74,24 @@ pub struct Args {
     /// Draw throughput and latency over time into this PNG file.
     #[arg(long, value_name = "FILE.png")]
     pub plot: Option<std::path::PathBuf>,
+    /// Actions per charger per second (may be fractional) sent through cms's REST API from the
+    /// go signal on (needs --api and --token; one process); 0: none.
+    #[arg(long, default_value_t = 0.0, value_parser = parse_commands_rate)]
+    pub commands_per_s: f64,
+    /// cms's REST API on loopback, for --commands-per-s: http://127.0.0.1:8080.
+    #[arg(long, value_name = "URL", value_parser = parse_api)]
+    pub api: Option<SocketAddrV4>,
+    /// A personal access token with chargers:read and chargers:write, for --api
+    /// (`cms token create` prints one).
+    #[arg(long, env = "CMS_LOADTEST_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// The action --commands-per-s sends; read-charger sends none but reads the charger
+    /// (`GET /api/v3/chargers/{uuid}`): what the REST request alone costs.
+    #[arg(long, value_enum, default_value_t = CommandAction::DataTransfer)]
+    pub command: CommandAction,
+    /// Connections to the API the commands share: at most this many requests at once.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub api_connections: u64,
 }
 
 /// A `--target`: an IPv4 socket address whose host is in 127.0.0.0/8.
@@ -86,6 +105,22 @@ pub fn parse_loopback(s: &str) -> Result<SocketAddrV4, String> {
             "host {} is not in 127.0.0.0/8: load tests target loopback only",
             addr.ip()
         )),
+    }
+}
+
+/// An `--api`: `http://` and a loopback IPv4 address with its port, nothing after but `/`.
+pub fn parse_api(s: &str) -> Result<SocketAddrV4, String> {
+    let rest = s
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("{s:?} is not http://IP:PORT"))?;
+    parse_loopback(rest.strip_suffix('/').unwrap_or(rest))
+}
+
+/// A `--commands-per-s`: a finite number >= 0.
+fn parse_commands_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if r.is_finite() && r >= 0.0 => Ok(r),
+        _ => Err(format!("{s:?} is not a rate (a number >= 0)")),
     }
 }
 
@@ -106,6 +141,23 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 const CHARGERS_PER_SOURCE: usize = 10_000;
 
 impl Args {
+    /// What clap cannot check alone: the command generator's needs.
+    pub fn check(&self, processes: usize) -> Result<(), String> {
+        if self.commands_per_s > 0.0 {
+            if self.api.is_none() || self.token.is_none() {
+                return Err("--commands-per-s needs --api and --token".into());
+            }
+            if processes > 1 {
+                return Err(format!(
+                    "--commands-per-s runs in one process, and {} chargers need {processes} \
+                     here: raise ulimit -n or pass --processes 1",
+                    self.chargers
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Source addresses in use: as given, or enough for the fleet.
     pub fn source_addrs(&self) -> u8 {
         match self.source_addrs {
@@ -181,6 +233,37 @@ mod tests {
         assert!(parse_rate("-1").is_err());
         assert!(parse_rate("inf").is_err());
         assert_eq!(parse_rate("max").unwrap(), f64::INFINITY);
+    }
+
+    #[test]
+    fn the_api_is_on_loopback() {
+        let a = "127.0.0.1:8080".parse().unwrap();
+        assert_eq!(parse_api("http://127.0.0.1:8080").unwrap(), a);
+        assert_eq!(parse_api("http://127.0.0.1:8080/").unwrap(), a);
+        assert!(parse_api("127.0.0.1:8080").is_err());
+        assert!(parse_api("https://127.0.0.1:8080").is_err());
+        assert!(parse_api("http://10.1.1.1:8080").is_err());
+        assert!(parse_api("http://127.0.0.1:8080/api").is_err());
+    }
+
+    #[test]
+    fn commands_need_the_api_a_token_and_one_process() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["cms-loadtest", "--chargers", "10"];
+            argv.extend_from_slice(extra);
+            Args::try_parse_from(argv).unwrap()
+        };
+        assert!(parse(&[]).check(2).is_ok(), "no commands, any processes");
+        let rate = ["--commands-per-s", "0.5"];
+        assert!(parse(&rate).check(1).is_err());
+        let api = ["--api", "http://127.0.0.1:8080", "--token", "1|x"];
+        let all: Vec<&str> = rate.iter().chain(&api).copied().collect();
+        let a = parse(&all);
+        assert!(a.check(1).is_ok());
+        assert!(a.check(2).unwrap_err().contains("one process"));
+        assert_eq!(a.commands_per_s, 0.5);
+        assert_eq!(a.command, CommandAction::DataTransfer);
+        assert!(Args::try_parse_from(["cms-loadtest", "--commands-per-s", "max"]).is_err());
     }
 
     #[test]

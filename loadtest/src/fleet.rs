@@ -232,6 +232,16 @@ fn merge(reports: Vec<(Summary, Vec<(u64, u64)>)>) -> Summary {
     all.callerrors = sum(|s| s.callerrors);
     all.timeouts = sum(|s| s.timeouts);
     all.server_calls = sum(|s| s.server_calls);
+    all.server_answered = sum(|s| s.server_answered);
+    // The target's CPU from the slice that watched it; each slice's own, added up.
+    all.cpu.target_s = summaries.iter().find_map(|s| s.cpu.target_s);
+    all.cpu.target_threads = summaries
+        .iter()
+        .map(|s| &s.cpu.target_threads)
+        .find(|t| !t.is_empty())
+        .cloned()
+        .unwrap_or_default();
+    all.cpu.loadtest_s = summaries.iter().map(|s| s.cpu.loadtest_s).sum();
     all.transactions = sum(|s| s.transactions);
     all.errors = sum(|s| s.errors);
     all.frames_sent = sum(|s| s.frames_sent);

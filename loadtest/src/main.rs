@@ -1,9 +1,13 @@
 //! `cms-loadtest`: simulates a fleet of OCPP 1.6J chargers, each a real client on its own
 //! websocket, against a local gateway; measures connections, frame rates, answer latency,
-//! errors and the gateway's memory. Loopback only, bounded in count and time: it stops by
+//! errors and the gateway's memory; with `--commands-per-s`, also sends the chargers actions
+//! through cms's REST API meanwhile. Loopback only, bounded in count and time: it stops by
 //! itself after the ramp plus `--duration`.
 
+mod api;
 mod args;
+mod commands;
+mod cpu;
 mod fleet;
 mod ocpp;
 mod plot;
@@ -15,10 +19,12 @@ mod timeline;
 
 use args::Args;
 use clap::Parser;
+use commands::Commander;
 use hdrhistogram::Histogram;
-use report::{Measured, Rss, Summary};
+use report::{Cpu, Measured, Rss, Summary};
 use session::Plan;
 use stats::{Latency, Stats};
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +39,10 @@ const PORTS_PER_SOURCE: usize = 28_000;
 fn main() -> ExitCode {
     let args = Args::parse();
     let processes = fleet::processes_for(&args);
+    if let Err(e) = args.check(processes) {
+        eprintln!("cms-loadtest: {e}");
+        return ExitCode::FAILURE;
+    }
     let summary = if processes > 1 {
         match fleet::run(&args, processes) {
             Ok(summary) => summary,
@@ -53,7 +63,13 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let (summary, histogram) = runtime.block_on(run(args.clone()));
+        let (summary, histogram) = match runtime.block_on(run(args.clone())) {
+            Ok(run) => run,
+            Err(e) => {
+                eprintln!("cms-loadtest: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         if args.child {
             fleet::report_done(&summary, &histogram);
             return ExitCode::SUCCESS;
@@ -83,10 +99,14 @@ fn main() -> ExitCode {
 }
 
 /// Runs the fleet (or this process's slice of it); returns the summary and the latency histogram.
-async fn run(args: Args) -> (Summary, Histogram<u64>) {
+async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
     if !args.child {
         warn_about_limits(&args);
     }
+    let identities: Vec<String> = (0..args.chargers as u64)
+        .map(|n| args::identity(&args.prefix, args.first + n))
+        .collect();
+    let commander = Commander::prepare(&args, &identities).await?;
     let stats = Arc::new(Stats::new(SHARDS));
     let started = Instant::now();
     let ramp_time = Duration::from_secs_f64(args.chargers as f64 / args.ramp as f64);
@@ -104,12 +124,12 @@ async fn run(args: Args) -> (Summary, Histogram<u64>) {
         (args.meter_rate > 0.0).then(|| Duration::from_secs_f64(1.0 / args.meter_rate));
     let (go_tx, go_rx) = watch::channel(None);
     let mut tasks = Vec::with_capacity(args.chargers);
-    for n in 0..args.chargers {
+    for (n, identity) in identities.into_iter().enumerate() {
         let number = args.first + n as u64;
         let plan = Plan {
             target: args.target,
             source: args.source_of(number),
-            identity: args::identity(&args.prefix, number),
+            identity,
             index: n,
             heartbeat: Duration::from_secs(args.heartbeat),
             meter_period,
@@ -143,14 +163,22 @@ async fn run(args: Args) -> (Summary, Histogram<u64>) {
     // The fleet is up: load from now on, and measure from here.
     let _ = go_tx.send(Some(window_start));
     let from = stats.snapshot();
+    let cpu_from = cpu_now(&args.pid);
     // Read the end of the window just before the chargers start closing.
     let end = stop_at
         .checked_sub(Duration::from_millis(100))
         .unwrap_or(stop_at)
         .max(window_start);
-    sleep_until(end).await;
-    let to = stats.snapshot();
-    let window_s = window_start.elapsed().as_secs_f64();
+    let commanding = async {
+        if let Some(commander) = &commander {
+            commander.run(window_start, end, stop_at).await;
+        }
+    };
+    let (_, (to, cpu_to, window_s)) = tokio::join!(commanding, async {
+        sleep_until(end).await;
+        let window_s = window_start.elapsed().as_secs_f64();
+        (stats.snapshot(), cpu_now(&args.pid), window_s)
+    });
     let rss_end = progress::total_rss_kib(&args.pid);
 
     // Every session ends by itself at stop_at; give them a moment to close, then cut.
@@ -177,8 +205,24 @@ async fn run(args: Args) -> (Summary, Histogram<u64>) {
         },
         timeline,
         last_boot_s: stats.last_boot_s(),
+        cpu: Cpu {
+            target_s: cpu_to.0.zip(cpu_from.0).map(|(b, a)| b - a),
+            target_threads: cpu::between(&cpu_from.2, &cpu_to.2),
+            loadtest_s: cpu_to.1.zip(cpu_from.1).map(|(b, a)| b - a),
+        },
+        commands: commander.map(|c| c.summary(window_s)),
     });
-    (summary, histogram)
+    Ok((summary, histogram))
+}
+
+/// CPU seconds used so far by the target (`--pid`) and by this process, and by the target's
+/// thread groups.
+fn cpu_now(pids: &[u32]) -> (Option<f64>, Option<f64>, BTreeMap<String, cpu::ThreadUse>) {
+    (
+        cpu::total_cpu_s(pids),
+        cpu::total_cpu_s(&[std::process::id()]),
+        cpu::by_thread(pids),
+    )
 }
 
 /// Says so on stderr when the run is likely to hit a limit of this machine.

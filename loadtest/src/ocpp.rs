@@ -10,7 +10,7 @@ pub enum Incoming<'a> {
     /// `[4, id, code, description, details]`
     Error { id: String, code: String },
     /// `[2, id, action, payload]`: a call from the central system.
-    Call { id: String },
+    Call { id: String, action: String },
 }
 
 /// Parses a text frame; `None` when it is not an OCPP-J frame.
@@ -27,7 +27,10 @@ pub fn parse(text: &str) -> Option<Incoming<'_>> {
             id,
             code: serde_json::from_str(parts.get(2)?.get()).ok()?,
         }),
-        2 => Some(Incoming::Call { id }),
+        2 => Some(Incoming::Call {
+            id,
+            action: serde_json::from_str(parts.get(2)?.get()).ok()?,
+        }),
         _ => None,
     }
 }
@@ -37,10 +40,43 @@ pub fn call(id: &str, action: &str, payload: &str) -> String {
     format!(r#"[2,"{id}","{action}",{payload}]"#)
 }
 
-/// The CALLERROR a simulated charger answers every call from the central system with.
-pub fn not_implemented(id: &str) -> String {
+/// The payload a simulated charger answers a central system's call with: the least its
+/// response schema allows, accepting where it can. `None` for an action it does not know.
+pub fn answer(action: &str) -> Option<&'static str> {
+    Some(match action {
+        "CancelReservation"
+        | "ChangeAvailability"
+        | "ChangeConfiguration"
+        | "ClearCache"
+        | "ClearChargingProfile"
+        | "DataTransfer"
+        | "RemoteStartTransaction"
+        | "RemoteStopTransaction"
+        | "ReserveNow"
+        | "Reset"
+        | "SendLocalList"
+        | "SetChargingProfile"
+        | "TriggerMessage" => r#"{"status":"Accepted"}"#,
+        "UnlockConnector" => r#"{"status":"Unlocked"}"#,
+        // No schedule to offer: Accepted would need one.
+        "GetCompositeSchedule" => r#"{"status":"Rejected"}"#,
+        "GetConfiguration" => r#"{"configurationKey":[]}"#,
+        "GetLocalListVersion" => r#"{"listVersion":0}"#,
+        "GetDiagnostics" | "UpdateFirmware" => "{}",
+        _ => return None,
+    })
+}
+
+/// The frame answering call `id` of `action`: a CALLRESULT, or a NotImplemented CALLERROR for
+/// an action the simulator does not know.
+pub fn reply_to(id: &str, action: &str) -> String {
     let id = serde_json::to_string(id).unwrap_or_else(|_| "\"\"".into());
-    format!(r#"[4,{id},"NotImplemented","cms-loadtest answers no calls",{{}}]"#)
+    match answer(action) {
+        Some(payload) => format!("[3,{id},{payload}]"),
+        None => {
+            format!(r#"[4,{id},"NotImplemented","cms-loadtest does not know this action",{{}}]"#)
+        }
+    }
 }
 
 pub fn boot_notification() -> &'static str {
@@ -157,7 +193,10 @@ mod tests {
         );
         assert_eq!(
             parse(r#"[2,"s1","Reset",{"type":"Soft"}]"#),
-            Some(Incoming::Call { id: "s1".into() })
+            Some(Incoming::Call {
+                id: "s1".into(),
+                action: "Reset".into()
+            })
         );
         assert_eq!(parse("not json"), None);
         assert_eq!(parse(r#"[9,"1",{}]"#), None);
@@ -193,8 +232,27 @@ mod tests {
         assert_eq!(sampled[0]["value"], "1234.6");
         assert_eq!(sampled[1]["measurand"], "Current.Import");
         assert_eq!(sampled[2]["phase"], "L1-N");
-        let err: serde_json::Value = serde_json::from_str(&not_implemented("a\"b")).unwrap();
-        assert_eq!(err[1], "a\"b");
+    }
+
+    #[test]
+    fn every_call_of_a_central_system_gets_an_answer_its_schema_takes() {
+        for command in cms_ocpp::v16::Command::ALL {
+            let action = command.as_str();
+            let frame: serde_json::Value = serde_json::from_str(&reply_to("a\"b", action)).unwrap();
+            assert_eq!(frame[0], 3, "{action}: {frame}");
+            assert_eq!(frame[1], "a\"b");
+            if let Err(e) = command.validate_response(&frame[2]) {
+                panic!("{action}: {frame} breaks its schema: {e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_call_is_refused() {
+        let frame: serde_json::Value = serde_json::from_str(&reply_to("7", "Frobnicate")).unwrap();
+        assert_eq!(frame[0], 4);
+        assert_eq!(frame[1], "7");
+        assert_eq!(frame[2], "NotImplemented");
     }
 
     #[test]

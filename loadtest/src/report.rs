@@ -1,8 +1,11 @@
 //! The end-of-run summary: a table for people, JSON for scripts.
 
+use crate::commands::CommandsSummary;
+use crate::cpu::ThreadUse;
 use crate::stats::{Latency, Snapshot};
 use crate::timeline::Sample;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Gateway memory, in KiB as /proc reports it.
@@ -25,6 +28,18 @@ impl Rss {
     }
 }
 
+/// CPU time used over the steady window, in seconds (user and system, all threads).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cpu {
+    /// The target's (`--pid`), summed over its processes.
+    pub target_s: Option<f64>,
+    /// The target's by thread group (thread name without its number), with context switches.
+    #[serde(default)]
+    pub target_threads: BTreeMap<String, ThreadUse>,
+    /// The load tester's own (its processes', in a run of several).
+    pub loadtest_s: Option<f64>,
+}
+
 /// Serialized by `--json`; deserializable so that a parent process can read its children's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -44,7 +59,10 @@ pub struct Summary {
     pub disconnects: u64,
     pub callerrors: u64,
     pub timeouts: u64,
+    /// Calls from the central system, received; and answered with a CALLRESULT.
     pub server_calls: u64,
+    #[serde(default)]
+    pub server_answered: u64,
     pub transactions: u64,
     /// failed + boot_rejected + callerrors + timeouts + disconnects.
     pub errors: u64,
@@ -65,6 +83,11 @@ pub struct Summary {
     /// The run second by second (JSON only: the table leaves it out).
     #[serde(default)]
     pub timeline: Vec<Sample>,
+    #[serde(default)]
+    pub cpu: Cpu,
+    /// What the command generator did, with `--commands-per-s`.
+    #[serde(default)]
+    pub commands: Option<CommandsSummary>,
 }
 
 /// What the run measured, to be summarised.
@@ -83,6 +106,8 @@ pub struct Measured {
     pub timeline: Vec<Sample>,
     /// Seconds from the start to the latest accepted boot.
     pub last_boot_s: f64,
+    pub cpu: Cpu,
+    pub commands: Option<CommandsSummary>,
 }
 
 impl Summary {
@@ -111,6 +136,7 @@ impl Summary {
             callerrors: t.callerrors,
             timeouts: t.timeouts,
             server_calls: t.server_calls,
+            server_answered: t.server_answered,
             transactions: t.transactions,
             errors: t.errors(),
             frames_sent: t.sent,
@@ -123,6 +149,8 @@ impl Summary {
             all_booted_s: (m.chargers > 0 && t.booted == m.chargers as u64)
                 .then_some(m.last_boot_s),
             timeline: m.timeline,
+            cpu: m.cpu,
+            commands: m.commands,
         }
     }
 
@@ -195,7 +223,61 @@ impl Summary {
             ),
         );
         if self.server_calls > 0 {
-            row("calls from gateway", self.server_calls.to_string());
+            row(
+                "calls from gateway",
+                format!(
+                    "{} received, {} answered",
+                    self.server_calls, self.server_answered
+                ),
+            );
+        }
+        if let Some(c) = &self.commands {
+            let refused: Vec<String> = c.refused.iter().map(|(s, n)| format!("{n}×{s}")).collect();
+            row(
+                "commands (API)",
+                format!(
+                    "{} {}/s per charger to {}: {} sent ({:.0}/s), {} accepted, {} refused{}, \
+                     {} failed, {} late",
+                    c.action,
+                    c.per_charger_per_s,
+                    c.chargers,
+                    c.sent,
+                    c.sent_per_s,
+                    c.accepted,
+                    c.refused.values().sum::<u64>(),
+                    if refused.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", refused.join(", "))
+                    },
+                    c.failed,
+                    c.late
+                ),
+            );
+            let l = &c.latency_ms;
+            row(
+                "command latency ms",
+                format!(
+                    "p50 {:.3}  p99 {:.3}  p99.9 {:.3}  max {:.3}",
+                    l.p50, l.p99, l.p999, l.max
+                ),
+            );
+            if let Some(first) = &c.first_refusal {
+                row("first refusal", first.chars().take(200).collect());
+            }
+        }
+        if let Some(target) = self.cpu.target_s {
+            let mut threads: Vec<(&String, &ThreadUse)> = self.cpu.target_threads.iter().collect();
+            threads.sort_by(|a, b| b.1.cpu_s.total_cmp(&a.1.cpu_s));
+            let groups: Vec<String> = threads
+                .iter()
+                .filter(|(_, used)| used.cpu_s > 0.0)
+                .map(|(name, used)| format!("{name} {:.2}", used.cpu_s))
+                .collect();
+            row(
+                "target CPU",
+                format!("{target:.2} s over the window ({})", groups.join(", ")),
+            );
         }
         let kb = |v: Option<u64>| v.map_or("-".into(), |v| format!("{v} KiB"));
         if self.rss.start_kb.is_some() {
@@ -271,6 +353,8 @@ mod tests {
                 ..Sample::default()
             }],
             last_boot_s: 0.75,
+            cpu: Cpu::default(),
+            commands: None,
         }
     }
 

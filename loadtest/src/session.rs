@@ -1,4 +1,5 @@
-//! One simulated charger: its own websocket, one call outstanding at a time (closed loop).
+//! One simulated charger: its own websocket, one call of its own outstanding at a time (closed
+//! loop), answering the central system's calls as they come.
 
 use crate::ocpp::{self, Incoming, Reading};
 use crate::stats::Stats;
@@ -318,15 +319,18 @@ impl Session {
                     Stats::bump(&c.callerrors);
                     return Ok(Reply::Error);
                 }
-                Some(Incoming::Call { id: theirs }) => self.refuse(&theirs).await?,
+                // The central system's calls are answered in between: still one call of our own.
+                Some(Incoming::Call { id: theirs, action }) => {
+                    self.answer(&theirs, &action).await?
+                }
                 // A late answer to an earlier call, or noise: not ours to wait for.
                 _ => {}
             }
         }
     }
 
-    /// Waits until `until` (or the go signal, with `for_go`), answering what the gateway sends
-    /// meanwhile.
+    /// Waits until `until` (or the go signal, with `for_go`), answering the central system's
+    /// calls meanwhile.
     async fn idle_until(&mut self, until: Instant, for_go: bool) -> Result<(), End> {
         // Flat out (`--meter-rate max`) the next call is always due: no timer to arm.
         if until <= Instant::now() {
@@ -339,8 +343,8 @@ impl Session {
                 Ok(()) = self.plan.go.changed(), if for_go => return Ok(()),
                 next = self.ws.next() => match next {
                     Some(Ok(Message::Text(text))) => {
-                        if let Some(Incoming::Call { id }) = ocpp::parse(text.as_str()) {
-                            self.refuse(&id).await?;
+                        if let Some(Incoming::Call { id, action }) = ocpp::parse(text.as_str()) {
+                            self.answer(&id, &action).await?;
                         }
                     }
                     Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return Err(End::Closed),
@@ -350,10 +354,15 @@ impl Session {
         }
     }
 
-    async fn refuse(&mut self, id: &str) -> Result<(), End> {
-        Stats::bump(&self.stats.counters.server_calls);
+    /// Answers a call from the central system (see `ocpp::answer`).
+    async fn answer(&mut self, id: &str, action: &str) -> Result<(), End> {
+        let c = &self.stats.counters;
+        Stats::bump(&c.server_calls);
+        if ocpp::answer(action).is_some() {
+            Stats::bump(&c.server_answered);
+        }
         self.ws
-            .send(Message::text(ocpp::not_implemented(id)))
+            .send(Message::text(ocpp::reply_to(id, action)))
             .await
             .map_err(|_| End::Closed)
     }

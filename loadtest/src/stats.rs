@@ -31,8 +31,10 @@ pub struct Counters {
     pub timeouts: AtomicU64,
     /// Connections closed by the other side (or broken) before the end of the run.
     pub disconnects: AtomicU64,
-    /// Calls from the central system (answered with NotImplemented).
+    /// Calls from the central system, received.
     pub server_calls: AtomicU64,
+    /// Calls from the central system answered with a CALLRESULT (the rest: NotImplemented).
+    pub server_answered: AtomicU64,
     pub transactions: AtomicU64,
 }
 
@@ -138,6 +140,7 @@ impl Stats {
             timeouts: get(&c.timeouts),
             disconnects: get(&c.disconnects),
             server_calls: get(&c.server_calls),
+            server_answered: get(&c.server_answered),
             transactions: get(&c.transactions),
         }
     }
@@ -157,6 +160,7 @@ pub struct Snapshot {
     pub timeouts: u64,
     pub disconnects: u64,
     pub server_calls: u64,
+    pub server_answered: u64,
     pub transactions: u64,
 }
 

@@ -43,6 +43,8 @@ pub struct ApiConfig {
     pub http_limits: HttpLimits,
     /// How long the actions this API takes may wait, and the charger to answer them.
     pub action_times: ActionTimes,
+    /// HTTPS for the listener; plain HTTP when `None`.
+    pub tls: Option<cms_tls::ServerTls>,
 }
 
 /// A running API: HTTP listener plus materialiser.
@@ -134,7 +136,13 @@ impl Api {
         let stop_http = CancellationToken::new();
         let stop = stop_http.clone();
         let limits = config.http_limits;
-        let http = tokio::spawn(serve(listener, router, limits, stop.cancelled_owned()));
+        let http = tokio::spawn(serve(
+            listener,
+            router,
+            limits,
+            config.tls,
+            stop.cancelled_owned(),
+        ));
         ready.store(true, Ordering::Relaxed);
         tracing::info!(
             addr = %local_addr,

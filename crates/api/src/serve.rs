@@ -11,6 +11,7 @@ mod tests;
 
 use axum::Router;
 use axum::extract::ConnectInfo;
+use cms_tls::ServerTls;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -21,8 +22,10 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -69,6 +72,7 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: HttpLimits,
+    tls: Option<ServerTls>,
     shutdown: impl Future<Output = ()> + Send,
 ) {
     let metrics = HttpMetrics::new(limits.max_connections);
@@ -99,7 +103,12 @@ pub async fn serve(
                     metrics: metrics.clone(),
                     _permit: permit,
                 };
-                tasks.spawn(connection.serve(stream, stop.clone()));
+                match &tls {
+                    Some(tls) => {
+                        tasks.spawn(connection.serve_tls(tls.acceptor(), stream, stop.clone()))
+                    }
+                    None => tasks.spawn(connection.serve(stream, stop.clone())),
+                };
             }
             Err(_) => refusals.refuse(stream, peer, &tasks),
         }
@@ -120,7 +129,21 @@ struct Connection {
 }
 
 impl Connection {
-    async fn serve(self, stream: TcpStream, stop: CancellationToken) {
+    /// HTTPS: the TLS handshake first, within the header timeout (a client that never
+    /// finishes it holds a socket like one that never sends its head).
+    async fn serve_tls(self, acceptor: TlsAcceptor, stream: TcpStream, stop: CancellationToken) {
+        let handshake = tokio::time::timeout(self.limits.header_timeout, acceptor.accept(stream));
+        match handshake.await {
+            Ok(Ok(stream)) => self.serve(stream, stop).await,
+            Ok(Err(e)) => tracing::debug!(peer = %self.peer, error = %e, "TLS handshake failed"),
+            Err(_) => tracing::debug!(peer = %self.peer, "TLS handshake timed out"),
+        }
+    }
+
+    async fn serve<S>(self, stream: S, stop: CancellationToken)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         self.metrics.open.increment(1.0);
         let (router, peer, request_timeout) = (self.router, self.peer, self.limits.request_timeout);
         let timeouts = self.metrics.timeouts.clone();

@@ -5,6 +5,7 @@ use crate::action_args::ActionArgs;
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
 use crate::store_args::StoreArgs;
+use crate::tls_args::HttpTlsArgs;
 use crate::up::HttpArgs;
 use cms_api::{Api, ApiConfig, RegistryPublisher};
 use cms_bus::{Bus, Topics};
@@ -24,6 +25,8 @@ pub struct ApiCmdArgs {
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
+    pub http_tls: HttpTlsArgs,
+    #[command(flatten)]
     pub actions: ActionArgs,
     /// Must match the gateways' prefix.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
@@ -37,12 +40,14 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
     let metrics = observability::metrics();
     let store = args.store.open().await.map_err(|e| e.to_string())?;
     let topics = Topics::with_prefix(&args.topic_prefix);
+    let stop_tls = CancellationToken::new();
     let bus = args.kafka.connect("cms-api", &topics).await?;
     let api_config = ApiConfig {
         http_addr: args.http_addr,
         topics,
         http_limits: args.http.limits(),
         action_times: args.actions.times(),
+        tls: args.http_tls.server_tls(&stop_tls)?,
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)
         .await
@@ -56,10 +61,16 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         }
         .run(stop_registry.clone()),
     );
-    println!("cms: serving REST on http://{}", api.local_addr());
+    let scheme = if args.http_tls.http_tls_cert.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    println!("cms: serving REST on {scheme}://{}", api.local_addr());
     crate::shutdown::signal().await;
     tracing::info!("shutting down");
     stop_registry.cancel();
+    stop_tls.cancel();
     let _ = registry.await;
     bus.close();
     api.shutdown().await;

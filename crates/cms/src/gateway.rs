@@ -4,6 +4,7 @@
 use crate::action_args::ActionArgs;
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
+use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
 use crate::up::{GatewayArgs, HttpArgs};
 use cms_api::HttpLimits;
 use cms_bus::Bus;
@@ -17,14 +18,19 @@ use tokio_util::sync::CancellationToken;
 pub struct GatewayCmdArgs {
     #[command(flatten)]
     pub kafka: KafkaArgs,
-    /// Where chargers connect: ws://OCPP_ADDR/ocpp/{identity}. Several gateways may share it.
-    #[arg(long, env = "CMS_OCPP_ADDR", default_value = "127.0.0.1:9000")]
-    pub ocpp_addr: SocketAddr,
+    /// Where chargers connect: ws://OCPP_ADDR/ocpp/{identity}; `off` for wss only. Several
+    /// gateways may share it.
+    #[arg(long, env = "CMS_OCPP_ADDR", default_value = "127.0.0.1:9000", value_parser = listen_addr)]
+    pub ocpp_addr: ListenAddr,
+    #[command(flatten)]
+    pub ocpp_tls: OcppTlsArgs,
     /// /healthz, /readyz (200 once the registry is loaded) and /metrics.
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:9100")]
     pub http_addr: SocketAddr,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub http_tls: HttpTlsArgs,
     #[command(flatten)]
     pub gateway: GatewayArgs,
     #[command(flatten)]
@@ -39,7 +45,10 @@ const FLUSH: Duration = Duration::from_secs(30);
 pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let config = args.gateway.config(args.ocpp_addr, &args.actions);
+    let config = args.gateway.config(args.ocpp_addr.0, &args.actions);
+    let stop_tls = CancellationToken::new();
+    let ocpp_tls = args.ocpp_tls.gateway_tls(&stop_tls)?;
+    let http_tls = args.http_tls.server_tls(&stop_tls)?;
     let topics = config.topics;
     let bus = args.kafka.connect(&config.node_id, &topics).await?;
     let directory = Arc::new(RegistryDirectory::default());
@@ -56,23 +65,21 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
         Arc::new(move || directory.is_caught_up())
     };
     let router = cms_api::ops_router(metrics, ready);
-    let ops = serve_ops(args.http_addr, router, args.http.limits()).await?;
+    let ops = serve_ops(args.http_addr, router, args.http.limits(), http_tls).await?;
     // Followed before any charger connects: no action for a session of this gateway can be
     // published before this gateway follows the topic.
     let commands = bus
         .follow(&[topics.commands])
         .await
         .map_err(|e| e.to_string())?;
-    let gateway = Gateway::start(config, directory, Arc::new(bus.clone()), commands)
-        .map_err(|e| format!("cannot listen for chargers on {}: {e}", args.ocpp_addr))?;
-    println!(
-        "cms: serving OCPP on ws://{}/ocpp/{{identity}}",
-        gateway.local_addr()
-    );
+    let gateway = Gateway::start(config, directory, Arc::new(bus.clone()), commands, ocpp_tls)
+        .map_err(|e| format!("cannot listen for chargers: {e}"))?;
+    crate::tls_args::print_ocpp_addresses(&gateway);
     println!("cms: serving metrics on http://{}", ops.addr);
     crate::shutdown::signal().await;
     tracing::info!("shutting down: closing charger sessions");
     gateway.shutdown(FLUSH).await;
+    stop_tls.cancel();
     if let Err(e) = bus.flush(FLUSH).await {
         tracing::error!(error = %e, "records still unacknowledged at shutdown");
     }
@@ -101,6 +108,7 @@ pub async fn serve_ops(
     addr: SocketAddr,
     router: axum::Router,
     limits: HttpLimits,
+    tls: Option<cms_tls::ServerTls>,
 ) -> Result<OpsServer, String> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -108,6 +116,6 @@ pub async fn serve_ops(
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let stop = CancellationToken::new();
     let until = stop.clone().cancelled_owned();
-    let task = tokio::spawn(cms_api::serve(listener, router, limits, until));
+    let task = tokio::spawn(cms_api::serve(listener, router, limits, tls, until));
     Ok(OpsServer { addr, stop, task })
 }

@@ -15,4 +15,5 @@ pub mod observability;
 pub mod registry_feed;
 pub mod shutdown;
 pub mod store_args;
+pub mod tls_args;
 pub mod up;

@@ -6,6 +6,7 @@ use crate::duration::parse_duration;
 use crate::observability::{self, LogFormat};
 use crate::registry_feed;
 use crate::store_args::StoreArgs;
+use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
 use cms_api::{Api, ApiConfig, HttpLimits};
 use cms_bus::{Bus, BusError, InProcessBus, InProcessConfig, Topics};
 use cms_gateway::{AckAfter, Gateway, GatewayConfig, RegistryDirectory};
@@ -21,13 +22,17 @@ pub struct UpArgs {
     /// REST API, /healthz, /readyz and /metrics.
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
     pub http_addr: SocketAddr,
-    /// Where chargers connect: ws://OCPP_ADDR/ocpp/{identity}.
-    #[arg(long, env = "CMS_OCPP_ADDR", default_value = "127.0.0.1:9000")]
-    pub ocpp_addr: SocketAddr,
+    /// Where chargers connect: ws://OCPP_ADDR/ocpp/{identity}; `off` for wss only.
+    #[arg(long, env = "CMS_OCPP_ADDR", default_value = "127.0.0.1:9000", value_parser = listen_addr)]
+    pub ocpp_addr: ListenAddr,
+    #[command(flatten)]
+    pub ocpp_tls: OcppTlsArgs,
     #[command(flatten)]
     pub gateway: GatewayArgs,
     #[command(flatten)]
     pub http: HttpArgs,
+    #[command(flatten)]
+    pub http_tls: HttpTlsArgs,
     #[command(flatten)]
     pub actions: ActionArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
@@ -83,7 +88,7 @@ pub enum AckAfterArg {
 }
 
 impl GatewayArgs {
-    pub fn config(&self, ocpp_addr: SocketAddr, actions: &ActionArgs) -> GatewayConfig {
+    pub fn config(&self, ocpp_addr: Option<SocketAddr>, actions: &ActionArgs) -> GatewayConfig {
         let node_id = self.node_id.clone().unwrap_or_else(hostname);
         let mut config =
             GatewayConfig::new(ocpp_addr, node_id, Topics::with_prefix(&self.topic_prefix));
@@ -159,11 +164,10 @@ pub enum UpError {
     Store(#[from] cms_store::StoreError),
     #[error(transparent)]
     Api(#[from] cms_api::ApiStartError),
-    #[error("cannot listen for chargers on {addr}: {source}")]
-    Gateway {
-        addr: SocketAddr,
-        source: std::io::Error,
-    },
+    #[error("cannot listen for chargers: {0}")]
+    Gateway(std::io::Error),
+    #[error("TLS: {0}")]
+    Tls(String),
     #[error(transparent)]
     Bus(#[from] BusError),
 }
@@ -174,14 +178,18 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
     let store = args.store.open().await?;
-    let gateway_config = args.gateway.config(args.ocpp_addr, &args.actions);
+    let gateway_config = args.gateway.config(args.ocpp_addr.0, &args.actions);
     let topics = gateway_config.topics;
+    let stop_tls = CancellationToken::new();
+    let ocpp_tls = args.ocpp_tls.gateway_tls(&stop_tls).map_err(UpError::Tls)?;
+    let http_tls = args.http_tls.server_tls(&stop_tls).map_err(UpError::Tls)?;
     let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
     let api_config = ApiConfig {
         http_addr: args.http_addr,
         topics,
         http_limits: args.http.limits(),
         action_times: args.actions.times(),
+        tls: http_tls,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let directory = Arc::new(RegistryDirectory::default());
@@ -194,22 +202,20 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         stop_registry.clone(),
     ));
     let commands = bus.follow(&[topics.commands]).await?;
-    let gateway =
-        Gateway::start(gateway_config, directory, bus.clone(), commands).map_err(|source| {
-            UpError::Gateway {
-                addr: args.ocpp_addr,
-                source,
-            }
-        })?;
-    println!(
-        "cms: serving OCPP on ws://{}/ocpp/{{identity}}",
-        gateway.local_addr()
-    );
-    println!("cms: serving REST on http://{}", api.local_addr());
+    let gateway = Gateway::start(gateway_config, directory, bus.clone(), commands, ocpp_tls)
+        .map_err(UpError::Gateway)?;
+    crate::tls_args::print_ocpp_addresses(&gateway);
+    let scheme = if args.http_tls.http_tls_cert.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    println!("cms: serving REST on {scheme}://{}", api.local_addr());
     tracing::info!(store = %args.store.describe(), "cms up");
     crate::shutdown::signal().await;
     tracing::info!("shutting down: closing charger sessions");
     gateway.shutdown(Duration::from_secs(30)).await;
+    stop_tls.cancel();
     stop_registry.cancel();
     let _ = registry.await;
     bus.close();

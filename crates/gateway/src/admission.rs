@@ -15,7 +15,6 @@ use base64::Engine;
 
 /// How a connection reached the gateway.
 #[derive(Debug, Clone, Copy)]
-#[allow(dead_code)] // `Tls` is made by the gateway's TLS listener, which comes next.
 pub enum Transport<'a> {
     Plain,
     /// TLS; `client_names` are the subject CNs of the client certificate the TLS layer verified

@@ -6,8 +6,7 @@
 use crate::admission::{Refusal, Transport, admit};
 use crate::directory::ChargerDirectory;
 use crate::identity::ChargerIdentity;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
 /// The only subprotocol this gateway speaks.
@@ -64,8 +63,8 @@ struct Request {
 }
 
 /// Runs the handshake on a fresh connection that came in over `transport`.
-pub async fn accept(
-    stream: &mut TcpStream,
+pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
     directory: &dyn ChargerDirectory,
     transport: Transport<'_>,
 ) -> Result<Accepted, Rejection> {
@@ -159,7 +158,9 @@ pub async fn accept(
     })
 }
 
-async fn read_request(stream: &mut TcpStream) -> Result<(Request, Vec<u8>), Rejection> {
+async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+) -> Result<(Request, Vec<u8>), Rejection> {
     let mut buf = Vec::with_capacity(1024);
     loop {
         let mut headers = [httparse::EMPTY_HEADER; 32];
@@ -250,8 +251,8 @@ fn header_values<'a>(
 }
 
 /// Writes a plain HTTP response and ends the exchange with `rejection`.
-async fn respond<T>(
-    stream: &mut TcpStream,
+async fn respond<S: AsyncRead + AsyncWrite + Unpin, T>(
+    stream: &mut S,
     status: &str,
     extra_headers: &[(&str, &str)],
     body: &str,

@@ -26,6 +26,8 @@ mod record_time;
 mod registry;
 mod session;
 mod shard;
+mod stream;
+mod tls_listener;
 mod transactions;
 
 pub use capacity::default_max_connections;
@@ -34,6 +36,7 @@ pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
 pub use registry::RegistryDirectory;
+pub use tls_listener::GatewayTls;
 pub use transactions::TransactionIds;
 
 use bytes::Bytes;
@@ -58,7 +61,8 @@ pub enum AckAfter {
 
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
-    pub ocpp_addr: SocketAddr,
+    /// The plain (ws) listener; `None` to serve wss only.
+    pub ocpp_addr: Option<SocketAddr>,
     /// Threads, each with its own runtime and listener (SO_REUSEPORT); default = cores.
     pub shards: usize,
     /// Names this gateway in records and in the chargers' `server` field.
@@ -87,7 +91,7 @@ pub struct GatewayConfig {
 }
 
 impl GatewayConfig {
-    pub fn new(ocpp_addr: SocketAddr, node_id: String, topics: Topics) -> Self {
+    pub fn new(ocpp_addr: Option<SocketAddr>, node_id: String, topics: Topics) -> Self {
         GatewayConfig {
             ocpp_addr,
             shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -139,23 +143,42 @@ pub(crate) struct Shared {
 
 /// A running gateway.
 pub struct Gateway {
-    local_addr: SocketAddr,
+    local_addr: Option<SocketAddr>,
+    tls_addr: Option<SocketAddr>,
     shared: Arc<Shared>,
     shards: Vec<std::thread::JoinHandle<()>>,
+    tls: Option<std::thread::JoinHandle<()>>,
     commands: tokio::task::JoinHandle<()>,
 }
 
 impl Gateway {
-    /// Binds the OCPP listener (one socket per shard) and starts serving; `commands` follows
-    /// the commands topic (`Bus::follow`), on the runtime this is called from.
+    /// Binds the OCPP listeners (one ws socket per shard, one wss socket for the TLS runtime)
+    /// and starts serving; `commands` follows the commands topic (`Bus::follow`), on the runtime
+    /// this is called from.
     pub fn start(
         config: GatewayConfig,
         directory: Arc<dyn ChargerDirectory>,
         bus: Arc<dyn Publisher>,
         commands: Box<dyn Subscriber>,
+        tls: Option<GatewayTls>,
     ) -> std::io::Result<Gateway> {
-        let listeners = shard::bind(config.ocpp_addr, config.shards.max(1))?;
-        let local_addr = listeners[0].local_addr()?;
+        let shard_count = config.shards.max(1);
+        let listeners = match config.ocpp_addr {
+            Some(addr) => shard::bind(addr, shard_count)?
+                .into_iter()
+                .map(Some)
+                .collect(),
+            None => (0..shard_count).map(|_| None).collect::<Vec<_>>(),
+        };
+        let local_addr = match listeners.first() {
+            Some(Some(listener)) => Some(listener.local_addr()?),
+            _ => None,
+        };
+        let tls_listener = match &tls {
+            Some(tls) => Some(shard::bind(tls.addr, 1)?.remove(0)),
+            None => None,
+        };
+        let tls_addr = tls_listener.as_ref().map(|l| l.local_addr()).transpose()?;
         let shared = Arc::new(Shared {
             ws_config: config.websocket_config(),
             capacity: capacity::ConnectionCap::new(config.max_connections),
@@ -169,28 +192,47 @@ impl Gateway {
             metrics: metrics::GatewayMetrics::new(),
             shutdown: CancellationToken::new(),
         });
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..shard_count)
+            .map(|_| tokio::sync::mpsc::channel(shard::HANDOVER_QUEUE))
+            .unzip();
         let shards = listeners
             .into_iter()
+            .zip(receivers)
             .enumerate()
-            .map(|(i, listener)| shard::spawn(i, listener, shared.clone()))
+            .map(|(i, (listener, handovers))| shard::spawn(i, listener, handovers, shared.clone()))
             .collect::<std::io::Result<_>>()?;
+        let tls = match (tls, tls_listener) {
+            (Some(tls), Some(listener)) => {
+                Some(tls_listener::spawn(listener, tls, shared.clone(), senders)?)
+            }
+            _ => None,
+        };
         let commands = tokio::spawn(commands::follow(shared.clone(), commands));
         tracing::info!(
-            addr = %local_addr,
+            addr = ?local_addr,
+            tls_addr = ?tls_addr,
             shards = shared.config.shards,
             max_connections = shared.config.max_connections,
             "OCPP gateway listening"
         );
         Ok(Gateway {
             local_addr,
+            tls_addr,
             shared,
             shards,
+            tls,
             commands,
         })
     }
 
-    pub fn local_addr(&self) -> SocketAddr {
+    /// Where chargers connect over ws, unless the gateway serves wss only.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
         self.local_addr
+    }
+
+    /// Where chargers connect over wss, when TLS is configured.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.tls_addr
     }
 
     /// Live sessions now.
@@ -203,10 +245,10 @@ impl Gateway {
     /// to acknowledge a record, when the broker is down, are then abandoned unanswered).
     pub async fn shutdown(self, grace: Duration) {
         self.shared.shutdown.cancel();
-        let shards = self.shards;
+        let threads: Vec<_> = self.shards.into_iter().chain(self.tls).collect();
         let joined = tokio::task::spawn_blocking(move || {
-            for shard in shards {
-                let _ = shard.join();
+            for thread in threads {
+                let _ = thread.join();
             }
         });
         if tokio::time::timeout(grace, joined).await.is_err() {

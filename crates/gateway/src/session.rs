@@ -9,6 +9,7 @@ use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
 use crate::outgoing::OutgoingCalls;
+use crate::stream::ChargerStream;
 use crate::{AckAfter, Shared};
 use bytes::Bytes;
 use chrono::Utc;
@@ -19,7 +20,6 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -27,7 +27,7 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tracing::Instrument;
 
-type Ws = WebSocketStream<TcpStream>;
+type Ws = WebSocketStream<ChargerStream>;
 
 /// How many already-received frames are answered before one flush.
 const BATCH: usize = 16;
@@ -52,14 +52,22 @@ impl SessionEntry {
     }
 }
 
-/// Serves one accepted TCP connection to its end, holding its place under the connection cap
-/// (`_permit`) until then.
+/// Serves one accepted connection to its end, holding its place under the connection cap
+/// (`_permit`) until then. `client_names` is `Some` for a wss connection: the subject CNs of
+/// its verified client certificate (empty without one).
 pub async fn serve(
     shared: Arc<Shared>,
-    mut stream: TcpStream,
+    mut stream: ChargerStream,
     peer: SocketAddr,
     _permit: OwnedSemaphorePermit,
+    client_names: Option<Vec<String>>,
 ) {
+    let transport = match &client_names {
+        Some(names) => Transport::Tls {
+            client_names: names,
+        },
+        None => Transport::Plain,
+    };
     // Boxed: the handshake's state (~2.4 KB, its header array above all) would otherwise be
     // part of every connection's task for its whole life, handshake long done.
     let handshake = tokio::time::timeout(
@@ -67,7 +75,7 @@ pub async fn serve(
         Box::pin(handshake::accept(
             &mut stream,
             &*shared.directory,
-            Transport::Plain,
+            transport,
         )),
     )
     .await;

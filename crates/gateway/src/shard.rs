@@ -1,13 +1,18 @@
 //! Shards: one thread and one single-threaded runtime each, each accepting on its own socket
 //! bound to the same address with SO_REUSEPORT, so the kernel spreads connections over them
-//! (and over other gateway processes on the same port).
+//! (and over other gateway processes on the same port). A shard also takes the wss connections
+//! the TLS runtime hands it once their handshake is done (`tls_listener.rs`).
 
 use crate::Shared;
+use crate::session::serve;
+use crate::stream::ChargerStream;
+use crate::tls_listener::Handover;
 use socket2::{Domain, Socket, Type};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use tokio_util::task::TaskTracker;
 
 /// Binds `count` listening sockets to `addr` (all to the same port when `addr` has port 0).
@@ -28,9 +33,13 @@ pub fn bind(addr: SocketAddr, count: usize) -> std::io::Result<Vec<std::net::Tcp
     Ok(listeners)
 }
 
+/// The wss connections handed to one shard, waiting for it to start their sessions.
+pub const HANDOVER_QUEUE: usize = 1_024;
+
 pub fn spawn(
     index: usize,
-    listener: std::net::TcpListener,
+    listener: Option<std::net::TcpListener>,
+    handovers: mpsc::Receiver<Handover>,
     shared: Arc<Shared>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -38,13 +47,19 @@ pub fn spawn(
         .build()?;
     std::thread::Builder::new()
         .name(format!("ocpp-shard-{index}"))
-        .spawn(move || runtime.block_on(accept_loop(index, listener, shared)))
+        .spawn(move || runtime.block_on(accept_loop(index, listener, handovers, shared)))
 }
 
 /// Accepts until shutdown. Each connection holds a permit of the process-wide cap
-/// (`capacity.rs`) from its accept to its end; past the cap it is refused with 503.
-async fn accept_loop(index: usize, listener: std::net::TcpListener, shared: Arc<Shared>) {
-    let listener = match TcpListener::from_std(listener) {
+/// (`capacity.rs`) from its accept to its end; past the cap it is refused with 503. A shard
+/// without a plain listener (`--ocpp-addr off`) serves only what the TLS runtime hands it.
+async fn accept_loop(
+    index: usize,
+    listener: Option<std::net::TcpListener>,
+    mut handovers: mpsc::Receiver<Handover>,
+    shared: Arc<Shared>,
+) {
+    let listener = match listener.map(TcpListener::from_std).transpose() {
         Ok(listener) => listener,
         Err(e) => return tracing::error!(shard = index, error = %e, "shard cannot listen"),
     };
@@ -52,7 +67,16 @@ async fn accept_loop(index: usize, listener: std::net::TcpListener, shared: Arc<
     loop {
         tokio::select! {
             _ = shared.shutdown.cancelled() => break,
-            accepted = listener.accept() => match accepted {
+            Some(handover) = handovers.recv() => {
+                let Handover { mut stream, peer, permit, client_names } = handover;
+                if let Err(e) = stream.get_mut().0.rebind() {
+                    tracing::warn!(shard = index, error = %e, "a wss connection could not move to its shard");
+                    continue;
+                }
+                let stream = ChargerStream::Tls(Box::new(stream));
+                sessions.spawn(serve(shared.clone(), stream, peer, permit, Some(client_names)));
+            }
+            accepted = accept(listener.as_ref()) => match accepted {
                 Ok((stream, peer)) => {
                     // Answers are small and latency-bound: never wait for Nagle.
                     let _ = stream.set_nodelay(true);
@@ -63,7 +87,8 @@ async fn accept_loop(index: usize, listener: std::net::TcpListener, shared: Arc<
                     // The permit goes into the session's own future: an async block around it
                     // would hold the session's state twice (rustc lays out a future moved into
                     // an `.await` beside its captured copy), ~1.4 KiB more per connection.
-                    sessions.spawn(crate::session::serve(shared.clone(), stream, peer, permit));
+                    let stream = ChargerStream::Plain(stream);
+                    sessions.spawn(serve(shared.clone(), stream, peer, permit, None));
                 }
                 Err(e) => {
                     // Out of file descriptors, say: back off instead of spinning.
@@ -76,4 +101,14 @@ async fn accept_loop(index: usize, listener: std::net::TcpListener, shared: Arc<
     drop(listener);
     sessions.close();
     sessions.wait().await;
+}
+
+/// The next plain connection, or never for a shard without a plain listener.
+async fn accept(
+    listener: Option<&TcpListener>,
+) -> std::io::Result<(tokio::net::TcpStream, SocketAddr)> {
+    match listener {
+        Some(listener) => listener.accept().await,
+        None => std::future::pending().await,
+    }
 }

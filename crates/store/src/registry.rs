@@ -23,7 +23,9 @@ impl Store {
         seq: i64,
         limit: i64,
     ) -> Result<Vec<RegistryChange>> {
-        let rows: Vec<(i64, String, Option<i64>, Option<String>, Option<i64>)> = sqlx::query_as(
+        // seq, identity, and the charger's id, password hash and profile (NULL: unregistered).
+        type LogRow = (i64, String, Option<i64>, Option<String>, Option<i64>);
+        let rows: Vec<LogRow> = sqlx::query_as(
             "SELECT ch.seq, ch.identity, c.id, c.password_hash, c.security_profile
              FROM charger_registry_changes ch LEFT JOIN chargers c ON c.identity = ch.identity
              WHERE ch.seq > $1 ORDER BY ch.seq LIMIT $2",

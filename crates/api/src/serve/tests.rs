@@ -37,6 +37,7 @@ async fn start(limits: HttpLimits) -> Running {
         listener,
         router,
         limits,
+        None,
         stop.clone().cancelled_owned(),
     ));
     Running { addr, stop, served }

@@ -1,0 +1,108 @@
+//! TLS on the command line: the gateway's wss listener (OCPP security profiles 2 and 3) and
+//! HTTPS for the REST API, each from PEM files, reloaded on SIGHUP or when the files change.
+
+use cms_gateway::GatewayTls;
+use cms_tls::{DEFAULT_POLL_INTERVAL, ServerTls, TlsFiles};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct OcppTlsArgs {
+    /// Where chargers connect over TLS: wss://OCPP_TLS_ADDR/ocpp/{identity}. Needs --tls-cert
+    /// and --tls-key.
+    #[arg(long, env = "CMS_OCPP_TLS_ADDR", requires_all = ["tls_cert", "tls_key"])]
+    pub ocpp_tls_addr: Option<SocketAddr>,
+    /// The wss listener's certificate chain (PEM), leaf first.
+    #[arg(long, env = "CMS_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// Its private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "CMS_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// CA certificates (PEM) that sign chargers' client certificates (security profile 3). A
+    /// charger's certificate must chain to one, be valid now, and name it as subject CN.
+    #[arg(long, env = "CMS_TLS_CLIENT_CA")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Threads doing TLS handshakes, apart from the shards that serve established chargers.
+    #[arg(long, env = "CMS_TLS_HANDSHAKE_THREADS", default_value_t = 1)]
+    pub tls_handshake_threads: usize,
+}
+
+impl OcppTlsArgs {
+    /// The wss side of the gateway, its files watched until `stop`; `None` without
+    /// `--ocpp-tls-addr`.
+    pub fn gateway_tls(&self, stop: &CancellationToken) -> Result<Option<GatewayTls>, String> {
+        let (Some(addr), Some(cert), Some(key)) =
+            (self.ocpp_tls_addr, &self.tls_cert, &self.tls_key)
+        else {
+            return Ok(None);
+        };
+        let mut files = TlsFiles::new(cert, key);
+        if let Some(ca) = &self.tls_client_ca {
+            files = files.with_client_ca(ca);
+        }
+        let server = watched("ocpp", files, stop)?;
+        Ok(Some(GatewayTls {
+            addr,
+            server,
+            handshake_threads: self.tls_handshake_threads,
+        }))
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct HttpTlsArgs {
+    /// Serve the HTTP listener over HTTPS with this certificate chain (PEM); plain HTTP
+    /// without it.
+    #[arg(long, env = "CMS_HTTP_TLS_CERT", requires = "http_tls_key")]
+    pub http_tls_cert: Option<PathBuf>,
+    /// Its private key (PEM).
+    #[arg(long, env = "CMS_HTTP_TLS_KEY", requires = "http_tls_cert")]
+    pub http_tls_key: Option<PathBuf>,
+}
+
+impl HttpTlsArgs {
+    /// HTTPS for the listener, its files watched until `stop`; `None` for plain HTTP.
+    pub fn server_tls(&self, stop: &CancellationToken) -> Result<Option<ServerTls>, String> {
+        let (Some(cert), Some(key)) = (&self.http_tls_cert, &self.http_tls_key) else {
+            return Ok(None);
+        };
+        watched("http", TlsFiles::new(cert, key), stop).map(Some)
+    }
+}
+
+fn watched(
+    listener: &'static str,
+    files: TlsFiles,
+    stop: &CancellationToken,
+) -> Result<ServerTls, String> {
+    let tls = ServerTls::load(listener, files).map_err(|e| e.to_string())?;
+    tls.watch(DEFAULT_POLL_INTERVAL, stop.clone())
+        .map_err(|e| format!("cannot watch for SIGHUP: {e}"))?;
+    Ok(tls)
+}
+
+/// A listening address, or `off`.
+#[derive(Debug, Clone, Copy)]
+pub struct ListenAddr(pub Option<SocketAddr>);
+
+/// Parses `--ocpp-addr`: an address, or `off` for no plain listener.
+pub fn listen_addr(text: &str) -> Result<ListenAddr, String> {
+    match text {
+        "off" => Ok(ListenAddr(None)),
+        _ => text
+            .parse()
+            .map(|addr| ListenAddr(Some(addr)))
+            .map_err(|e| format!("{text:?}: {e} (or `off`)")),
+    }
+}
+
+/// The ready lines of the OCPP listeners, which scripts and tests wait for.
+pub fn print_ocpp_addresses(gateway: &cms_gateway::Gateway) {
+    if let Some(addr) = gateway.local_addr() {
+        println!("cms: serving OCPP on ws://{addr}/ocpp/{{identity}}");
+    }
+    if let Some(addr) = gateway.tls_addr() {
+        println!("cms: serving OCPP on wss://{addr}/ocpp/{{identity}}");
+    }
+}

@@ -1,0 +1,180 @@
+//! A listener's current TLS configuration, swapped whole on reload: new connections get the
+//! new one, established connections keep the one they were accepted with.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use chrono::{DateTime, Utc};
+use rustls::ServerConfig;
+use rustls::crypto::CryptoProvider;
+use tokio_rustls::TlsAcceptor;
+
+use crate::config::{Loaded, Resumption, build};
+use crate::fingerprint::Fingerprints;
+use crate::{TlsError, TlsFiles, metrics};
+
+/// The TLS set-up of one listener. Cheap to clone; clones share the configuration.
+#[derive(Clone)]
+pub struct ServerTls {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    listener: &'static str,
+    files: TlsFiles,
+    provider: Arc<CryptoProvider>,
+    resumption: Resumption,
+    current: RwLock<Loaded>,
+    /// The files as they were when last read. Held for the whole of a reload, so that two
+    /// reloads (a SIGHUP and a file change at once) do not interleave.
+    last_read: Mutex<Fingerprints>,
+}
+
+/// Why a reload happened, for the log line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ReloadCause {
+    Requested,
+    Hangup,
+    FileChanged,
+}
+
+impl ServerTls {
+    /// Reads the files and builds the first configuration. `listener` names the listener in
+    /// metrics and logs (`"ocpp"`, `"http"`): one process may serve several with different
+    /// certificates.
+    pub fn load(listener: &'static str, files: TlsFiles) -> Result<Self, TlsError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let resumption = Resumption::new()?;
+        let fingerprints = Fingerprints::of(&files);
+        let loaded = build(&files, &provider, &resumption)?;
+        metrics::set_expiry(listener, loaded.not_after);
+        warn_if_expired(listener, loaded.not_after);
+        tracing::info!(listener, not_after = %loaded.not_after, "TLS certificate loaded");
+        Ok(ServerTls {
+            shared: Arc::new(Shared {
+                listener,
+                files,
+                provider,
+                resumption,
+                current: RwLock::new(loaded),
+                last_read: Mutex::new(fingerprints),
+            }),
+        })
+    }
+
+    /// An acceptor for the next connection, with the configuration current now. Take one per
+    /// accepted connection (it is an `Arc` clone) so that a reload reaches new connections.
+    pub fn acceptor(&self) -> TlsAcceptor {
+        TlsAcceptor::from(self.config())
+    }
+
+    pub fn config(&self) -> Arc<ServerConfig> {
+        self.read_current(|loaded| loaded.config.clone())
+    }
+
+    /// The earliest notAfter of the chain being served.
+    pub fn not_after(&self) -> DateTime<Utc> {
+        self.read_current(|loaded| loaded.not_after)
+    }
+
+    pub fn files(&self) -> &TlsFiles {
+        &self.shared.files
+    }
+
+    pub fn listener(&self) -> &'static str {
+        self.shared.listener
+    }
+
+    /// Reads the files again and, if they make a valid configuration, serves it to new
+    /// connections. Otherwise the current configuration stays. Either way the outcome is
+    /// logged and counted in `cms_tls_reloads_total`; the error is returned for a caller that
+    /// answers someone (an admin request), not to be logged again.
+    pub fn reload(&self) -> Result<(), TlsError> {
+        self.reload_because(ReloadCause::Requested)
+    }
+
+    /// Reloads unless the files look as they did when last read; `None` when unchanged.
+    pub(crate) fn reload_if_changed(&self) -> Option<Result<(), TlsError>> {
+        let mut last_read = self.lock_last_read();
+        if Fingerprints::of(&self.shared.files) == *last_read {
+            return None;
+        }
+        Some(self.reload_locked(&mut last_read, ReloadCause::FileChanged))
+    }
+
+    pub(crate) fn reload_because(&self, cause: ReloadCause) -> Result<(), TlsError> {
+        let mut last_read = self.lock_last_read();
+        self.reload_locked(&mut last_read, cause)
+    }
+
+    fn reload_locked(
+        &self,
+        last_read: &mut Fingerprints,
+        cause: ReloadCause,
+    ) -> Result<(), TlsError> {
+        let listener = self.shared.listener;
+        // Taken before reading: a file replaced while we read is noticed on the next look.
+        *last_read = Fingerprints::of(&self.shared.files);
+        match build(
+            &self.shared.files,
+            &self.shared.provider,
+            &self.shared.resumption,
+        ) {
+            Ok(loaded) => {
+                let not_after = loaded.not_after;
+                *self
+                    .shared
+                    .current
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) = loaded;
+                metrics::count_reload(listener, true);
+                metrics::set_expiry(listener, not_after);
+                warn_if_expired(listener, not_after);
+                tracing::info!(listener, ?cause, %not_after, "TLS certificate reloaded");
+                Ok(())
+            }
+            Err(error) => {
+                metrics::count_reload(listener, false);
+                tracing::warn!(
+                    listener, ?cause, %error,
+                    "TLS reload failed; still serving the previous certificate"
+                );
+                Err(error)
+            }
+        }
+    }
+
+    fn read_current<T>(&self, read: impl FnOnce(&Loaded) -> T) -> T {
+        read(
+            &self
+                .shared
+                .current
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    fn lock_last_read(&self) -> std::sync::MutexGuard<'_, Fingerprints> {
+        self.shared
+            .last_read
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Served anyway: refusing would take the listener down, and clients refuse it themselves.
+fn warn_if_expired(listener: &'static str, not_after: DateTime<Utc>) {
+    if not_after < Utc::now() {
+        tracing::warn!(listener, %not_after, "the TLS certificate chain being served has expired");
+    }
+}
+
+impl fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerTls")
+            .field("listener", &self.shared.listener)
+            .field("files", &self.shared.files)
+            .field("not_after", &self.not_after())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,53 @@
+//! Reloading without a restart: on SIGHUP, and when a configured file is seen to change.
+
+use std::time::Duration;
+
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+use tokio_util::sync::CancellationToken;
+
+use crate::ServerTls;
+use crate::server_tls::ReloadCause;
+
+/// How often `watch` looks at the files: a rotated certificate is served within seconds, for
+/// the price of three `stat` calls.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
+
+impl ServerTls {
+    /// Spawns the task that reloads on SIGHUP and when a file's inode, size, modification or
+    /// change time differs from when it was last read, looking every `poll_every`, until
+    /// `shutdown` is cancelled. Outcomes are logged and counted by the reload itself; a broken
+    /// file is not retried until it changes again or SIGHUP comes.
+    ///
+    /// The SIGHUP handler is in place when this returns (from then on SIGHUP no longer ends
+    /// the process). Call it inside a tokio runtime with I/O enabled; the error is the
+    /// runtime's refusal to register the signal.
+    pub fn watch(
+        &self,
+        poll_every: Duration,
+        shutdown: CancellationToken,
+    ) -> std::io::Result<JoinHandle<()>> {
+        let mut hangups = signal(SignalKind::hangup())?;
+        let tls = self.clone();
+        // The reloads below read three small files and run on this task: not worth a blocking
+        // thread. Their outcome is already logged and counted, hence the ignored results.
+        Ok(tokio::spawn(async move {
+            // The files were read moments ago: the first look is one interval away.
+            let first = tokio::time::Instant::now() + poll_every;
+            let mut polls = tokio::time::interval_at(first, poll_every);
+            polls.set_missed_tick_behavior(MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    Some(()) = hangups.recv() => {
+                        let _ = tls.reload_because(ReloadCause::Hangup);
+                    }
+                    _ = polls.tick() => {
+                        let _ = tls.reload_if_changed();
+                    }
+                }
+            }
+        }))
+    }
+}
