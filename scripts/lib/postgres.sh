@@ -3,14 +3,14 @@
 . "$(dirname "${BASH_SOURCE[0]}")/at_exit.sh"
 
 ensure_postgres() {
-  if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v openssl >/dev/null; then
     return
   fi
   echo "== installing PostgreSQL (Debian package postgresql)"
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql openssl >/dev/null
 }
 
 # Starts a cluster on a free port, exports CMS_TEST_POSTGRES_URL (a superuser URL: each test
@@ -29,9 +29,15 @@ start_test_postgres() {
     cat "$dir/initdb.log" >&2
     return 1
   }
+  # TLS on (clients choose: the tests connect both ways), with a throwaway CA whose certificate
+  # the TLS tests trust (CMS_TEST_POSTGRES_CA).
+  test_postgres_certificates "$dir"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres "$dir/server.crt" "$dir/server.key"
+  fi
   # Durability settings off: the cluster lives for one test run.
   "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
-    "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" \
+    "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400 -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key" \
     start >/dev/null || {
     cat "$dir/server.log" >&2
     return 1
@@ -39,7 +45,22 @@ start_test_postgres() {
   TEST_POSTGRES_STOP=("${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop)
   at_exit 'stop_test_postgres'
   export CMS_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
+  export CMS_TEST_POSTGRES_CA="$dir/ca.crt"
   echo "== test PostgreSQL: $CMS_TEST_POSTGRES_URL (log: $dir/server.log)"
+}
+
+# A CA and a server certificate for 127.0.0.1 in DIR (ca.crt, server.crt, server.key), made with
+# the openssl command line (Debian's openssl package), valid for a week.
+test_postgres_certificates() {
+  local dir=$1
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 7 \
+    -subj "/CN=cms test PostgreSQL CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -subj "/CN=127.0.0.1" -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
+  printf 'basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$dir/server.ext"
+  openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+    -CAcreateserial -days 7 -extfile "$dir/server.ext" -out "$dir/server.crt" 2>/dev/null
+  chmod 600 "$dir/server.key"
 }
 
 stop_test_postgres() {

@@ -30,5 +30,8 @@ mod meter_values;
 mod metrics;
 mod oauth;
 mod ocpp_answers;
+mod postgres_tls;
 mod rest_api;
+mod tls;
+mod tls_proxy;
 mod transactions;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// How to reach the cluster and how to shape the producer.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct KafkaConfig {
     /// Bootstrap brokers, `host:port,host:port`.
     pub brokers: String,
@@ -32,7 +32,38 @@ pub struct KafkaConfig {
     pub producer_queue_messages: usize,
     /// How long the producer waits to fill a batch (`linger.ms`).
     pub linger: Duration,
+    /// Further librdkafka options for every client (`--kafka-option KEY=VALUE`): security
+    /// above all (`security.protocol`, `ssl.*`, `sasl.*`). Never one of [`OWN_OPTIONS`].
+    pub options: Vec<(String, String)>,
 }
+
+/// The librdkafka options cms sets itself, for the guarantees of docs/bus.md or from flags of
+/// its own: `KafkaConfig::options` may not change them.
+pub const OWN_OPTIONS: [&str; 23] = [
+    "acks",
+    "auto.offset.reset",
+    "batch.num.messages",
+    "bootstrap.servers",
+    "client.id",
+    "compression.type",
+    "enable.auto.commit",
+    "enable.auto.offset.store",
+    "enable.idempotence",
+    "fetch.wait.max.ms",
+    "group.id",
+    "heartbeat.interval.ms",
+    "linger.ms",
+    "max.in.flight.requests.per.connection",
+    "max.poll.interval.ms",
+    "message.timeout.ms",
+    "partitioner",
+    "queue.buffering.max.messages",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "retries",
+    "retry.backoff.ms",
+    "session.timeout.ms",
+];
 
 impl Default for KafkaConfig {
     fn default() -> Self {
@@ -43,6 +74,7 @@ impl Default for KafkaConfig {
             client_id: "cms".into(),
             producer_queue_messages: 100_000,
             linger: Duration::from_millis(5),
+            options: Vec::new(),
         }
     }
 }
@@ -73,6 +105,7 @@ impl KafkaBus {
         topics: &[&str],
         compacted: &[&str],
     ) -> Result<KafkaBus, BusError> {
+        config.check_options()?;
         create_topics(&config, topics, compacted).await?;
         let producer = producer::KafkaProducer::start(&config)?;
         Ok(KafkaBus {
@@ -169,7 +202,44 @@ fn client_config(config: &KafkaConfig) -> ClientConfig {
         // used within a second.
         .set("reconnect.backoff.ms", "100")
         .set("reconnect.backoff.max.ms", "1000");
+    // None of them is one cms sets (checked by `connect`), so the order does not matter.
+    for (key, value) in &config.options {
+        client.set(key, value);
+    }
     client
+}
+
+/// The options' values may be secrets (`sasl.password`): debug output shows their keys only.
+impl std::fmt::Debug for KafkaConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self.options.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("KafkaConfig")
+            .field("brokers", &self.brokers)
+            .field("partitions", &self.partitions)
+            .field("replication_factor", &self.replication_factor)
+            .field("client_id", &self.client_id)
+            .field("producer_queue_messages", &self.producer_queue_messages)
+            .field("linger", &self.linger)
+            .field("options", &keys)
+            .finish()
+    }
+}
+
+impl KafkaConfig {
+    /// Refuses an option cms sets itself: changing it would break a guarantee of docs/bus.md
+    /// (or fight a flag of cms's own).
+    pub fn check_options(&self) -> Result<(), BusError> {
+        match self
+            .options
+            .iter()
+            .find(|(key, _)| OWN_OPTIONS.contains(&key.as_str()))
+        {
+            Some((key, _)) => Err(BusError::Failed(format!(
+                "the Kafka option {key} is set by cms itself and may not be changed"
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 fn failed(context: &str, error: impl std::fmt::Display) -> BusError {
@@ -215,4 +285,55 @@ async fn create_topics(
     // Dropping the admin client joins its polling thread (up to 100 ms): not on a runtime worker.
     tokio::task::spawn_blocking(move || drop(admin));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdkafka::producer::BaseProducer;
+
+    fn with_options(options: &[(&str, &str)]) -> KafkaConfig {
+        KafkaConfig {
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..KafkaConfig::default()
+        }
+    }
+
+    /// librdkafka refuses these at client creation when it was built without TLS or SCRAM:
+    /// creating the clients proves the build has them, with no system OpenSSL.
+    #[test]
+    fn ssl_and_sasl_options_reach_librdkafka_which_supports_them() {
+        for options in [
+            &[("security.protocol", "SSL")][..],
+            &[
+                ("security.protocol", "SASL_SSL"),
+                ("sasl.mechanism", "SCRAM-SHA-512"),
+                ("sasl.username", "cms"),
+                ("sasl.password", "secret"),
+            ],
+            &[
+                ("security.protocol", "SASL_SSL"),
+                ("sasl.mechanism", "PLAIN"),
+                ("sasl.username", "cms"),
+                ("sasl.password", "secret"),
+            ],
+        ] {
+            let config = with_options(options);
+            config.check_options().unwrap();
+            let created = client_config(&config).create::<BaseProducer>();
+            assert!(created.is_ok(), "{options:?}: {:?}", created.err());
+        }
+    }
+
+    #[test]
+    fn an_unknown_option_is_refused_and_an_own_option_may_not_be_changed() {
+        let unknown = with_options(&[("no.such.option", "1")]);
+        assert!(client_config(&unknown).create::<BaseProducer>().is_err());
+        let own = with_options(&[("acks", "1")]);
+        let refused = own.check_options().unwrap_err();
+        assert!(refused.to_string().contains("acks"), "{refused}");
+    }
 }

@@ -193,7 +193,12 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
     };
     let uuid = store.add_charger(&new).await.map_err(|e| e.to_string())?;
     store.close().await;
-    println!("Charger {identity} registered; it connects to ws://<ocpp-addr>/ocpp/{identity}");
+    let scheme = if args.security_profile >= 2 {
+        "wss://<ocpp-tls-addr>"
+    } else {
+        "ws://<ocpp-addr>"
+    };
+    println!("Charger {identity} registered; it connects to {scheme}/ocpp/{identity}");
     match (&credentials.generated_password, args.security_profile) {
         (Some(password), _) => println!(
             "with HTTP Basic auth, user {identity} and this password, shown only once: {password}"

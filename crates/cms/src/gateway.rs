@@ -47,7 +47,7 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     let metrics = observability::metrics();
     let config = args.gateway.config(args.ocpp_addr.0, &args.actions);
     let stop_tls = CancellationToken::new();
-    let ocpp_tls = args.ocpp_tls.gateway_tls(&stop_tls)?;
+    let ocpp_tls = args.ocpp_tls.security(&stop_tls)?;
     let http_tls = args.http_tls.server_tls(&stop_tls)?;
     let topics = config.topics;
     let bus = args.kafka.connect(&config.node_id, &topics).await?;

@@ -3,7 +3,7 @@
 use cms_bus::Topics;
 use cms_bus_kafka::{KafkaBus, KafkaConfig};
 
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Clone, clap::Args)]
 pub struct KafkaArgs {
     /// Bootstrap brokers, `host:port,host:port`.
     #[arg(long, env = "CMS_KAFKA_BROKERS")]
@@ -14,6 +14,40 @@ pub struct KafkaArgs {
     /// Replication factor of the topics created at start when missing.
     #[arg(long, env = "CMS_KAFKA_REPLICATION_FACTOR", default_value_t = 1)]
     pub kafka_replication_factor: i32,
+    /// A librdkafka option for every Kafka client, `KEY=VALUE`, repeatable: TLS and SASL above
+    /// all (`security.protocol=SASL_SSL`, `sasl.mechanism=SCRAM-SHA-512`, `sasl.username=...`,
+    /// `ssl.ca.location=...`). Pass secrets through the environment
+    /// (`CMS_KAFKA_OPTIONS=sasl.password=...,...`) rather than the command line, which `ps`
+    /// shows.
+    #[arg(long = "kafka-option", env = "CMS_KAFKA_OPTIONS", value_delimiter = ',',
+        hide_env_values = true, value_parser = key_value)]
+    pub kafka_options: Vec<(String, String)>,
+}
+
+/// The options' values may be secrets (`sasl.password`): debug output shows their keys only.
+impl std::fmt::Debug for KafkaArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let keys: Vec<&str> = self.kafka_options.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("KafkaArgs")
+            .field("kafka_brokers", &self.kafka_brokers)
+            .field("kafka_partitions", &self.kafka_partitions)
+            .field("kafka_replication_factor", &self.kafka_replication_factor)
+            .field("kafka_options", &keys)
+            .finish()
+    }
+}
+
+/// `KEY=VALUE`.
+fn key_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!(
+            "expected KEY=VALUE, got {:?}",
+            text.split('=').next().unwrap_or("")
+        )),
+    }
 }
 
 impl KafkaArgs {
@@ -24,6 +58,7 @@ impl KafkaArgs {
             partitions: self.kafka_partitions,
             replication_factor: self.kafka_replication_factor,
             client_id: client_id.to_string(),
+            options: self.kafka_options.clone(),
             ..KafkaConfig::default()
         };
         let [messages, connections, commands, command_results] = topics.all();

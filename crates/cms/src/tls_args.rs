@@ -1,8 +1,8 @@
 //! TLS on the command line: the gateway's wss listener (OCPP security profiles 2 and 3) and
 //! HTTPS for the REST API, each from PEM files, reloaded on SIGHUP or when the files change.
 
-use cms_gateway::GatewayTls;
-use cms_tls::{DEFAULT_POLL_INTERVAL, ServerTls, TlsFiles};
+use cms_gateway::{GatewaySecurity, GatewayTls, TrustedProxies};
+use cms_tls::{DEFAULT_POLL_INTERVAL, ForwardedCertificates, ServerTls, TlsFiles};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use tokio_util::sync::CancellationToken;
@@ -26,12 +26,51 @@ pub struct OcppTlsArgs {
     /// Threads doing TLS handshakes, apart from the shards that serve established chargers.
     #[arg(long, env = "CMS_TLS_HANDSHAKE_THREADS", default_value_t = 1)]
     pub tls_handshake_threads: usize,
+    /// Load balancers (IP addresses, comma-separated) that terminate TLS in front of the
+    /// gateway: their plain connections count as TLS, and the client certificate each forwards
+    /// in --client-cert-header is believed once it verifies against --tls-client-ca. Off by
+    /// default; a header from any other address is ignored.
+    #[arg(
+        long,
+        env = "CMS_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        requires = "tls_client_ca"
+    )]
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// The header trusted proxies forward the client certificate in: Envoy's form
+    /// (`By=..;Cert="<URL-encoded PEM>"`) or a URL-encoded PEM alone (nginx, AWS ALB).
+    #[arg(
+        long,
+        env = "CMS_CLIENT_CERT_HEADER",
+        default_value = "X-Forwarded-Client-Cert"
+    )]
+    pub client_cert_header: String,
 }
 
 impl OcppTlsArgs {
+    /// The gateway's TLS: its wss listener and the proxies it trusts.
+    pub fn security(&self, stop: &CancellationToken) -> Result<GatewaySecurity, String> {
+        Ok(GatewaySecurity {
+            tls: self.gateway_tls(stop)?,
+            proxies: self.trusted_proxies()?,
+        })
+    }
+
+    fn trusted_proxies(&self) -> Result<Option<TrustedProxies>, String> {
+        let (false, Some(ca)) = (self.trusted_proxies.is_empty(), &self.tls_client_ca) else {
+            return Ok(None);
+        };
+        let certificates = ForwardedCertificates::load(ca).map_err(|e| e.to_string())?;
+        Ok(Some(TrustedProxies {
+            addresses: self.trusted_proxies.clone(),
+            header: self.client_cert_header.to_ascii_lowercase(),
+            certificates,
+        }))
+    }
+
     /// The wss side of the gateway, its files watched until `stop`; `None` without
     /// `--ocpp-tls-addr`.
-    pub fn gateway_tls(&self, stop: &CancellationToken) -> Result<Option<GatewayTls>, String> {
+    fn gateway_tls(&self, stop: &CancellationToken) -> Result<Option<GatewayTls>, String> {
         let (Some(addr), Some(cert), Some(key)) =
             (self.ocpp_tls_addr, &self.tls_cert, &self.tls_key)
         else {

@@ -181,7 +181,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     let gateway_config = args.gateway.config(args.ocpp_addr.0, &args.actions);
     let topics = gateway_config.topics;
     let stop_tls = CancellationToken::new();
-    let ocpp_tls = args.ocpp_tls.gateway_tls(&stop_tls).map_err(UpError::Tls)?;
+    let ocpp_tls = args.ocpp_tls.security(&stop_tls).map_err(UpError::Tls)?;
     let http_tls = args.http_tls.server_tls(&stop_tls).map_err(UpError::Tls)?;
     let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
     let api_config = ApiConfig {

@@ -35,6 +35,9 @@ pub enum Refusal {
     ClientCertificateRequired,
     /// A profile 3 charger whose certificate names another charger.
     ClientCertificateMismatch,
+    /// A client certificate forwarded by a trusted proxy that does not verify against the
+    /// client CA.
+    ClientCertificateInvalid,
 }
 
 impl Refusal {
@@ -44,6 +47,7 @@ impl Refusal {
             Refusal::TlsRequired => "tls_required",
             Refusal::ClientCertificateRequired => "client_certificate_required",
             Refusal::ClientCertificateMismatch => "client_certificate_mismatch",
+            Refusal::ClientCertificateInvalid => "client_certificate_invalid",
         }
     }
 
@@ -62,6 +66,10 @@ impl Refusal {
             Refusal::ClientCertificateMismatch => (
                 "403 Forbidden",
                 "the client certificate is not this charger's\n",
+            ),
+            Refusal::ClientCertificateInvalid => (
+                "403 Forbidden",
+                "the forwarded client certificate does not verify\n",
             ),
         }
     }

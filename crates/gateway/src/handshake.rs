@@ -6,6 +6,8 @@
 use crate::admission::{Refusal, Transport, admit};
 use crate::directory::ChargerDirectory;
 use crate::identity::ChargerIdentity;
+use crate::tls_listener::TrustedProxies;
+use std::net::IpAddr;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
@@ -60,15 +62,42 @@ struct Request {
     version_13: bool,
     protocols: Vec<String>,
     authorization: Option<String>,
+    /// The client certificate a trusted proxy forwarded, when one is configured.
+    forwarded_certificate: Option<String>,
 }
 
-/// Runs the handshake on a fresh connection that came in over `transport`.
+/// Runs the handshake on a fresh connection from `peer` that came in over `transport`. A plain
+/// connection from one of the `proxies` (a load balancer that terminated TLS) counts as TLS,
+/// with the client certificate the proxy forwarded, once it verified.
 pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     directory: &dyn ChargerDirectory,
     transport: Transport<'_>,
+    peer: IpAddr,
+    proxies: Option<&TrustedProxies>,
 ) -> Result<Accepted, Rejection> {
-    let (request, leftover) = read_request(stream).await?;
+    let proxy = proxies.filter(|p| matches!(transport, Transport::Plain) && p.trusts(peer));
+    let header = proxy.map(|p| p.header.as_str());
+    let (request, leftover) = read_request(stream, header).await?;
+    let forwarded_names = match (proxy, &request.forwarded_certificate) {
+        (Some(proxy), Some(value)) => match proxy.certificates.verify(value) {
+            Ok(certificate) => Some(certificate.common_names().to_vec()),
+            Err(e) => {
+                tracing::info!(%peer, error = %e, "forwarded client certificate refused");
+                let refusal = Refusal::ClientCertificateInvalid;
+                let (status, body) = refusal.answer();
+                return respond(stream, status, &[], body, Rejection::Refused(refusal)).await;
+            }
+        },
+        (Some(_), None) => Some(Vec::new()),
+        (None, _) => None,
+    };
+    let transport = match &forwarded_names {
+        Some(names) => Transport::Tls {
+            client_names: names,
+        },
+        None => transport,
+    };
     let Some(segment) = request.path.strip_prefix("/ocpp/") else {
         return match request.path.as_str() {
             "/healthz" | "/readyz" => {
@@ -150,6 +179,10 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
         .write_all(response.as_bytes())
         .await
         .map_err(|_| Rejection::ClientGone)?;
+    // Over TLS the answer may sit in the session's buffer: a request that came with the
+    // client's Finished is read before the socket ever polled writable on its shard, and
+    // nothing else would flush it before the charger gives up waiting.
+    stream.flush().await.map_err(|_| Rejection::ClientGone)?;
     Ok(Accepted {
         identity,
         subprotocol_agreed,
@@ -160,6 +193,7 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
 
 async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
+    forwarded_header: Option<&str>,
 ) -> Result<(Request, Vec<u8>), Rejection> {
     let mut buf = Vec::with_capacity(1024);
     loop {
@@ -177,7 +211,7 @@ async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
                     )
                     .await;
                 }
-                let request = to_request(&parsed);
+                let request = to_request(&parsed, forwarded_header);
                 let leftover = buf[head_len..].to_vec();
                 return Ok((request, leftover));
             }
@@ -215,7 +249,7 @@ async fn read_request<S: AsyncRead + AsyncWrite + Unpin>(
     }
 }
 
-fn to_request(parsed: &httparse::Request<'_, '_>) -> Request {
+fn to_request(parsed: &httparse::Request<'_, '_>, forwarded_header: Option<&str>) -> Request {
     let headers: &[httparse::Header<'_>] = parsed.headers;
     let has_token = |name: &str, token: &str| {
         header_values(headers, name)
@@ -235,6 +269,9 @@ fn to_request(parsed: &httparse::Request<'_, '_>) -> Request {
             .collect(),
         authorization: header_values(headers, "authorization")
             .next()
+            .map(str::to_string),
+        forwarded_certificate: forwarded_header
+            .and_then(|name| header_values(headers, name).next())
             .map(str::to_string),
     }
 }

@@ -36,7 +36,15 @@ pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
 pub use registry::RegistryDirectory;
-pub use tls_listener::GatewayTls;
+pub use tls_listener::{GatewayTls, TrustedProxies};
+
+/// How chargers may reach the gateway besides plain ws: its own wss listener, and load
+/// balancers that terminate TLS for it.
+#[derive(Clone, Default)]
+pub struct GatewaySecurity {
+    pub tls: Option<GatewayTls>,
+    pub proxies: Option<TrustedProxies>,
+}
 pub use transactions::TransactionIds;
 
 use bytes::Bytes;
@@ -136,6 +144,8 @@ pub(crate) struct Shared {
     sessions: DashMap<ChargerIdentity, session::SessionEntry>,
     /// Connections (not only sessions) at once, over all shards.
     capacity: capacity::ConnectionCap,
+    /// Load balancers trusted to terminate TLS and forward client certificates.
+    proxies: Option<TrustedProxies>,
     transaction_ids: transactions::TransactionIds,
     metrics: metrics::GatewayMetrics,
     shutdown: CancellationToken,
@@ -160,8 +170,9 @@ impl Gateway {
         directory: Arc<dyn ChargerDirectory>,
         bus: Arc<dyn Publisher>,
         commands: Box<dyn Subscriber>,
-        tls: Option<GatewayTls>,
+        security: GatewaySecurity,
     ) -> std::io::Result<Gateway> {
+        let GatewaySecurity { tls, proxies } = security;
         let shard_count = config.shards.max(1);
         let listeners = match config.ocpp_addr {
             Some(addr) => shard::bind(addr, shard_count)?
@@ -182,6 +193,7 @@ impl Gateway {
         let shared = Arc::new(Shared {
             ws_config: config.websocket_config(),
             capacity: capacity::ConnectionCap::new(config.max_connections),
+            proxies,
             node: Bytes::from(config.node_id.clone()),
             topics: config.topics,
             config,

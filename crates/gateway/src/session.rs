@@ -76,6 +76,8 @@ pub async fn serve(
             &mut stream,
             &*shared.directory,
             transport,
+            peer.ip(),
+            shared.proxies.as_ref(),
         )),
     )
     .await;

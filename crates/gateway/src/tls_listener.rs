@@ -28,6 +28,23 @@ pub struct GatewayTls {
     pub handshake_threads: usize,
 }
 
+/// Load balancers that terminate TLS in front of the gateway (opt-in): their connections count
+/// as TLS, and the client certificate they forward in `header` is believed once it verifies
+/// against the client CA. A header from any other peer is ignored.
+#[derive(Debug, Clone)]
+pub struct TrustedProxies {
+    pub addresses: Vec<std::net::IpAddr>,
+    /// The header's name, e.g. `x-forwarded-client-cert` (matched case-insensitively).
+    pub header: String,
+    pub certificates: cms_tls::ForwardedCertificates,
+}
+
+impl TrustedProxies {
+    pub fn trusts(&self, peer: std::net::IpAddr) -> bool {
+        self.addresses.contains(&peer)
+    }
+}
+
 /// A connection whose TLS handshake is done, on its way to a shard.
 pub struct Handover {
     pub stream: TlsStream<HandedTcp>,

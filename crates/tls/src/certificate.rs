@@ -39,7 +39,7 @@ impl ClientCertificate {
         Self::of_connection(stream.get_ref().1)
     }
 
-    fn from_der(der: &CertificateDer<'_>) -> Result<Self, TlsError> {
+    pub(crate) fn from_der(der: &CertificateDer<'_>) -> Result<Self, TlsError> {
         let unreadable = |reason: String| TlsError::UnreadableClientCertificate { reason };
         let certificate = parse(der).map_err(unreadable)?;
         let common_names = certificate

@@ -116,7 +116,7 @@ fn chain_not_after(
 /// Client certificates are asked for but optional: profile-2 chargers (Basic auth) and
 /// profile-3 chargers (certificate) share one port, and the gateway decides per charger. A
 /// certificate that is presented must chain to the bundle and be within its validity.
-fn client_verifier(
+pub(crate) fn client_verifier(
     path: &Path,
     provider: &Arc<CryptoProvider>,
 ) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {

@@ -57,6 +57,7 @@ mod config;
 mod error;
 mod files;
 mod fingerprint;
+mod forwarded;
 mod metrics;
 mod server_tls;
 #[cfg(feature = "test-util")]
@@ -66,6 +67,7 @@ mod watch;
 pub use certificate::ClientCertificate;
 pub use error::TlsError;
 pub use files::TlsFiles;
+pub use forwarded::ForwardedCertificates;
 pub use server_tls::ServerTls;
 pub use watch::DEFAULT_POLL_INTERVAL;
 

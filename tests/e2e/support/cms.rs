@@ -34,6 +34,9 @@ pub struct Cms {
 struct Running {
     child: Child,
     ocpp_addr: String,
+    /// The wss listener's `127.0.0.1:PORT`, when `--ocpp-tls-addr` was given.
+    ocpp_tls_addr: Option<String>,
+    /// `http://127.0.0.1:PORT`, or `https://...` with `--http-tls-cert`.
     http_base: String,
 }
 
@@ -125,6 +128,7 @@ impl Cms {
         let mut running = Running {
             child,
             ocpp_addr: String::new(),
+            ocpp_tls_addr: None,
             http_base: String::new(),
         };
         let ready = tokio::time::timeout(STARTUP_TIMEOUT, async {
@@ -138,9 +142,16 @@ impl Cms {
                         panic!("OCPP ready line should end with /ocpp/{{identity}}: {line:?}")
                     });
                     running.ocpp_addr = addr.to_string();
+                } else if let Some(rest) = line.strip_prefix("cms: serving OCPP on wss://") {
+                    // Printed with the ws line, before the REST one.
+                    let addr = rest.strip_suffix("/ocpp/{identity}").unwrap_or_else(|| {
+                        panic!("OCPP ready line should end with /ocpp/{{identity}}: {line:?}")
+                    });
+                    running.ocpp_tls_addr = Some(addr.to_string());
                 } else if let Some(rest) = line.strip_prefix("cms: serving REST on ") {
                     assert!(
-                        rest.starts_with("http://127.0.0.1:"),
+                        rest.starts_with("http://127.0.0.1:")
+                            || rest.starts_with("https://127.0.0.1:"),
                         "REST ready line: {line:?}"
                     );
                     running.http_base = rest.trim_end_matches('/').to_string();
@@ -184,7 +195,14 @@ impl Cms {
         format!("ws://{}/ocpp/{identity}", self.ocpp_addr())
     }
 
-    /// `http://127.0.0.1:PORT{path}` on the REST listener.
+    /// `wss://127.0.0.1:PORT/ocpp/{identity}` on the wss listener (`--ocpp-tls-addr`).
+    pub fn wss_url(&self, identity: &str) -> String {
+        let addr = self.running().ocpp_tls_addr.as_deref();
+        let addr = addr.expect("cms was started without --ocpp-tls-addr");
+        format!("wss://{addr}/ocpp/{identity}")
+    }
+
+    /// `http://127.0.0.1:PORT{path}` (`https://` with `--http-tls-cert`) on the REST listener.
     pub fn http_url(&self, path: &str) -> String {
         format!("{}{path}", self.running().http_base)
     }
@@ -203,13 +221,22 @@ impl Cms {
         self.signal("-INT").await
     }
 
-    async fn signal(&mut self, signal: &str) -> ExitStatus {
+    /// Sends SIGHUP, which reloads the TLS certificates; the process keeps running.
+    pub fn hang_up(&self) {
+        self.send_signal("-HUP");
+    }
+
+    fn send_signal(&self, signal: &str) {
         let pid = self.pid().to_string();
         let sent = Command::new("kill")
             .args([signal, &pid])
             .status()
             .expect("run kill");
         assert!(sent.success(), "kill {signal} {pid} failed");
+    }
+
+    async fn signal(&mut self, signal: &str) -> ExitStatus {
+        self.send_signal(signal);
         let mut running = self.running.take().expect("cms is not running");
         match wait_exit(&mut running.child, EXIT_TIMEOUT).await {
             Some(status) => status,

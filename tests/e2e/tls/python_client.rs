@@ -1,0 +1,131 @@
+//! The third-party TLS client: tests/interop/tls_charger.py, Python's `ssl` (OpenSSL) with the
+//! `ocpp` package's charge point, or an HTTPS GET. One run is one connection attempt; its
+//! outcome comes back as the script's JSON line.
+
+use cms_tls::test_pki::{ClientFiles, TestPki};
+use serde_json::Value;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// The script bounds itself to 10 s; this is the backstop.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What the client presents besides trusting the PKI's CA.
+#[derive(Default)]
+pub struct Presenting<'a> {
+    pub certificate: Option<&'a ClientFiles>,
+    pub bearer: Option<&'a str>,
+}
+
+/// Runs the script against `url` (Basic credentials go in it) and returns its outcome, e.g.
+/// `{"outcome": "refused", "status": 403, "body": "..."}`.
+pub async fn attempt(pki: &TestPki, url: &str, presenting: Presenting<'_>) -> Value {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/tls_charger.py");
+    let mut args: Vec<String> = vec![
+        script.display().to_string(),
+        url.to_string(),
+        "--ca".into(),
+        pki.ca_certificate().display().to_string(),
+    ];
+    if let Some(files) = presenting.certificate {
+        args.extend([
+            "--certificate".into(),
+            files.certificate.display().to_string(),
+            "--private-key".into(),
+            files.private_key.display().to_string(),
+        ]);
+    }
+    if let Some(token) = presenting.bearer {
+        args.extend(["--bearer".into(), token.to_string()]);
+    }
+    let mut child = Command::new("python3")
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("could not run python3 (tests/interop/tls_charger.py): {e}"));
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let deadline = tokio::time::Instant::now() + SCRIPT_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait python3") {
+            break status;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tls_charger.py {url} did not finish within {SCRIPT_TIMEOUT:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    let outcome = stdout
+        .lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok());
+    match outcome {
+        Some(outcome) if status.success() => outcome,
+        _ => panic!(
+            "tls_charger.py {url} broke ({status}); it needs python3 with the packages of \
+             tests/interop/requirements.txt.\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        ),
+    }
+}
+
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
+}
+
+/// Fails the test unless the charge point got in and had its BootNotification accepted and its
+/// Heartbeat answered.
+pub fn expect_charging_session(outcome: &Value, what: &str) {
+    let answered = outcome["outcome"] == "connected"
+        && outcome["subprotocol"] == "ocpp1.6"
+        && outcome["boot"]["status"] == "Accepted"
+        && outcome["heartbeat"]["current_time"].is_string();
+    assert!(
+        answered,
+        "{what}: expected the charge point to get in (ocpp1.6), its boot Accepted and its \
+         heartbeat answered; it saw {outcome}"
+    );
+}
+
+/// Fails the test unless the upgrade was answered with `status` before any websocket.
+pub fn expect_refused(outcome: &Value, status: u16, what: &str) {
+    assert!(
+        outcome["outcome"] == "refused" && outcome["status"] == status,
+        "{what}: expected the upgrade refused with {status}; the charge point saw {outcome}"
+    );
+}
+
+/// Fails the test unless TLS itself turned the client away with an alert that names `alert`
+/// (as OpenSSL words it, e.g. "unknown ca"), before any HTTP.
+pub fn expect_tls_failure(outcome: &Value, alert: &str, what: &str) {
+    let error = outcome["error"].as_str().unwrap_or_default();
+    assert!(
+        outcome["outcome"] == "tls_failed" && error.to_lowercase().contains(alert),
+        "{what}: expected the TLS handshake to fail with an alert saying {alert:?}; the \
+         charge point saw {outcome}"
+    );
+}
+
+/// The DER of the leaf certificate the server presented to the script, from its outcome.
+pub fn shown_certificate(outcome: &Value) -> Vec<u8> {
+    use base64::Engine;
+    let der = outcome["server_certificate"]["der_base64"].as_str();
+    let der = der.unwrap_or_else(|| panic!("no server certificate in {outcome}"));
+    base64::engine::general_purpose::STANDARD
+        .decode(der)
+        .expect("base64 DER")
+}
