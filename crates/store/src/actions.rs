@@ -236,18 +236,8 @@ impl Store {
         Ok(expired + timed_out)
     }
 
-    /// The session charger `charger_id` is connected with now, as the connection events told;
-    /// `None` when it is not connected.
-    pub async fn live_session(&self, charger_id: i64) -> Result<Option<String>> {
-        let row: Option<(String, Option<String>)> =
-            sqlx::query_as("SELECT connection_status, session FROM chargers WHERE id = $1")
-                .bind(charger_id)
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(row.and_then(|(status, session)| session.filter(|_| status == "online")))
-    }
-
-    /// The id of the charger `identity`, and its live session (see [`Store::live_session`]).
+    /// The id of the charger `identity`, and the session it is connected with now (as the
+    /// connection events told; `None` when it is not connected).
     pub async fn charger_by_identity(
         &self,
         identity: &str,
@@ -299,27 +289,52 @@ async fn insert(db: &mut AnyConnection, new: &NewAction, status: &str) -> Result
     .rows_affected())
 }
 
-/// Applies a gateway's report (inside the materialiser's batch transaction).
+/// Applies a gateway's report (inside the materialiser's batch transaction). The common case,
+/// a known action moving on, is one statement; only an action this store has not seen (one a
+/// gateway took by itself) is inserted first.
 pub(crate) async fn apply_report(db: &mut AnyConnection, report: &ActionReported) -> Result<()> {
-    let charger_id: Option<i64> = sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")
-        .bind(&report.identity)
-        .fetch_optional(&mut *db)
-        .await?;
-    let Some(charger_id) = charger_id else {
-        return Ok(());
-    };
-    let action = NewAction {
-        charger_id,
-        ..report.action.clone()
-    };
-    // An action cms took by itself, or one whose row is not here (another store): keep it.
-    insert(db, &action, "pending").await?;
-    let moved = sqlx::query(&format!(
+    let mut moved = advance(db, report).await?;
+    if moved.is_none() {
+        let known: Option<i64> =
+            sqlx::query_scalar("SELECT charger_id FROM charger_actions WHERE uuid = $1")
+                .bind(&report.action.uuid)
+                .fetch_optional(&mut *db)
+                .await?;
+        if known.is_some() {
+            // Past this state already: a replay, or a report that came late.
+            return Ok(());
+        }
+        let charger_id: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")
+                .bind(&report.identity)
+                .fetch_optional(&mut *db)
+                .await?;
+        let Some(charger_id) = charger_id else {
+            return Ok(());
+        };
+        let action = NewAction {
+            charger_id,
+            ..report.action.clone()
+        };
+        insert(db, &action, "pending").await?;
+        moved = advance(db, report).await?;
+    }
+    // The configuration changes once, with the state change that ended the action.
+    if let (Some(charger_id), Some(update)) = (moved, &report.settings) {
+        apply_settings(db, charger_id, update, &report.at).await?;
+    }
+    Ok(())
+}
+
+/// Moves the action to the report's state if it may follow the one stored; the action's
+/// charger when it did.
+async fn advance(db: &mut AnyConnection, report: &ActionReported) -> Result<Option<i64>> {
+    Ok(sqlx::query_scalar(&format!(
         "UPDATE charger_actions SET status = $1, response = COALESCE($2, response),
            error_code = COALESCE($3, error_code), error_description = COALESCE($4, error_description),
            sent_at = COALESCE(sent_at, $5), finished_at = COALESCE($6, finished_at),
            published_at = COALESCE(published_at, $7), updated_at = $7
-         WHERE uuid = $8 AND status IN {}",
+         WHERE uuid = $8 AND status IN {} RETURNING charger_id",
         predecessors(&report.status)
     ))
     .bind(&report.status)
@@ -329,17 +344,9 @@ pub(crate) async fn apply_report(db: &mut AnyConnection, report: &ActionReported
     .bind(&report.sent_at)
     .bind(&report.finished_at)
     .bind(&report.at)
-    .bind(&action.uuid)
-    .execute(&mut *db)
-    .await?
-    .rows_affected();
-    // A report seen before (a replay) changes the configuration only once.
-    if moved == 1
-        && let Some(update) = &report.settings
-    {
-        apply_settings(db, charger_id, update, &report.at).await?;
-    }
-    Ok(())
+    .bind(&report.action.uuid)
+    .fetch_optional(&mut *db)
+    .await?)
 }
 
 async fn apply_settings(

@@ -84,6 +84,8 @@ pub struct ChargerRow {
     pub license_pro: bool,
     /// OCPP security profile, 0 to 3.
     pub security_profile: i64,
+    /// The session it is connected with now (as the connection events told), when online.
+    pub live_session: Option<String>,
     pub created_at: String,
     pub updated_at: String,
     pub permissions: Permissions,
@@ -115,6 +117,11 @@ impl<'r> sqlx::FromRow<'r, AnyRow> for ChargerRow {
             license_smart: flag(row, "license_smart")?,
             license_pro: flag(row, "license_pro")?,
             security_profile: row.try_get("security_profile")?,
+            live_session: {
+                let status: String = row.try_get("connection_status")?;
+                let session: Option<String> = row.try_get("session")?;
+                session.filter(|_| status == "online")
+            },
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
             permissions: Permissions::from_grants(
@@ -130,7 +137,7 @@ pub const CHARGER_COLUMNS: &str =
     "c.id, c.uuid, c.site_id, c.identity, c.reference, c.connection_status, c.status, c.error,
     c.error_info, c.vendor_id, c.vendor_error_code, c.firmware_version, c.server,
     c.last_connection_at, c.last_disconnection_at, c.last_heartbeat_at, c.setup_pending,
-    c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro, c.security_profile,
+    c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro, c.security_profile, c.session,
     c.created_at, c.updated_at, g.full_access, g.sensitive";
 
 impl Store {

@@ -145,10 +145,9 @@ pub async fn send(
     let wait = wait_of(query)?;
     let request = payload_of(&body)?;
     command.validate_request(&request).map_err(schema_errors)?;
-    let session = state
-        .store
-        .live_session(charger.id)
-        .await?
+    let session = charger
+        .live_session
+        .clone()
         .ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
     let email = state.store.user_email(caller.user_id()).await?;
     let target = Target {

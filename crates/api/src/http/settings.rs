@@ -140,10 +140,9 @@ pub async fn change(
         .collect();
     let changes = settings_of(&mut input, &readonly);
     input.finish()?;
-    let session = state
-        .store
-        .live_session(charger.id)
-        .await?
+    let session = charger
+        .live_session
+        .clone()
         .ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
     let email = state.store.user_email(caller.user_id()).await?;
     let target = Target {
