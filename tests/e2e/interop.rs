@@ -5,10 +5,9 @@
 //! Needs `python3` with the packages of tests/interop/requirements.txt (scripts/test installs
 //! them). Without them the test fails, never skips.
 
+use crate::support::python::python3;
 use crate::support::{Api, Cms, assert_record_time};
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 /// The script bounds itself to about 20 s; this is the backstop.
@@ -18,56 +17,6 @@ const IMPORT_TIMEOUT: Duration = Duration::from_secs(20);
 
 fn interop_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop")
-}
-
-/// What a finished child process printed.
-struct Output {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `python3 <args>` to completion, killing it after `limit`; `Err` when python3 cannot be
-/// started or does not finish in time.
-async fn python3(args: &[&str], limit: Duration) -> Result<Output, String> {
-    let mut child = Command::new("python3")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not run python3: {e}"))?;
-    let read = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let stdout = read(Box::new(child.stdout.take().expect("piped stdout")));
-    let stderr = read(Box::new(child.stderr.take().expect("piped stderr")));
-    let deadline = tokio::time::Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait python3") {
-            break status;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!(
-                "`python3 {}` did not finish within {limit:?}; stdout:\n{}\nstderr:\n{}",
-                args.join(" "),
-                stdout.join().unwrap_or_default(),
-                stderr.join().unwrap_or_default()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    Ok(Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    })
 }
 
 /// Fails the test unless `python3` can import the interop packages; never skips, in CI or not.

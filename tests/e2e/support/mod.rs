@@ -10,6 +10,7 @@ pub mod commanded;
 pub mod fleet;
 mod metrics;
 mod process;
+pub mod python;
 pub mod rest;
 pub mod station;
 mod time;

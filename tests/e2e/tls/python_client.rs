@@ -2,11 +2,10 @@
 //! `ocpp` package's charge point, or an HTTPS GET. One run is one connection attempt; its
 //! outcome comes back as the script's JSON line.
 
+use crate::support::python::{Output, python3};
 use cms_tls::test_pki::{ClientFiles, TestPki};
 use serde_json::Value;
-use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// The script bounds itself to 10 s; this is the backstop.
@@ -41,31 +40,14 @@ pub async fn attempt(pki: &TestPki, url: &str, presenting: Presenting<'_>) -> Va
     if let Some(token) = presenting.bearer {
         args.extend(["--bearer".into(), token.to_string()]);
     }
-    let mut child = Command::new("python3")
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("could not run python3 (tests/interop/tls_charger.py): {e}"));
-    let stdout = drain(child.stdout.take().expect("piped stdout"));
-    let stderr = drain(child.stderr.take().expect("piped stderr"));
-    let deadline = tokio::time::Instant::now() + SCRIPT_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("try_wait python3") {
-            break status;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("tls_charger.py {url} did not finish within {SCRIPT_TIMEOUT:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    let (stdout, stderr) = (
-        stdout.join().unwrap_or_default(),
-        stderr.join().unwrap_or_default(),
-    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = python3(&args, SCRIPT_TIMEOUT)
+        .await
+        .unwrap_or_else(|e| panic!("tls_charger.py {url}: {e}"));
     let outcome = stdout
         .lines()
         .last()
@@ -77,14 +59,6 @@ pub async fn attempt(pki: &TestPki, url: &str, presenting: Presenting<'_>) -> Va
              tests/interop/requirements.txt.\nstdout:\n{stdout}\nstderr:\n{stderr}"
         ),
     }
-}
-
-fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = pipe.read_to_string(&mut text);
-        text
-    })
 }
 
 /// Fails the test unless the charge point got in and had its BootNotification accepted and its
