@@ -1,20 +1,43 @@
 //! Command line: what fleet to simulate, against which loopback gateway, for how long.
 
 use crate::commands::CommandAction;
+use crate::connect::Target;
 use clap::Parser;
 use std::net::{SocketAddr, SocketAddrV4};
+use std::path::PathBuf;
 
 #[derive(Parser, Debug, Clone)]
 #[command(
     about = "Simulate a fleet of OCPP 1.6J chargers against a local cms and measure it",
     long_about = "Each charger is a real OCPP 1.6J client on its own websocket \
-                  (ws://TARGET/ocpp/{identity}, subprotocol ocpp1.6), with one call outstanding \
-                  at a time. Loopback only; stops by itself after the ramp plus --duration."
+                  (ws://TARGET/ocpp/{identity}, or wss://, subprotocol ocpp1.6), with one call \
+                  outstanding at a time. Loopback only; stops by itself after the ramp plus \
+                  --duration."
 )]
 pub struct Args {
-    /// The gateway, on loopback (an IPv4 address in 127.0.0.0/8): 127.0.0.1:9000.
-    #[arg(long, default_value = "127.0.0.1:9000", value_parser = parse_loopback)]
-    pub target: SocketAddrV4,
+    /// The gateway, on loopback (an IPv4 address in 127.0.0.0/8): 127.0.0.1:9000 or
+    /// ws://127.0.0.1:9000 for plain websockets, wss://127.0.0.1:9443 over TLS (needs --tls-ca).
+    #[arg(long, default_value = "127.0.0.1:9000", value_parser = parse_target)]
+    pub target: Target,
+    /// With a wss:// target: trust the CA certificates of this PEM file (the server's
+    /// certificate must name the target's address, subjectAltName IP:127.0.0.1, or
+    /// --tls-server-name).
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// With a wss:// target: the name to expect in the server's certificate (default: the
+    /// target's IP address).
+    #[arg(long, value_name = "NAME")]
+    pub tls_server_name: Option<String>,
+    /// With a wss:// target: keep no TLS sessions, so every handshake is a full one (by
+    /// default the chargers of a process share one session store and reconnects resume).
+    #[arg(long)]
+    pub no_resumption: bool,
+    /// Measure connection set-up instead of a fleet: each of --chargers clients connects
+    /// (TCP, TLS over wss, the websocket upgrade), closes and connects again, for --duration
+    /// seconds after a second of warm-up; reports handshakes per second, their latency and,
+    /// over wss, how many resumed. One process.
+    #[arg(long)]
+    pub handshakes: bool,
     /// Chargers to connect; identities are PREFIX00001, PREFIX00002, ...
     #[arg(long, default_value_t = 1000)]
     pub chargers: usize,
@@ -108,6 +131,21 @@ pub fn parse_loopback(s: &str) -> Result<SocketAddrV4, String> {
     }
 }
 
+/// A `--target`: `[ws://|wss://]IP:PORT` on loopback, a `/` after it allowed.
+pub fn parse_target(s: &str) -> Result<Target, String> {
+    let (tls, rest) = if let Some(rest) = s.strip_prefix("wss://") {
+        (true, rest)
+    } else if let Some(rest) = s.strip_prefix("ws://") {
+        (false, rest)
+    } else if s.contains("://") {
+        return Err(format!("{s:?}: the scheme is ws:// or wss://"));
+    } else {
+        (false, s)
+    };
+    let addr = parse_loopback(rest.strip_suffix('/').unwrap_or(rest))?;
+    Ok(Target { addr, tls })
+}
+
 /// An `--api`: `http://` and a loopback IPv4 address with its port, nothing after but `/`.
 pub fn parse_api(s: &str) -> Result<SocketAddrV4, String> {
     let rest = s
@@ -141,8 +179,33 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 const CHARGERS_PER_SOURCE: usize = 10_000;
 
 impl Args {
-    /// What clap cannot check alone: the command generator's needs.
+    /// What clap cannot check alone: TLS options only with a wss target, the command
+    /// generator's needs, the handshake mode in one process.
     pub fn check(&self, processes: usize) -> Result<(), String> {
+        if self.target.tls && self.tls_ca.is_none() {
+            return Err(
+                "a wss:// target needs --tls-ca (the CA that signed its certificate)".into(),
+            );
+        }
+        if !self.target.tls
+            && (self.tls_ca.is_some() || self.tls_server_name.is_some() || self.no_resumption)
+        {
+            return Err(
+                "--tls-ca, --tls-server-name and --no-resumption are for a wss:// target".into(),
+            );
+        }
+        if self.handshakes {
+            if self.commands_per_s > 0.0 {
+                return Err("--handshakes sends no calls: leave out --commands-per-s".into());
+            }
+            if processes > 1 {
+                return Err(format!(
+                    "--handshakes runs in one process, and {} clients need {processes} here: \
+                     fewer --chargers, or raise ulimit -n",
+                    self.chargers
+                ));
+            }
+        }
         if self.commands_per_s > 0.0 {
             if self.api.is_none() || self.token.is_none() {
                 return Err("--commands-per-s needs --api and --token".into());
@@ -156,6 +219,18 @@ impl Args {
             }
         }
         Ok(())
+    }
+
+    /// The TLS client of a wss target, made once for every charger of this process.
+    pub fn tls(&self) -> Result<Option<crate::tls::Tls>, String> {
+        let (true, Some(ca)) = (self.target.tls, &self.tls_ca) else {
+            return Ok(None);
+        };
+        let name = match &self.tls_server_name {
+            Some(name) => name.clone(),
+            None => crate::tls::Tls::ip_name(*self.target.addr.ip()),
+        };
+        crate::tls::Tls::new(ca, &name, !self.no_resumption, self.chargers).map(Some)
     }
 
     /// Source addresses in use: as given, or enough for the fleet.
@@ -195,6 +270,91 @@ mod tests {
         assert!(parse_loopback("128.0.0.1:9000").is_err());
         assert!(parse_loopback("localhost:9000").is_err());
         assert!(parse_loopback("127.0.0.1").is_err());
+    }
+
+    #[test]
+    fn targets_are_ws_or_wss_on_loopback() {
+        let addr: SocketAddrV4 = "127.0.0.1:9443".parse().unwrap();
+        let plain = Target { addr, tls: false };
+        let tls = Target { addr, tls: true };
+        assert_eq!(parse_target("127.0.0.1:9443").unwrap(), plain);
+        assert_eq!(parse_target("ws://127.0.0.1:9443").unwrap(), plain);
+        assert_eq!(parse_target("ws://127.0.0.1:9443/").unwrap(), plain);
+        assert_eq!(parse_target("wss://127.0.0.1:9443").unwrap(), tls);
+        // What a target prints is what a child process is given: it must read back.
+        assert_eq!(parse_target(&tls.to_string()).unwrap(), tls);
+        assert_eq!(parse_target(&plain.to_string()).unwrap(), plain);
+        assert!(
+            parse_target("https://127.0.0.1:9443")
+                .unwrap_err()
+                .contains("wss://")
+        );
+        assert!(
+            parse_target("wss://10.0.0.1:9443")
+                .unwrap_err()
+                .contains("loopback")
+        );
+        assert!(parse_target("wss://127.0.0.1:9443/ocpp").is_err());
+    }
+
+    #[test]
+    fn tls_options_go_with_a_wss_target() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["cms-loadtest"];
+            argv.extend_from_slice(extra);
+            Args::try_parse_from(argv).unwrap()
+        };
+        let wss = ["--target", "wss://127.0.0.1:9443"];
+        assert!(parse(&wss).check(1).unwrap_err().contains("--tls-ca"));
+        let with_ca: Vec<&str> = wss.iter().copied().chain(["--tls-ca", "ca.pem"]).collect();
+        assert!(parse(&with_ca).check(1).is_ok());
+        let no_resumption: Vec<&str> = with_ca.iter().copied().chain(["--no-resumption"]).collect();
+        assert!(parse(&no_resumption).no_resumption);
+        for stray in [
+            &["--tls-ca", "ca.pem"][..],
+            &["--no-resumption"],
+            &["--tls-server-name", "localhost"],
+        ] {
+            assert!(parse(stray).check(1).unwrap_err().contains("wss://"));
+        }
+        // No TLS client without a wss target; a CA file that is not there is named.
+        assert!(parse(&[]).tls().unwrap().is_none());
+        let missing: Vec<&str> = wss
+            .iter()
+            .copied()
+            .chain(["--tls-ca", "/nonexistent/ca.pem"])
+            .collect();
+        assert!(
+            parse(&missing)
+                .tls()
+                .unwrap_err()
+                .contains("/nonexistent/ca.pem")
+        );
+    }
+
+    #[test]
+    fn handshakes_run_in_one_process_and_send_no_calls() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["cms-loadtest", "--handshakes", "--chargers", "32"];
+            argv.extend_from_slice(extra);
+            Args::try_parse_from(argv).unwrap()
+        };
+        assert!(parse(&[]).check(1).is_ok());
+        assert!(parse(&[]).check(2).unwrap_err().contains("one process"));
+        let commands = [
+            "--commands-per-s",
+            "1",
+            "--api",
+            "http://127.0.0.1:8080",
+            "--token",
+            "t",
+        ];
+        assert!(
+            parse(&commands)
+                .check(1)
+                .unwrap_err()
+                .contains("--commands-per-s")
+        );
     }
 
     #[test]

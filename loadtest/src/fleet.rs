@@ -143,6 +143,20 @@ fn spawn_child(
     chargers: usize,
 ) -> Result<Child, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find myself: {e}"))?;
+    child_command(exe, args, processes, slice, first, chargers)
+        .spawn()
+        .map_err(|e| format!("cannot start load tester process {slice}: {e}"))
+}
+
+/// The command line of the child that plays one slice.
+fn child_command(
+    exe: std::path::PathBuf,
+    args: &Args,
+    processes: usize,
+    slice: usize,
+    first: u64,
+    chargers: usize,
+) -> Command {
     let mut command = Command::new(exe);
     command
         .arg("--child")
@@ -165,14 +179,22 @@ fn spawn_child(
     if args.transactions {
         command.arg("--transactions");
     }
+    // Each process has its own TLS session store: resumption works within a slice.
+    if let Some(ca) = &args.tls_ca {
+        command.arg("--tls-ca").arg(ca);
+    }
+    if let Some(name) = &args.tls_server_name {
+        command.args(["--tls-server-name", name]);
+    }
+    if args.no_resumption {
+        command.arg("--no-resumption");
+    }
     // One child watches the gateways' memory for all, at the moments a single run would.
     if slice == 0 && !args.pid.is_empty() {
         let pids: Vec<String> = args.pid.iter().map(u32::to_string).collect();
         command.args(["--pid", &pids.join(",")]);
     }
     command
-        .spawn()
-        .map_err(|e| format!("cannot start load tester process {slice}: {e}"))
 }
 
 fn rate_arg(rate: f64) -> String {
@@ -243,6 +265,7 @@ fn merge(reports: Vec<(Summary, Vec<(u64, u64)>)>) -> Summary {
         .unwrap_or_default();
     all.cpu.loadtest_s = summaries.iter().map(|s| s.cpu.loadtest_s).sum();
     all.transactions = sum(|s| s.transactions);
+    all.first_failure = summaries.iter().find_map(|s| s.first_failure.clone());
     all.errors = sum(|s| s.errors);
     all.frames_sent = sum(|s| s.frames_sent);
     all.frames_answered = sum(|s| s.frames_answered);
@@ -354,6 +377,51 @@ mod tests {
         assert_eq!(all.timeline[0].open, 40);
         let not_all = merge(vec![report(1, &[1], Some(1.0)), report(1, &[1], None)]);
         assert_eq!(not_all.all_booted_s, None);
+    }
+
+    #[test]
+    fn children_reach_a_wss_target_as_the_parent_would() {
+        let args = Args::try_parse_from([
+            "cms-loadtest",
+            "--target",
+            "wss://127.0.0.1:9443",
+            "--tls-ca",
+            "/tmp/ca.pem",
+            "--tls-server-name",
+            "localhost",
+            "--no-resumption",
+            "--chargers",
+            "30000",
+        ])
+        .unwrap();
+        let command = child_command("cms-loadtest".into(), &args, 2, 1, 15001, 15000);
+        let argv: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let after = |flag: &str| {
+            let at = argv.iter().position(|a| a == flag).unwrap();
+            argv[at + 1].clone()
+        };
+        assert_eq!(after("--target"), "wss://127.0.0.1:9443");
+        assert_eq!(after("--tls-ca"), "/tmp/ca.pem");
+        assert_eq!(after("--tls-server-name"), "localhost");
+        assert!(argv.iter().any(|a| a == "--no-resumption"));
+        assert_eq!(after("--first"), "15001");
+        let child =
+            Args::try_parse_from(std::iter::once("cms-loadtest".to_string()).chain(argv)).unwrap();
+        assert_eq!(child.target, args.target);
+        assert!(child.child && child.no_resumption);
+        assert!(child.check(1).is_ok());
+
+        let plain = Args::try_parse_from(["cms-loadtest", "--chargers", "10"]).unwrap();
+        let command = child_command("x".into(), &plain, 1, 0, 1, 10);
+        let argv: Vec<_> = command.get_args().collect();
+        assert!(
+            argv.iter()
+                .all(|a| !a.to_string_lossy().starts_with("--tls"))
+        );
+        assert!(argv.iter().any(|a| *a == "127.0.0.1:9000"));
     }
 
     #[test]

@@ -1,21 +1,27 @@
 //! `cms-loadtest`: simulates a fleet of OCPP 1.6J chargers, each a real client on its own
 //! websocket, against a local gateway; measures connections, frame rates, answer latency,
 //! errors and the gateway's memory; with `--commands-per-s`, also sends the chargers actions
-//! through cms's REST API meanwhile. Loopback only, bounded in count and time: it stops by
-//! itself after the ramp plus `--duration`.
+//! through cms's REST API meanwhile; over ws or wss. With `--handshakes`, measures connection
+//! set-up instead (TCP, TLS, the websocket upgrade, again and again). Loopback only, bounded in
+//! count and time: it stops by itself after the ramp plus `--duration`.
 
 mod api;
 mod args;
 mod commands;
+mod connect;
 mod cpu;
 mod fleet;
+mod handshakes;
 mod ocpp;
 mod plot;
 mod progress;
 mod report;
 mod session;
 mod stats;
+#[cfg(test)]
+mod test_central;
 mod timeline;
+mod tls;
 
 use args::Args;
 use clap::Parser;
@@ -42,6 +48,9 @@ fn main() -> ExitCode {
     if let Err(e) = args.check(processes) {
         eprintln!("cms-loadtest: {e}");
         return ExitCode::FAILURE;
+    }
+    if args.handshakes {
+        return handshakes::main(&args);
     }
     let summary = if processes > 1 {
         match fleet::run(&args, processes) {
@@ -106,6 +115,7 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
     let identities: Vec<String> = (0..args.chargers as u64)
         .map(|n| args::identity(&args.prefix, args.first + n))
         .collect();
+    let tls = args.tls()?;
     let commander = Commander::prepare(&args, &identities).await?;
     let stats = Arc::new(Stats::new(SHARDS));
     let started = Instant::now();
@@ -128,6 +138,7 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
         let number = args.first + n as u64;
         let plan = Plan {
             target: args.target,
+            tls: tls.clone(),
             source: args.source_of(number),
             identity,
             index: n,
@@ -211,6 +222,7 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
             loadtest_s: cpu_to.1.zip(cpu_from.1).map(|(b, a)| b - a),
         },
         commands: commander.map(|c| c.summary(window_s)),
+        first_failure: stats.first_failure(),
     });
     Ok((summary, histogram))
 }

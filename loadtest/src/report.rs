@@ -88,6 +88,9 @@ pub struct Summary {
     /// What the command generator did, with `--commands-per-s`.
     #[serde(default)]
     pub commands: Option<CommandsSummary>,
+    /// Why the first charger that could not connect could not.
+    #[serde(default)]
+    pub first_failure: Option<String>,
 }
 
 /// What the run measured, to be summarised.
@@ -108,6 +111,7 @@ pub struct Measured {
     pub last_boot_s: f64,
     pub cpu: Cpu,
     pub commands: Option<CommandsSummary>,
+    pub first_failure: Option<String>,
 }
 
 impl Summary {
@@ -151,6 +155,7 @@ impl Summary {
             timeline: m.timeline,
             cpu: m.cpu,
             commands: m.commands,
+            first_failure: m.first_failure,
         }
     }
 
@@ -222,6 +227,9 @@ impl Summary {
                 self.errors, self.callerrors, self.timeouts, self.disconnects
             ),
         );
+        if let Some(why) = &self.first_failure {
+            row("first failure", why.chars().take(200).collect());
+        }
         if self.server_calls > 0 {
             row(
                 "calls from gateway",
@@ -355,6 +363,7 @@ mod tests {
             last_boot_s: 0.75,
             cpu: Cpu::default(),
             commands: None,
+            first_failure: None,
         }
     }
 
@@ -407,6 +416,18 @@ mod tests {
         v.as_object_mut().unwrap().remove("timeline");
         let back: Summary = serde_json::from_value(v).unwrap();
         assert!(back.timeline.is_empty());
+    }
+
+    #[test]
+    fn the_first_failure_is_told() {
+        let mut m = measured();
+        assert!(!Summary::new(measured()).table().contains("first failure"));
+        m.first_failure = Some("Connection refused (os error 111)".into());
+        let t = Summary::new(m).table();
+        assert!(
+            t.contains("first failure           Connection refused"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -1,27 +1,30 @@
 //! One simulated charger: its own websocket, one call of its own outstanding at a time (closed
 //! loop), answering the central system's calls as they come.
 
+use crate::connect::{self, Target};
 use crate::ocpp::{self, Incoming, Reading};
 use crate::stats::Stats;
+use crate::tls::Tls;
 use futures_util::{SinkExt, StreamExt};
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::net::{TcpSocket, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
+use tokio::time::error::Elapsed;
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 const CONNECTOR: u32 = 1;
 
 /// What one charger does and until when.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub target: SocketAddrV4,
+    pub target: Target,
+    /// The TLS client of a wss target (shared by every charger of the process).
+    pub tls: Option<Tls>,
     pub source: Ipv4Addr,
     pub identity: String,
     /// The charger's 0-based index: picks its histogram shard and starting meter reading.
@@ -52,11 +55,42 @@ enum Reply {
 
 /// Runs the charger until `plan.stop_at`, counting everything in `stats`.
 pub async fn run(plan: Plan, stats: Arc<Stats>) {
-    let c = &stats.counters;
     let deadline = (Instant::now() + plan.timeout).min(plan.stop_at);
-    let ws = match timeout_at(deadline, connect(&plan)).await {
+    // Each transport its own instance of the session: the plain one stays free of TLS.
+    match plan.tls.clone() {
+        None => {
+            let connecting = async {
+                let tcp = connect::tcp(plan.source, plan.target.addr).await?;
+                connect::upgrade(tcp, &plan.target, &plan.identity).await
+            };
+            let ws = timeout_at(deadline, connecting).await;
+            play(ws, plan, stats).await
+        }
+        Some(tls) => {
+            let connecting = async {
+                let tcp = connect::tcp(plan.source, plan.target.addr).await?;
+                let stream = connect::tls(&tls, tcp).await?;
+                connect::upgrade(stream, &plan.target, &plan.identity).await
+            };
+            let ws = timeout_at(deadline, connecting).await;
+            play(ws, plan, stats).await
+        }
+    }
+}
+
+/// Plays the charger over the websocket it got, if it got one.
+async fn play<S>(
+    ws: Result<Result<WebSocketStream<S>, connect::Error>, Elapsed>,
+    plan: Plan,
+    stats: Arc<Stats>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let c = &stats.counters;
+    let ws = match ws {
         Ok(Ok(ws)) => ws,
-        _ => return Stats::bump(&c.failed),
+        Ok(Err(e)) => return stats.failed(|| e.to_string()),
+        Err(_) => return stats.failed(|| format!("no websocket within {:?}", plan.timeout)),
     };
     Stats::bump(&c.established);
     c.open.fetch_add(1, Ordering::Relaxed);
@@ -77,54 +111,6 @@ pub async fn run(plan: Plan, stats: Arc<Stats>) {
         Err(End::TimedOut) => {}
         Err(End::Closed) => Stats::bump(&c.disconnects),
     }
-}
-
-async fn connect(plan: &Plan) -> Result<WebSocketStream<TcpStream>, Box<dyn std::error::Error>> {
-    let socket = TcpSocket::new_v4()?;
-    defer_port_choice(&socket)?;
-    socket.bind(SocketAddr::new(plan.source.into(), 0))?;
-    let stream = socket.connect(plan.target.into()).await?;
-    stream.set_nodelay(true)?;
-    let url = format!("ws://{}/ocpp/{}", plan.target, plan.identity);
-    let mut request = url.into_client_request()?;
-    request
-        .headers_mut()
-        .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse()?);
-    let (ws, _) =
-        tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config())).await?;
-    Ok(ws)
-}
-
-/// Binding to a source address with port 0 makes the kernel pick a port there and then, unique
-/// among everything bound to that address: a search that grows with every socket (tens of
-/// thousands: most of the simulator's CPU). With IP_BIND_ADDRESS_NO_PORT it picks one at
-/// connect, unique only for the destination, as a plain connect would.
-fn defer_port_choice(socket: &TcpSocket) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let on: libc::c_int = 1;
-    // SAFETY: a valid socket descriptor, and an option value of the size given.
-    let rc = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
-            (&on as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-/// tungstenite's default read buffer is 128 KiB, zeroed on every read: most of the simulator's
-/// CPU and 128 KiB per charger. OCPP frames are small; 4 KiB holds several.
-fn ws_config() -> WebSocketConfig {
-    WebSocketConfig::default()
-        .read_buffer_size(4 * 1024)
-        .write_buffer_size(0)
 }
 
 /// A charger's energy register, advancing with the power it draws.
@@ -167,15 +153,15 @@ impl Meter {
     }
 }
 
-struct Session {
-    ws: WebSocketStream<TcpStream>,
+struct Session<S> {
+    ws: WebSocketStream<S>,
     next_id: u64,
     meter: Meter,
     stats: Arc<Stats>,
     plan: Plan,
 }
 
-impl Session {
+impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
     async fn drive(&mut self) -> Result<(), End> {
         let stats = self.stats.clone();
         let c = &stats.counters;
@@ -365,5 +351,45 @@ impl Session {
             .send(Message::text(ocpp::reply_to(id, action)))
             .await
             .map_err(|_| End::Closed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_central::Central;
+
+    /// One charger, closed loop, for a second against a central over `tls` or not.
+    async fn one_charger(tls: bool) -> crate::stats::Snapshot {
+        let central = Central::start(tls, true).await;
+        let stats = Arc::new(Stats::new(1));
+        let now = Instant::now();
+        let (_go_tx, go) = watch::channel(Some(now));
+        let plan = Plan {
+            target: central.target,
+            tls: central.tls.clone(),
+            source: Ipv4Addr::LOCALHOST,
+            identity: "CP-1".into(),
+            index: 0,
+            heartbeat: Duration::from_secs(60),
+            meter_period: Some(Duration::ZERO),
+            transaction: None,
+            timeout: Duration::from_secs(5),
+            go,
+            stop_at: now + Duration::from_secs(1),
+        };
+        run(plan, stats.clone()).await;
+        stats.snapshot()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_charger_plays_the_same_over_wss_as_over_ws() {
+        for tls in [false, true] {
+            let s = one_charger(tls).await;
+            assert_eq!((s.established, s.failed, s.booted), (1, 0, 1), "{s:?}");
+            assert!(s.answered > 20, "{s:?}");
+            assert_eq!(s.errors(), 0, "{s:?}");
+            assert_eq!(s.open, 0, "closed at the end: {s:?}");
+        }
     }
 }

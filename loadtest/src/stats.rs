@@ -2,8 +2,8 @@
 //! the current second (taken and emptied by the progress task each tick).
 
 use hdrhistogram::Histogram;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Latencies are recorded in microseconds, 1 µs to 10 minutes, 3 significant figures.
@@ -53,6 +53,8 @@ pub struct Stats {
     started: Instant,
     /// Microseconds from `started` to the latest accepted boot.
     last_boot_us: AtomicU64,
+    /// Why the first charger that could not connect could not.
+    first_failure: OnceLock<String>,
 }
 
 impl Stats {
@@ -69,6 +71,7 @@ impl Stats {
                 .collect(),
             started: Instant::now(),
             last_boot_us: AtomicU64::new(0),
+            first_failure: OnceLock::new(),
         }
     }
 
@@ -82,6 +85,18 @@ impl Stats {
     /// Seconds from the start of the run to the latest accepted boot.
     pub fn last_boot_s(&self) -> f64 {
         self.last_boot_us.load(Ordering::Relaxed) as f64 / 1e6
+    }
+
+    /// Counts a charger that could not connect; the first one's reason is kept.
+    pub fn failed(&self, why: impl FnOnce() -> String) {
+        Self::bump(&self.counters.failed);
+        if self.first_failure.get().is_none() {
+            let _ = self.first_failure.set(why());
+        }
+    }
+
+    pub fn first_failure(&self) -> Option<String> {
+        self.first_failure.get().cloned()
     }
 
     pub fn bump(counter: &AtomicU64) {

@@ -50,6 +50,8 @@ pub struct ApiConfig {
 /// A running API: HTTP listener plus materialiser.
 pub struct Api {
     local_addr: SocketAddr,
+    /// `/readyz`'s answer: 503 until `mark_ready`.
+    ready: Arc<AtomicBool>,
     stop_http: CancellationToken,
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
@@ -143,7 +145,6 @@ impl Api {
             config.tls,
             stop.cancelled_owned(),
         ));
-        ready.store(true, Ordering::Relaxed);
         tracing::info!(
             addr = %local_addr,
             max_connections = limits.max_connections,
@@ -151,6 +152,7 @@ impl Api {
         );
         Ok(Api {
             local_addr,
+            ready,
             stop_http,
             http,
             materialiser,
@@ -161,6 +163,12 @@ impl Api {
 
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// From now on `/readyz` says 200: call it once everything the process serves is up (in
+    /// `cms up`, the OCPP listeners too, or a charger started at readiness may be refused).
+    pub fn mark_ready(&self) {
+        self.ready.store(true, Ordering::Relaxed);
     }
 
     /// Waits for the materialiser to drain the (closed) bus, then stops serving HTTP and the

@@ -2,15 +2,15 @@
 //! HTTP/1 with the limits a stranger must not get past. A request head must arrive within the
 //! header timeout, a whole request within the request timeout, and at most `max_connections`
 //! are served at once (a semaphore, as mini-redis caps its connections); past the cap a
-//! connection is answered 503 and closed (`refusal.rs`).
+//! connection is answered 503 and closed (`cms_listener`).
 
 mod deadline;
-mod refusal;
 #[cfg(test)]
 mod tests;
 
 use axum::Router;
 use axum::extract::ConnectInfo;
+use cms_listener::{ConnectionCap, Refusal};
 use cms_tls::ServerTls;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -24,10 +24,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+
+/// What a client past the connection cap is told.
+const REFUSAL: Refusal = Refusal {
+    listener: "HTTP listener",
+    content_type: "application/json",
+    body: r#"{"message":"The server is at its connection limit; retry later."}"#,
+    retry_after_secs: 5,
+    step: Duration::from_secs(1),
+    at_once: 64,
+};
 
 /// Connections served at once by default. Kept well inside the 1,000 open files a gateway
 /// leaves for the rest of its process (`cms up` serves chargers and HTTP in one process).
@@ -76,8 +86,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) {
     let metrics = HttpMetrics::new(limits.max_connections);
-    let permits = Arc::new(Semaphore::new(limits.max_connections));
-    let mut refusals = refusal::Refusals::new(limits.max_connections, metrics.refused.clone());
+    let cap = ConnectionCap::new(limits.max_connections, REFUSAL, metrics.refused.clone());
     let stop = CancellationToken::new();
     let tasks = TaskTracker::new();
     let mut shutdown = pin!(shutdown);
@@ -94,8 +103,8 @@ pub async fn serve(
                 }
             }
         };
-        match permits.clone().try_acquire_owned() {
-            Ok(permit) => {
+        match cap.admit() {
+            Some(permit) => {
                 let connection = Connection {
                     router: router.clone(),
                     peer,
@@ -110,7 +119,7 @@ pub async fn serve(
                     None => tasks.spawn(connection.serve(stream, stop.clone())),
                 };
             }
-            Err(_) => refusals.refuse(stream, peer, &tasks),
+            None => cap.refuse(stream, peer, &tasks),
         }
     }
     drop(listener);

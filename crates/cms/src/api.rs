@@ -61,6 +61,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         }
         .run(stop_registry.clone()),
     );
+    api.mark_ready();
     let scheme = if args.http_tls.http_tls_cert.is_some() {
         "https"
     } else {

@@ -205,6 +205,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     let gateway = Gateway::start(gateway_config, directory, bus.clone(), commands, ocpp_tls)
         .map_err(UpError::Gateway)?;
     crate::tls_args::print_ocpp_addresses(&gateway);
+    api.mark_ready();
     let scheme = if args.http_tls.http_tls_cert.is_some() {
         "https"
     } else {

@@ -1,17 +1,12 @@
-//! The cap on charger connections of one gateway process: a semaphore shared by every shard
-//! (as mini-redis caps its connections), one permit held for a connection's whole life,
-//! handshake included. Past it a newcomer's request head is read briefly and answered
-//! `503 Service Unavailable` with `Retry-After` before any upgrade, so the chargers already
-//! connected keep their files, memory and answers.
+//! The cap on charger connections of one gateway process (`cms_listener::ConnectionCap`,
+//! shared by every shard and the TLS runtime): one permit held for a connection's whole life,
+//! handshake included; past it a newcomer is answered `503` with `Retry-After` before any
+//! upgrade, so the chargers already connected keep their files, memory and answers. The
+//! default cap comes from the process's open-file limit.
 
-use crate::metrics::handshake_rejected;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_util::task::TaskTracker;
+pub use cms_listener::ConnectionCap;
+use cms_listener::Refusal;
+use std::time::Duration;
 
 /// Open files the default cap leaves to the rest of the process: the store, the bus, the HTTP
 /// listener (512 connections by default) and the runtime.
@@ -24,12 +19,9 @@ const STEP: Duration = Duration::from_secs(2);
 /// Refusals under way at once. Past it a connection is closed unanswered: a flood of
 /// reconnecting chargers then holds no more than this many files beside the cap.
 const AT_ONCE: usize = 256;
-/// Largest request head read; real upgrade requests are a few hundred bytes.
-const MAX_HEAD: usize = 8 * 1024;
 /// What a refused charger is told to wait, in seconds: long enough that a fleet reconnecting at
 /// once after an outage does not come back in one wave.
 const RETRY_AFTER_SECS: u32 = 30;
-const LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// The default `--max-connections`: the soft open-file limit (`ulimit -n`) less
 /// `FILES_RESERVED`, but never under half the limit; `UNLIMITED_DEFAULT` without a limit.
@@ -52,97 +44,21 @@ fn open_files_limit() -> Option<u64> {
     rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
 
-pub struct ConnectionCap {
-    max: usize,
-    permits: Arc<Semaphore>,
-    refusing: Arc<Semaphore>,
-    /// Refusals not yet reported at info, and when they last were (shards share it).
-    unreported: Mutex<(u64, Option<Instant>)>,
-}
-
-impl ConnectionCap {
-    pub fn new(max: usize) -> Self {
-        metrics::gauge!("cms_gateway_max_connections").set(max as f64);
-        ConnectionCap {
-            max,
-            permits: Arc::new(Semaphore::new(max)),
-            refusing: Arc::new(Semaphore::new(AT_ONCE)),
-            unreported: Mutex::new((0, None)),
-        }
-    }
-
-    /// A permit for one more connection, if the cap allows it.
-    pub fn admit(&self) -> Option<OwnedSemaphorePermit> {
-        self.permits.clone().try_acquire_owned().ok()
-    }
-
-    /// Answers `stream` 503 in a task of `tasks` (or, in a flood, closes it at once); counted
-    /// as a handshake rejected `at_capacity`.
-    pub fn refuse(&self, stream: TcpStream, peer: SocketAddr, tasks: &TaskTracker) {
-        handshake_rejected("at_capacity");
-        self.log(peer);
-        if let Ok(permit) = self.refusing.clone().try_acquire_owned() {
-            tasks.spawn(async move {
-                answer(stream).await;
-                drop(permit);
-            });
-        }
-    }
-
-    fn log(&self, peer: SocketAddr) {
-        tracing::debug!(%peer, "charger connection refused: at the connection cap");
-        let Ok(mut unreported) = self.unreported.lock() else {
-            return;
-        };
-        let (count, reported_at) = &mut *unreported;
-        *count += 1;
-        if reported_at.is_none_or(|at| at.elapsed() >= LOG_EVERY) {
-            tracing::info!(
-                refused = *count,
-                max_connections = self.max,
-                "gateway at its connection cap: refusing new chargers with 503"
-            );
-            *count = 0;
-            *reported_at = Some(Instant::now());
-        }
-    }
-}
-
-async fn answer(mut stream: TcpStream) {
-    let _ = tokio::time::timeout(STEP, read_head(&mut stream)).await;
-    let body = "gateway at capacity, retry later\n";
-    let response = format!(
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n\
-         Content-Length: {}\r\nRetry-After: {RETRY_AFTER_SECS}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let sent = async {
-        stream.write_all(response.as_bytes()).await?;
-        stream.shutdown().await
+/// The gateway's cap: past it a charger is answered 503 before any upgrade, counted as a
+/// handshake rejected `at_capacity`.
+pub fn connection_cap(max: usize) -> ConnectionCap {
+    metrics::gauge!("cms_gateway_max_connections").set(max as f64);
+    let refusal = Refusal {
+        listener: "OCPP gateway",
+        content_type: "text/plain; charset=utf-8",
+        body: "gateway at capacity, retry later\n",
+        retry_after_secs: RETRY_AFTER_SECS,
+        step: STEP,
+        at_once: AT_ONCE,
     };
-    if let Ok(Ok(())) = tokio::time::timeout(STEP, sent).await {
-        // Closing with unread bytes would reset the answer away: read until the client closes.
-        let drain = async {
-            let mut sink = [0u8; 1024];
-            while let Ok(1..) = stream.read(&mut sink).await {}
-        };
-        let _ = tokio::time::timeout(STEP, drain).await;
-    }
-}
-
-/// Reads until the end of a request head, or `MAX_HEAD` bytes, or the client's end.
-async fn read_head(stream: &mut TcpStream) {
-    let mut head = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    while head.len() < MAX_HEAD {
-        match stream.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => head.extend_from_slice(&chunk[..n]),
-        }
-        if head.windows(4).any(|w| w == b"\r\n\r\n") {
-            return;
-        }
-    }
+    let counted =
+        metrics::counter!("cms_gateway_handshake_rejections_total", "reason" => "at_capacity");
+    ConnectionCap::new(max, refusal, counted)
 }
 
 #[cfg(test)]

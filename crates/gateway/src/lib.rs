@@ -143,7 +143,7 @@ pub(crate) struct Shared {
     /// Live sessions by charger: a newer connection replaces the older one.
     sessions: DashMap<ChargerIdentity, session::SessionEntry>,
     /// Connections (not only sessions) at once, over all shards.
-    capacity: capacity::ConnectionCap,
+    capacity: cms_listener::ConnectionCap,
     /// Load balancers trusted to terminate TLS and forward client certificates.
     proxies: Option<TrustedProxies>,
     transaction_ids: transactions::TransactionIds,
@@ -192,7 +192,7 @@ impl Gateway {
         let tls_addr = tls_listener.as_ref().map(|l| l.local_addr()).transpose()?;
         let shared = Arc::new(Shared {
             ws_config: config.websocket_config(),
-            capacity: capacity::ConnectionCap::new(config.max_connections),
+            capacity: capacity::connection_cap(config.max_connections),
             proxies,
             node: Bytes::from(config.node_id.clone()),
             topics: config.topics,

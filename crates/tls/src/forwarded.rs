@@ -31,7 +31,7 @@ impl std::fmt::Debug for ForwardedCertificates {
 
 impl ForwardedCertificates {
     pub fn load(client_ca: &Path) -> Result<Self, TlsError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = Arc::new(crate::config::provider());
         Ok(ForwardedCertificates {
             verifier: client_verifier(client_ca, &provider)?,
         })

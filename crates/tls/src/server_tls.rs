@@ -43,7 +43,7 @@ impl ServerTls {
     /// metrics and logs (`"ocpp"`, `"http"`): one process may serve several with different
     /// certificates.
     pub fn load(listener: &'static str, files: TlsFiles) -> Result<Self, TlsError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = Arc::new(crate::config::provider());
         let resumption = Resumption::new()?;
         let fingerprints = Fingerprints::of(&files);
         let loaded = build(&files, &provider, &resumption)?;

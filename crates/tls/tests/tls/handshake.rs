@@ -84,3 +84,27 @@ async fn pkcs1_rsa_and_sec1_ec_keys_serve_as_well_as_pkcs8() {
         assert_eq!(served_chain(&stream), certificates(&chain), "{name}");
     }
 }
+
+#[tokio::test]
+async fn the_server_picks_aes_128_gcm_though_the_client_prefers_aes_256() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::create(dir.path());
+    let server = EchoServer::start(ServerTls::load("ocpp", pki.server_files()).unwrap()).await;
+    let client = client_config(&pki.ca_certificate(), &[&TLS13, &TLS12], None);
+    let offered = client.crypto_provider().cipher_suites[0].suite();
+    assert_eq!(
+        offered,
+        cms_tls::rustls::CipherSuite::TLS13_AES_256_GCM_SHA384,
+        "rustls' default client asks for AES-256 first"
+    );
+
+    let stream = connect_and_echo(server.addr, &Arc::new(client))
+        .await
+        .unwrap();
+
+    let negotiated = stream.get_ref().1.negotiated_cipher_suite().unwrap();
+    assert_eq!(
+        negotiated.suite(),
+        cms_tls::rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
+    );
+}
