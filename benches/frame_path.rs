@@ -5,8 +5,8 @@
 use bytes::Bytes;
 use chrono::Utc;
 use cms_bus::{Bus, InProcessBus, InProcessConfig, Publisher, Topics};
-use cms_gateway::TransactionIds;
 use cms_gateway::calls::{CallContext, Outcome, handle_text};
+use cms_gateway::{TransactionIds, open_authority};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
@@ -20,6 +20,7 @@ fn frame_path(c: &mut Criterion) {
     let session = Bytes::from_static(b"session-1");
     let node = Bytes::from_static(b"gw-bench");
     let transaction_ids = TransactionIds::default();
+    let authority = open_authority("CP-BENCH-1");
     let ctx = CallContext {
         identity: "CP-BENCH-1",
         identity_key: &identity_key,
@@ -27,6 +28,7 @@ fn frame_path(c: &mut Criterion) {
         node: &node,
         topics: &topics,
         transaction_ids: &transaction_ids,
+        authority: &authority,
         heartbeat_interval_secs: 300,
     };
 

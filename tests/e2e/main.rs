@@ -16,6 +16,7 @@ mod api_sites;
 mod api_teams;
 mod api_tokens;
 mod api_transactions;
+mod authorization;
 mod bad_frames;
 mod charger_auth;
 mod charger_state;

@@ -30,6 +30,10 @@ Stdin, one command a line (the test's way to move the charger):
   disconnect       closes the websocket (close code 1000) and stays offline
   connect [URL]    connects again (to URL, else the last one) and boots again
   reconnect [URL]  both
+  authorize TAG                 sends Authorize
+  start CONNECTOR TAG           sends StartTransaction (meterStart 1000, now)
+  stop TRANSACTION_ID [TAG]     sends StopTransaction (meterStop 2000, now, with idTag if given)
+  Each is printed as a `sent` line with cms's answer.
 
 The answers:
   CancelReservation Accepted; ChangeAvailability Accepted (Rejected for a connector above
@@ -486,6 +490,7 @@ class Session:
         self.url = None
         self.ws = None
         self.reader = None
+        self.charge_point = None
 
     async def connect(self, url):
         self.url = url
@@ -511,6 +516,7 @@ class Session:
         connection = Connection(ws, self.charger.connections)
         charge_point = CommandedChargePoint(self.charger, connection)
         self.ws = ws
+        self.charge_point = charge_point
         self.reader = asyncio.create_task(self.read(ws, url, connection, charge_point))
         if await charge_point.boot():
             emit({"ready": url, "connection": connection.number})
@@ -586,9 +592,28 @@ async def run(args, charger):
             await session.disconnect()
         if verb in ("connect", "reconnect"):
             await session.connect(url)
+        elif verb in CHARGER_CALLS and session.ws is not None:
+            try:
+                request = CHARGER_CALLS[verb](*rest.split())
+            except (TypeError, ValueError) as error:
+                Unexpected.record(f"bad arguments for {verb}: {rest!r}: {error}")
+                continue
+            await session.charge_point.send_call(request)
         elif verb not in ("disconnect", ""):
             Unexpected.record(f"unknown command on stdin: {command!r}")
     await session.disconnect()
+
+
+# The calls a test may make the charger send: stdin verb -> request from the verb's arguments.
+CHARGER_CALLS = {
+    "authorize": lambda tag: call.Authorize(id_tag=tag),
+    "start": lambda connector, tag: call.StartTransaction(
+        connector_id=int(connector), id_tag=tag, meter_start=1000, timestamp=now()
+    ),
+    "stop": lambda transaction_id, tag=None: call.StopTransaction(
+        transaction_id=int(transaction_id), meter_stop=2000, timestamp=now(), id_tag=tag
+    ),
+}
 
 
 def configuration_from(text):

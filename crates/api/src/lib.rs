@@ -13,7 +13,7 @@ pub mod serve;
 pub use actions::{ActionTimes, Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
 pub use http::{ActionBody, ApiError, ops_router};
-pub use registry::{RegistryPublisher, registry_state};
+pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
 pub use serve::{HttpLimits, serve};
 
 use bytes::Bytes;

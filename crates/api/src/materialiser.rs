@@ -205,10 +205,13 @@ impl Materialiser {
         } else if record.topic == self.topics.messages {
             let action = Action::from_name(record.header_str("action")?)?;
             let at = record_time(record.header_str("received_at"));
-            let transaction_id = record
-                .header_str("transaction_id")
-                .and_then(|v| v.parse().ok());
-            self.message_change(identity, action, &record.value, at, transaction_id)
+            let start = TransactionStart {
+                id: record
+                    .header_str("transaction_id")
+                    .and_then(|v| v.parse().ok()),
+                id_tag_status: record.header_str("id_tag_status"),
+            };
+            self.message_change(identity, action, &record.value, at, start)
         } else {
             None
         };
@@ -224,7 +227,7 @@ impl Materialiser {
         action: Action,
         payload: &Bytes,
         at: String,
-        transaction_id: Option<i64>,
+        given: TransactionStart<'_>,
     ) -> Option<StateChange> {
         let text = std::str::from_utf8(payload).ok()?;
         let request = match parse_request(action, text) {
@@ -278,9 +281,10 @@ impl Materialiser {
             }
             Request::StartTransaction(start) => StateChange::TransactionStarted {
                 identity,
-                ocpp_transaction_id: transaction_id?,
+                ocpp_transaction_id: given.id?,
                 connector_id: start.connector_id.into(),
                 id_tag: start.id_tag.into_owned(),
+                id_tag_status: given.id_tag_status.map(str::to_string),
                 meter_start: start.meter_start.into(),
                 reservation_id: start.reservation_id.map(Into::into),
                 started_at: format_record_time(start.timestamp),
@@ -393,3 +397,10 @@ fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
 
 #[cfg(test)]
 mod tests;
+
+/// What the gateway said of a StartTransaction, in the headers of its record.
+struct TransactionStart<'a> {
+    /// The transactionId it gave.
+    id: Option<i64>,
+    id_tag_status: Option<&'a str>,
+}

@@ -1,16 +1,21 @@
-//! Publishes the charger registry to the compacted topic that gateways materialise, so that a
-//! charger registered anywhere (the API, `cms charger add`, an import) can connect to any
-//! gateway within a few seconds, with no gateway ever asking the database.
+//! Publishes what gateways hold in memory to compacted topics: the charger registry (who may
+//! connect, and which id tags apply to each charger) and the teams' id tags. So a charger or a
+//! tag registered anywhere (the API, `cms charger add`, an import) takes effect on every gateway
+//! within a few seconds, with no gateway ever asking the database.
 
-use cms_bus::{Publisher, Registration, RegistryState, Topics, registry_record};
-use cms_store::{RegistryChange, Store};
+use cms_bus::{
+    IdTagEntry, IdTagStatus, Publisher, Record, Registration, RegistryState, SiteAuthorization,
+    Topics, id_tag_record, registry_record,
+};
+use cms_store::{IdTagChange, RegistryChange, Store, StoreError};
 use futures_util::future::join_all;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// How often the store's registry change log is read.
-const POLL: Duration = Duration::from_secs(1);
+/// How often the store's change logs are read: one indexed query each, and a blocked tag must
+/// reach every gateway within a couple of seconds.
+const POLL: Duration = Duration::from_millis(250);
 const BATCH: i64 = 5_000;
 
 pub struct RegistryPublisher {
@@ -19,40 +24,68 @@ pub struct RegistryPublisher {
     pub topics: Topics,
 }
 
+/// Where each change log has been published to.
+#[derive(Default)]
+struct Cursors {
+    registry: i64,
+    id_tags: i64,
+}
+
 impl RegistryPublisher {
-    /// Runs until `stop`. Starts from the beginning of the change log at every start: the topic
-    /// is compacted, so republishing costs a burst, never a wrong state.
+    /// Runs until `stop`. Starts from the beginning of the change logs at every start: the
+    /// topics are compacted, so republishing costs a burst, never a wrong state.
     pub async fn run(self, stop: CancellationToken) {
         let published = metrics::counter!("cms_registry_published_total");
-        let mut cursor = 0;
+        let mut cursors = Cursors::default();
         while !stop.is_cancelled() {
-            let changes = match self.store.registry_changes_since(cursor, BATCH).await {
-                Ok(changes) => changes,
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot read the registry change log");
-                    Vec::new()
+            match self.publish_some(&mut cursors).await {
+                Ok(0) => {}
+                Ok(n) => {
+                    published.increment(n as u64);
+                    continue;
                 }
-            };
-            if changes.is_empty() {
-                tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tokio::time::sleep(POLL) => continue,
-                }
-            }
-            let deliveries = changes.iter().map(|change| {
-                let state = registry_state(change);
-                self.bus
-                    .publish(registry_record(&self.topics, &change.identity, &state))
-            });
-            let results = join_all(deliveries).await;
-            if let Some(e) = results.iter().find_map(|r| r.as_ref().err()) {
                 // Retry the same changes: publishing them twice is harmless.
-                tracing::error!(error = %e, "registry publish failed; retrying");
-                tokio::time::sleep(POLL).await;
-                continue;
+                Err(e) => tracing::error!(error = %e, "registry publish failed; retrying"),
             }
-            published.increment(changes.len() as u64);
-            cursor = changes.last().map_or(cursor, |c| c.seq);
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(POLL) => {}
+            }
+        }
+    }
+
+    /// Publishes the next batch of each log; how many records went out.
+    async fn publish_some(&self, cursors: &mut Cursors) -> Result<usize, String> {
+        let store_error = |e: StoreError| e.to_string();
+        let chargers = self.store.registry_changes_since(cursors.registry, BATCH);
+        let chargers = chargers.await.map_err(store_error)?;
+        let records = chargers
+            .iter()
+            .map(|change| registry_record(&self.topics, &change.identity, &registry_state(change)));
+        self.publish_all(records.collect()).await?;
+        cursors.registry = chargers.last().map_or(cursors.registry, |c| c.seq);
+
+        let tags = self.store.id_tag_changes_since(cursors.id_tags, BATCH);
+        let tags = tags.await.map_err(store_error)?;
+        let records = tags.iter().map(|change| {
+            let entry = id_tag_entry(change);
+            id_tag_record(
+                &self.topics,
+                change.team_id,
+                &change.id_tag_key,
+                entry.as_ref(),
+            )
+        });
+        self.publish_all(records.collect()).await?;
+        cursors.id_tags = tags.last().map_or(cursors.id_tags, |c| c.seq);
+        Ok(chargers.len() + tags.len())
+    }
+
+    async fn publish_all(&self, records: Vec<Record>) -> Result<(), String> {
+        let results = join_all(records.into_iter().map(|r| self.bus.publish(r))).await;
+        match results.into_iter().find_map(Result::err) {
+            Some(e) => Err(e.to_string()),
+            None => Ok(()),
         }
     }
 }
@@ -63,7 +96,31 @@ pub fn registry_state(change: &RegistryChange) -> RegistryState {
         Some(entry) => RegistryState::Registered(Registration {
             password_hash: entry.password_hash.clone(),
             security_profile: u8::try_from(entry.security_profile).unwrap_or(u8::MAX),
+            authorization: match &entry.id_tag_teams {
+                Some(teams) => SiteAuthorization::IdTags {
+                    teams: teams.as_slice().into(),
+                },
+                None => SiteAuthorization::Open,
+            },
         }),
         None => RegistryState::Unregistered,
     }
+}
+
+/// A change of the store's id-tag log as the tag gateways hold; `None`: deleted. A tag with a
+/// status the store should never hold is held as Invalid, so that it lets nobody in.
+pub fn id_tag_entry(change: &IdTagChange) -> Option<IdTagEntry> {
+    let tag = change.tag.as_ref()?;
+    let expiry_date = tag
+        .expiry_date
+        .as_deref()
+        .and_then(|e| chrono::DateTime::parse_from_rfc3339(e).ok())
+        .map(|e| e.timestamp());
+    Some(IdTagEntry {
+        team_id: change.team_id,
+        id_tag: tag.id_tag.clone(),
+        status: IdTagStatus::parse(&tag.status).unwrap_or(IdTagStatus::Invalid),
+        expiry_date,
+        parent_id_tag: tag.parent_id_tag.clone(),
+    })
 }

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod commands;
+mod id_tags;
 mod in_process;
 mod record;
 mod registry;
@@ -13,9 +14,12 @@ pub use commands::{
     ActionCommand, ActionError, ActionReport, ActionStatus, RequestedBy, command_of,
     command_record, report_of, report_record,
 };
+pub use id_tags::{IdTagEntry, IdTagStatus, id_tag_entry, id_tag_record};
 pub use in_process::{InProcessBus, InProcessConfig};
 pub use record::{Delivered, Header, Message, Record};
-pub use registry::{Registration, RegistryState, registry_record, registry_state};
+pub use registry::{
+    Registration, RegistryState, SiteAuthorization, registry_record, registry_state,
+};
 pub use topics::Topics;
 
 use std::future::Future;

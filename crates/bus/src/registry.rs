@@ -1,6 +1,6 @@
 //! Records of the charger registry topic: key = identity, value = the charger's registration
-//! (`{"identity":..,"registered":true,"password_hash":..,"security_profile":..}`); an empty value
-//! is a tombstone.
+//! (`{"identity":..,"registered":true,"password_hash":..,"security_profile":..,
+//! "authorization":{"mode":"id_tags","teams":[..]}}`); an empty value is a tombstone.
 
 use crate::{Record, Topics};
 use bytes::Bytes;
@@ -14,6 +14,19 @@ pub struct Registration {
     /// OCPP security profile: 0 no credentials, 1 Basic auth, 2 Basic auth over TLS, 3 a
     /// client certificate over TLS.
     pub security_profile: u8,
+    /// Who may charge at the charger: what Authorize and StartTransaction are answered from.
+    pub authorization: SiteAuthorization,
+}
+
+/// The authorization of a charger's site.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum SiteAuthorization {
+    /// Every id tag is Accepted.
+    #[default]
+    Open,
+    /// Only the tags of these teams: the site's owner first, then the teams with access to the
+    /// charger.
+    IdTags { teams: std::sync::Arc<[i64]> },
 }
 
 /// A charger's state in the registry, as gateways need it.
@@ -31,6 +44,12 @@ pub fn registry_record(topics: &Topics, identity: &str, state: &RegistryState) -
             "registered": true,
             "password_hash": registration.password_hash,
             "security_profile": registration.security_profile,
+            "authorization": match &registration.authorization {
+                SiteAuthorization::Open => serde_json::json!({"mode": "open"}),
+                SiteAuthorization::IdTags { teams } => {
+                    serde_json::json!({"mode": "id_tags", "teams": &teams[..]})
+                }
+            },
         }),
         RegistryState::Unregistered => serde_json::json!({
             "identity": identity,
@@ -61,9 +80,20 @@ pub fn registry_state(value: &[u8]) -> RegistryState {
         .as_u64()
         .and_then(|p| u8::try_from(p).ok())
         .unwrap_or(u8::from(password_hash.is_some()));
+    // Before sites had an authorization every charger was open.
+    let authorization = match value["authorization"]["mode"].as_str() {
+        Some("id_tags") => SiteAuthorization::IdTags {
+            teams: value["authorization"]["teams"]
+                .as_array()
+                .map(|teams| teams.iter().filter_map(|t| t.as_i64()).collect())
+                .unwrap_or_default(),
+        },
+        _ => SiteAuthorization::Open,
+    };
     RegistryState::Registered(Registration {
         password_hash,
         security_profile,
+        authorization,
     })
 }
 
@@ -75,6 +105,7 @@ mod tests {
         RegistryState::Registered(Registration {
             password_hash: password_hash.map(str::to_string),
             security_profile,
+            authorization: SiteAuthorization::Open,
         })
     }
 
@@ -86,6 +117,13 @@ mod tests {
             registered(Some("sha256$00$11"), 1),
             registered(Some("sha256$00$11"), 2),
             registered(None, 3),
+            RegistryState::Registered(Registration {
+                password_hash: None,
+                security_profile: 0,
+                authorization: SiteAuthorization::IdTags {
+                    teams: vec![3, 1, 9].into(),
+                },
+            }),
             RegistryState::Unregistered,
         ] {
             let record = registry_record(&topics, "CP-1", &state);

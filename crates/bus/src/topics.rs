@@ -15,11 +15,14 @@ pub struct Topics {
     pub commands: &'static str,
     /// Each change of an action's state; written by gateways, read by the API.
     pub command_results: &'static str,
+    /// The teams' id tags (compacted: the last record per team and tag is its state); written by
+    /// the API, read by every gateway from the beginning.
+    pub id_tags: &'static str,
 }
 
 impl Topics {
     /// `<prefix>.ocpp.messages`, `<prefix>.ocpp.connections`, `<prefix>.chargers.registry`,
-    /// `<prefix>.ocpp.commands` and `<prefix>.ocpp.command-results`.
+    /// `<prefix>.ocpp.commands`, `<prefix>.ocpp.command-results` and `<prefix>.id-tags`.
     pub fn with_prefix(prefix: &str) -> Topics {
         // Topic names live as long as the process; leaking two short strings once saves a copy
         // of the topic name in every record.
@@ -30,10 +33,11 @@ impl Topics {
             registry: leak(format!("{prefix}.chargers.registry")),
             commands: leak(format!("{prefix}.ocpp.commands")),
             command_results: leak(format!("{prefix}.ocpp.command-results")),
+            id_tags: leak(format!("{prefix}.id-tags")),
         }
     }
 
-    /// Every topic but the registry (which only the Kafka deployment needs).
+    /// Every topic but the registry and the id tags (which only the Kafka deployment needs).
     pub fn all(&self) -> [&'static str; 4] {
         [
             self.messages,

@@ -8,7 +8,7 @@ use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
 use crate::up::{GatewayArgs, HttpArgs};
 use cms_api::HttpLimits;
 use cms_bus::Bus;
-use cms_gateway::{Gateway, RegistryDirectory};
+use cms_gateway::{Gateway, IdTagDirectory, RegistryDirectory, follow};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,17 +52,30 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     let topics = config.topics;
     let bus = args.kafka.connect(&config.node_id, &topics).await?;
     let directory = Arc::new(RegistryDirectory::default());
-    let replay = bus
+    let id_tags = Arc::new(IdTagDirectory::default());
+    let registry_replay = bus
         .replay(topics.registry)
         .await
         .map_err(|e| e.to_string())?;
-    let follower = tokio::spawn({
-        let directory = directory.clone();
-        async move { directory.follow(replay, |r| r.caught_up()).await }
-    });
+    let id_tags_replay = bus
+        .replay(topics.id_tags)
+        .await
+        .map_err(|e| e.to_string())?;
+    let followers = [
+        tokio::spawn({
+            let directory = directory.clone();
+            async move { follow(&*directory, registry_replay, |r| r.caught_up()).await }
+        }),
+        tokio::spawn({
+            let id_tags = id_tags.clone();
+            async move { follow(&*id_tags, id_tags_replay, |r| r.caught_up()).await }
+        }),
+    ];
+    // Ready once both are loaded: before, a known charger would be refused, or its driver's
+    // tag answered Invalid.
     let ready = {
-        let directory = directory.clone();
-        Arc::new(move || directory.is_caught_up())
+        let (directory, id_tags) = (directory.clone(), id_tags.clone());
+        Arc::new(move || directory.is_caught_up() && id_tags.is_caught_up())
     };
     let router = cms_api::ops_router(metrics, ready);
     let ops = serve_ops(args.http_addr, router, args.http.limits(), http_tls).await?;
@@ -72,8 +85,15 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
         .follow(&[topics.commands])
         .await
         .map_err(|e| e.to_string())?;
-    let gateway = Gateway::start(config, directory, Arc::new(bus.clone()), commands, ocpp_tls)
-        .map_err(|e| format!("cannot listen for chargers: {e}"))?;
+    let gateway = Gateway::start(
+        config,
+        directory,
+        id_tags,
+        Arc::new(bus.clone()),
+        commands,
+        ocpp_tls,
+    )
+    .map_err(|e| format!("cannot listen for chargers: {e}"))?;
     crate::tls_args::print_ocpp_addresses(&gateway);
     println!("cms: serving metrics on http://{}", ops.addr);
     crate::shutdown::signal().await;
@@ -84,7 +104,9 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
         tracing::error!(error = %e, "records still unacknowledged at shutdown");
     }
     bus.close();
-    let _ = follower.await;
+    for follower in followers {
+        let _ = follower.await;
+    }
     ops.stop().await;
     tracing::info!("stopped");
     Ok(())

@@ -51,7 +51,8 @@ fn key_value(text: &str) -> Result<(String, String), String> {
 }
 
 impl KafkaArgs {
-    /// Connects, creating the charger and command topics and the compacted registry when missing.
+    /// Connects, creating the charger and command topics and the compacted registry and id tags
+    /// when missing.
     pub async fn connect(&self, client_id: &str, topics: &Topics) -> Result<KafkaBus, String> {
         let config = KafkaConfig {
             brokers: self.kafka_brokers.clone(),
@@ -70,8 +71,9 @@ impl KafkaArgs {
                 commands,
                 command_results,
                 topics.registry,
+                topics.id_tags,
             ],
-            &[topics.registry],
+            &[topics.registry, topics.id_tags],
         )
         .await
         .map_err(|e| format!("cannot reach Kafka at {}: {e}", self.kafka_brokers))

@@ -1,62 +1,80 @@
-//! The charger directory of `cms up`: the store's registry change log read into the gateway's
-//! in-memory directory, then followed a few times a second, as `cms gateway` follows the
-//! registry topic. A charger registered by another process (`cms charger add`) can connect
-//! within [`POLL`].
+//! What the gateway of `cms up` holds in memory, from the store: the charger registry and the
+//! teams' id tags, each read from its change log into memory, then followed a few times a
+//! second, as `cms gateway` follows their topics. A charger or a tag registered by another
+//! process (`cms charger add`, `cms id-tag import`) takes effect within [`POLL`].
 
-use cms_gateway::RegistryDirectory;
-use cms_store::{RegistryChange, Store, StoreError};
+use cms_gateway::{IdTagDirectory, RegistryDirectory};
+use cms_store::{Store, StoreError};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// How often the change log is read once caught up: one indexed query, cheap enough to make
-/// a new registration usable at once for a person at a terminal.
+/// How often the change logs are read once caught up: one indexed query each, cheap enough to
+/// make a new registration usable at once for a person at a terminal.
 pub const POLL: Duration = Duration::from_millis(250);
 const BATCH: i64 = 5_000;
 
-/// Reads the whole change log into `directory` and marks it caught up; returns where the log
-/// was read to.
-pub async fn catch_up(store: &Store, directory: &RegistryDirectory) -> Result<i64, StoreError> {
-    let mut cursor = 0;
-    loop {
-        let changes = store.registry_changes_since(cursor, BATCH).await?;
-        cursor = apply(directory, &changes).unwrap_or(cursor);
-        if (changes.len() as i64) < BATCH {
-            directory.set_caught_up();
-            tracing::info!(chargers = directory.len(), "charger registry loaded");
-            return Ok(cursor);
-        }
-    }
+/// The gateway's in-memory views, and where each change log was read to.
+pub struct Feed {
+    pub registry: Arc<RegistryDirectory>,
+    pub id_tags: Arc<IdTagDirectory>,
+    registry_seq: i64,
+    id_tag_seq: i64,
 }
 
-/// Follows the change log from `cursor` until `stop`.
-pub async fn follow(
-    store: Store,
-    directory: Arc<RegistryDirectory>,
-    mut cursor: i64,
-    stop: CancellationToken,
-) {
-    while !stop.is_cancelled() {
-        match store.registry_changes_since(cursor, BATCH).await {
-            Ok(changes) if !changes.is_empty() => {
-                cursor = apply(&directory, &changes).unwrap_or(cursor);
-                continue;
+impl Feed {
+    /// Reads both change logs whole into memory and marks the views caught up.
+    pub async fn catch_up(store: &Store) -> Result<Feed, StoreError> {
+        let mut feed = Feed {
+            registry: Arc::default(),
+            id_tags: Arc::default(),
+            registry_seq: 0,
+            id_tag_seq: 0,
+        };
+        while feed.read(store).await? == BATCH as usize {}
+        feed.registry.set_caught_up();
+        feed.id_tags.set_caught_up();
+        tracing::info!(
+            chargers = feed.registry.len(),
+            id_tags = feed.id_tags.len(),
+            "charger registry and id tags loaded"
+        );
+        Ok(feed)
+    }
+
+    /// Follows the change logs until `stop`.
+    pub async fn follow(mut self, store: Store, stop: CancellationToken) {
+        while !stop.is_cancelled() {
+            match self.read(&store).await {
+                Ok(0) => {}
+                Ok(_) => continue,
+                // The views keep what they have: chargers and tags known so far still work.
+                Err(e) => tracing::error!(error = %e, "cannot read the registry change logs"),
             }
-            Ok(_) => {}
-            // The directory keeps what it has: chargers known so far still connect.
-            Err(e) => tracing::error!(error = %e, "cannot read the charger registry change log"),
-        }
-        tokio::select! {
-            _ = stop.cancelled() => break,
-            _ = tokio::time::sleep(POLL) => {}
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(POLL) => {}
+            }
         }
     }
-}
 
-/// Applies changes in order; the sequence number of the last one.
-fn apply(directory: &RegistryDirectory, changes: &[RegistryChange]) -> Option<i64> {
-    for change in changes {
-        directory.apply_state(&change.identity, cms_api::registry_state(change));
+    /// Applies the next batch of each log; the larger batch's length.
+    async fn read(&mut self, store: &Store) -> Result<usize, StoreError> {
+        let chargers = store
+            .registry_changes_since(self.registry_seq, BATCH)
+            .await?;
+        for change in &chargers {
+            let state = cms_api::registry_state(change);
+            self.registry.apply_state(&change.identity, state);
+        }
+        self.registry_seq = chargers.last().map_or(self.registry_seq, |c| c.seq);
+        let tags = store.id_tag_changes_since(self.id_tag_seq, BATCH).await?;
+        for change in &tags {
+            let entry = cms_api::id_tag_entry(change);
+            self.id_tags
+                .apply(change.team_id, &change.id_tag_key, entry.as_ref());
+        }
+        self.id_tag_seq = tags.last().map_or(self.id_tag_seq, |c| c.seq);
+        Ok(chargers.len().max(tags.len()))
     }
-    changes.last().map(|c| c.seq)
 }

@@ -9,7 +9,7 @@ use crate::store_args::StoreArgs;
 use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
 use cms_api::{Api, ApiConfig, HttpLimits};
 use cms_bus::{Bus, BusError, InProcessBus, InProcessConfig, Topics};
-use cms_gateway::{AckAfter, Gateway, GatewayConfig, RegistryDirectory};
+use cms_gateway::{AckAfter, Gateway, GatewayConfig};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -192,18 +192,20 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         tls: http_tls,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
-    let directory = Arc::new(RegistryDirectory::default());
-    let cursor = registry_feed::catch_up(&store, &directory).await?;
+    let feed = registry_feed::Feed::catch_up(&store).await?;
+    let (directory, id_tags) = (feed.registry.clone(), feed.id_tags.clone());
     let stop_registry = CancellationToken::new();
-    let registry = tokio::spawn(registry_feed::follow(
-        store.clone(),
-        directory.clone(),
-        cursor,
-        stop_registry.clone(),
-    ));
+    let registry = tokio::spawn(feed.follow(store.clone(), stop_registry.clone()));
     let commands = bus.follow(&[topics.commands]).await?;
-    let gateway = Gateway::start(gateway_config, directory, bus.clone(), commands, ocpp_tls)
-        .map_err(UpError::Gateway)?;
+    let gateway = Gateway::start(
+        gateway_config,
+        directory,
+        id_tags,
+        bus.clone(),
+        commands,
+        ocpp_tls,
+    )
+    .map_err(UpError::Gateway)?;
     crate::tls_args::print_ocpp_addresses(&gateway);
     api.mark_ready();
     let scheme = if args.http_tls.http_tls_cert.is_some() {

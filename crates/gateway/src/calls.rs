@@ -1,6 +1,7 @@
 //! One charger frame in, its answer and its bus record out. Pure apart from the transaction-id
 //! memory, so the frame path is testable without sockets.
 
+use crate::authorization::Authority;
 use crate::metrics::FrameKind;
 use crate::record_time::record_time;
 use crate::transactions::{StartKey, TransactionIds};
@@ -21,6 +22,7 @@ pub struct CallContext<'a> {
     pub node: &'a Bytes,
     pub topics: &'a Topics,
     pub transaction_ids: &'a TransactionIds,
+    pub authority: &'a Authority,
     pub heartbeat_interval_secs: u32,
 }
 
@@ -167,7 +169,12 @@ fn accept(
             answer::boot_notification_accepted(now, ctx.heartbeat_interval_secs)
         }
         Request::Heartbeat => answer::heartbeat(now),
-        Request::Authorize(_) => answer::id_tag_accepted().to_string(),
+        Request::Authorize(authorize) => {
+            let verdict = ctx
+                .authority
+                .authorize(ctx.identity, &authorize.id_tag, now);
+            answer::id_tag_answer(&verdict.id_tag_info())
+        }
         Request::StartTransaction(start) => {
             let key = StartKey {
                 connector_id: start.connector_id,
@@ -178,11 +185,23 @@ fn accept(
             let id = ctx
                 .transaction_ids
                 .allocate(ctx.identity, &key, now.timestamp());
+            let verdict =
+                ctx.authority
+                    .start(ctx.identity, start.connector_id, &start.id_tag, id, now);
             headers.push(Header::new("transaction_id", id.to_string()));
-            answer::start_transaction_accepted(id)
+            // The transaction is recorded with the verdict: a refused start is still one.
+            headers.push(Header::new("id_tag_status", verdict.status));
+            answer::start_transaction(id, &verdict.id_tag_info())
         }
-        Request::StopTransaction(stop) if stop.id_tag.is_some() => {
-            answer::id_tag_accepted().to_string()
+        Request::StopTransaction(stop) => {
+            let id_tag = stop.id_tag.as_deref();
+            match ctx
+                .authority
+                .stop(ctx.identity, stop.transaction_id, id_tag, now)
+            {
+                Some(verdict) => answer::id_tag_answer(&verdict.id_tag_info()),
+                None => answer::EMPTY.to_string(),
+            }
         }
         Request::MeterValues(values) => {
             // Lets a consumer keep only the newest reading per connector without parsing the

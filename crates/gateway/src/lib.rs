@@ -12,12 +12,14 @@
 #![forbid(unsafe_code)]
 
 mod admission;
+mod authorization;
 /// The frame path: public for its benchmark (`benches/frame_path.rs`).
 pub mod calls;
 mod capacity;
 mod commands;
 mod directory;
 mod events;
+mod follow;
 mod handshake;
 mod identity;
 mod metrics;
@@ -30,8 +32,10 @@ mod stream;
 mod tls_listener;
 mod transactions;
 
+pub use authorization::{Authority, IdTagDirectory, Verdict, open_authority};
 pub use capacity::default_max_connections;
 pub use directory::{ChargerDirectory, DirectoryError, Registration};
+pub use follow::{Materialised, follow};
 pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
@@ -140,6 +144,8 @@ pub(crate) struct Shared {
     topics: Topics,
     bus: Arc<dyn Publisher>,
     directory: Arc<dyn ChargerDirectory>,
+    /// Answers for id tags (Authorize, StartTransaction, StopTransaction).
+    authority: authorization::Authority,
     /// Live sessions by charger: a newer connection replaces the older one.
     sessions: DashMap<ChargerIdentity, session::SessionEntry>,
     /// Connections (not only sessions) at once, over all shards.
@@ -167,7 +173,8 @@ impl Gateway {
     /// this is called from.
     pub fn start(
         config: GatewayConfig,
-        directory: Arc<dyn ChargerDirectory>,
+        directory: Arc<RegistryDirectory>,
+        id_tags: Arc<IdTagDirectory>,
         bus: Arc<dyn Publisher>,
         commands: Box<dyn Subscriber>,
         security: GatewaySecurity,
@@ -198,6 +205,7 @@ impl Gateway {
             topics: config.topics,
             config,
             bus,
+            authority: Authority::new(directory.clone(), id_tags),
             directory,
             sessions: DashMap::new(),
             transaction_ids: Default::default(),

@@ -4,7 +4,8 @@
 //! stranger's handshake costs the store nothing and no handshake queues behind it.
 
 use crate::directory::{ChargerDirectory, DirectoryError, Registration};
-use cms_bus::{BoxFuture, Message, RegistryState, Subscriber, registry_state};
+use crate::follow::Materialised;
+use cms_bus::{BoxFuture, Message, RegistryState, SiteAuthorization, registry_state};
 use dashmap::DashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -53,25 +54,30 @@ impl RegistryDirectory {
         self.chargers.is_empty()
     }
 
-    /// Follows the registry until the bus closes; `caught_up` tells when the reader has
-    /// reached the end of the topic as it stood at start.
-    pub async fn follow<S: Subscriber>(&self, mut subscriber: S, caught_up: impl Fn(&S) -> bool) {
-        let mut batch = Vec::new();
-        loop {
-            if !self.is_caught_up() && caught_up(&subscriber) {
-                tracing::info!(chargers = self.len(), "charger registry loaded");
-                self.set_caught_up();
-            }
-            batch.clear();
-            match subscriber.next_batch(&mut batch, 1024).await {
-                Ok(0) => return,
-                Ok(_) => batch.iter().for_each(|m| self.apply(m)),
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot read the charger registry; retrying");
-                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                }
-            }
-        }
+    /// The authorization of a registered charger's site.
+    pub fn authorization(&self, identity: &str) -> Option<SiteAuthorization> {
+        let registration = self.chargers.get(identity)?;
+        Some(registration.authorization.clone())
+    }
+}
+
+impl Materialised for RegistryDirectory {
+    const WHAT: &'static str = "charger registry";
+
+    fn apply(&self, message: &Message) {
+        RegistryDirectory::apply(self, message);
+    }
+
+    fn entries(&self) -> usize {
+        self.chargers.len()
+    }
+
+    fn set_caught_up(&self) {
+        RegistryDirectory::set_caught_up(self);
+    }
+
+    fn is_caught_up(&self) -> bool {
+        RegistryDirectory::is_caught_up(self)
     }
 }
 
@@ -102,6 +108,7 @@ mod tests {
             Some(password_hash) => RegistryState::Registered(Registration {
                 password_hash: password_hash.map(str::to_string),
                 security_profile: u8::from(password_hash.is_some()),
+                authorization: SiteAuthorization::Open,
             }),
             None => RegistryState::Unregistered,
         };
@@ -134,10 +141,12 @@ mod tests {
         let without_password = Registration {
             password_hash: None,
             security_profile: 0,
+            authorization: SiteAuthorization::Open,
         };
         let with_password = Registration {
             password_hash: Some(hash.into()),
             security_profile: 1,
+            authorization: SiteAuthorization::Open,
         };
         assert_eq!(
             directory.lookup("CP-1").await.unwrap(),

@@ -345,6 +345,7 @@ impl LiveSession<'_> {
             node: &shared.node,
             topics: &shared.topics,
             transaction_ids: &shared.transaction_ids,
+            authority: &shared.authority,
             heartbeat_interval_secs: shared.config.heartbeat_interval.as_secs() as u32,
         };
         let handled = handle_text(&ctx, text, frame, Utc::now());

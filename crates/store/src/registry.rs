@@ -14,6 +14,9 @@ pub struct RegistryChange {
 pub struct RegistryEntry {
     pub password_hash: Option<String>,
     pub security_profile: i64,
+    /// `None` for a charger of an open site; else the teams whose id tags apply to it: the
+    /// site's owner first, then the teams with access to the charger, by id.
+    pub id_tag_teams: Option<Vec<i64>>,
 }
 
 impl Store {
@@ -23,30 +26,79 @@ impl Store {
         seq: i64,
         limit: i64,
     ) -> Result<Vec<RegistryChange>> {
-        // seq, identity, and the charger's id, password hash and profile (NULL: unregistered).
-        type LogRow = (i64, String, Option<i64>, Option<String>, Option<i64>);
+        // seq, identity, and the charger's id, password hash and profile (NULL: unregistered),
+        // its site's authorization mode and owner.
+        type LogRow = (
+            i64,
+            String,
+            Option<i64>,
+            Option<String>,
+            Option<i64>,
+            Option<String>,
+            Option<i64>,
+        );
         let rows: Vec<LogRow> = sqlx::query_as(
-            "SELECT ch.seq, ch.identity, c.id, c.password_hash, c.security_profile
-             FROM charger_registry_changes ch LEFT JOIN chargers c ON c.identity = ch.identity
+            "SELECT ch.seq, ch.identity, c.id, c.password_hash, c.security_profile,
+                    s.authorization_mode, s.team_id
+             FROM charger_registry_changes ch
+             LEFT JOIN chargers c ON c.identity = ch.identity
+             LEFT JOIN sites s ON s.id = c.site_id
              WHERE ch.seq > $1 ORDER BY ch.seq LIMIT $2",
         )
         .bind(seq)
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
+        let last = rows.last().map_or(seq, |r| r.0);
+        let guests = self.guest_teams_of_changed(seq, last).await?;
         Ok(rows
             .into_iter()
             .map(
-                |(seq, identity, id, password_hash, security_profile)| RegistryChange {
-                    seq,
-                    identity,
-                    registration: id.map(|_| RegistryEntry {
-                        password_hash,
-                        security_profile: security_profile.unwrap_or(0),
-                    }),
+                |(seq, identity, id, password_hash, security_profile, mode, owner)| {
+                    let registration = id.map(|id| {
+                        let id_tag_teams = (mode.as_deref() == Some("id_tags")).then(|| {
+                            let mut teams = vec![owner.unwrap_or_default()];
+                            let guests = guests.iter().filter(|(c, _)| *c == id);
+                            teams.extend(guests.map(|(_, team)| *team));
+                            teams
+                        });
+                        RegistryEntry {
+                            password_hash,
+                            security_profile: security_profile.unwrap_or(0),
+                            id_tag_teams,
+                        }
+                    });
+                    RegistryChange {
+                        seq,
+                        identity,
+                        registration,
+                    }
                 },
             )
             .collect())
+    }
+
+    /// (charger id, team id) of the teams with access to the chargers changed in `(after,
+    /// up_to]`: access to the whole site, or to the charger itself. Ordered by team id.
+    async fn guest_teams_of_changed(&self, after: i64, up_to: i64) -> Result<Vec<(i64, i64)>> {
+        if up_to <= after {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(
+            "SELECT c.id, sa.team_id FROM chargers c
+             JOIN sites s ON s.id = c.site_id AND s.authorization_mode = 'id_tags'
+             JOIN site_access sa ON sa.site_id = c.site_id AND sa.team_id <> s.team_id
+             WHERE c.identity IN (SELECT identity FROM charger_registry_changes
+                                  WHERE seq > $1 AND seq <= $2)
+               AND (sa.can_access_all_assets = 1 OR EXISTS (
+                    SELECT 1 FROM site_access_assets a
+                    WHERE a.site_access_id = sa.id AND a.charger_id = c.id))
+             ORDER BY c.id, sa.team_id",
+        )
+        .bind(after)
+        .bind(up_to)
+        .fetch_all(&self.pool)
+        .await?)
     }
 }
 
@@ -94,5 +146,156 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    });
+
+    /// The registration of `identity` as the last change in the log says.
+    async fn last_registration(
+        store: &crate::Store,
+        identity: &str,
+    ) -> Option<super::RegistryEntry> {
+        let changes = store.registry_changes_since(0, 1_000).await.unwrap();
+        let last = changes
+            .iter()
+            .rev()
+            .find(|c| c.identity == identity)
+            .unwrap();
+        last.registration.clone()
+    }
+
+    store_test!(
+        who_may_charge_at_a_charger_is_logged_when_its_site_changes,
+        |store| {
+            use crate::sites::{AssetAccess, NewInvite, SiteAddress};
+            let owner = store
+                .ensure_user_in("owner@example.com", false)
+                .await
+                .unwrap();
+            let address = SiteAddress {
+                name: "Depot".into(),
+                street: "Stationsplein".into(),
+                house_number: 1,
+                house_number_addition: None,
+                postal_code: "1012 AB".into(),
+                city: "Amsterdam".into(),
+                country: "NL".into(),
+            };
+            let site = store
+                .create_site(owner.personal_team_id, &address)
+                .await
+                .unwrap();
+            for identity in ["CP-1", "CP-2"] {
+                store
+                    .add_charger(&NewCharger {
+                        identity: identity.into(),
+                        site_uuid: Some(site.clone()),
+                        ..Default::default()
+                    })
+                    .await
+                    .unwrap();
+            }
+            let open = last_registration(&store, "CP-1").await.unwrap();
+            assert_eq!(open.id_tag_teams, None, "a site is open by default");
+
+            sqlx::query("UPDATE sites SET authorization_mode = 'id_tags' WHERE uuid = $1")
+                .bind(&site)
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            let entry = last_registration(&store, "CP-2").await.unwrap();
+            assert_eq!(entry.id_tag_teams, Some(vec![owner.personal_team_id]));
+
+            // A guest team with access to CP-1 only: its tags apply there and not on CP-2.
+            let guest = store
+                .ensure_user_in("guest@example.com", false)
+                .await
+                .unwrap();
+            let site_id: i64 = sqlx::query_scalar("SELECT id FROM sites WHERE uuid = $1")
+                .bind(&site)
+                .fetch_one(&store.pool)
+                .await
+                .unwrap();
+            let cp1: i64 = sqlx::query_scalar("SELECT id FROM chargers WHERE identity = 'CP-1'")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap();
+            let invite = NewInvite {
+                email: "guest@example.com".into(),
+                transfer_ownership: false,
+                data_access: false,
+                data_access_expires_at: None,
+                assets: AssetAccess::Chargers(vec![cp1]),
+            };
+            let made = store
+                .create_site_invite(site_id, owner.id, &invite)
+                .await
+                .unwrap();
+            store
+                .accept_site_invite(&site, &made.token, guest.id, guest.personal_team_id)
+                .await
+                .unwrap();
+            let cp1 = last_registration(&store, "CP-1").await.unwrap();
+            let cp2 = last_registration(&store, "CP-2").await.unwrap();
+            assert_eq!(
+                cp1.id_tag_teams,
+                Some(vec![owner.personal_team_id, guest.personal_team_id])
+            );
+            assert_eq!(cp2.id_tag_teams, Some(vec![owner.personal_team_id]));
+        }
+    );
+
+    store_test!(id_tag_changes_carry_the_tag_as_it_is_now, |store| {
+        let owner = store
+            .ensure_user_in("owner@example.com", false)
+            .await
+            .unwrap();
+        let team = owner.personal_team_id;
+        let insert = "INSERT INTO id_tags (team_id, id_tag, id_tag_key, status, expiry_date,
+                      parent_id_tag, created_at, updated_at)
+                      VALUES ($1, $2, $3, $4, $5, NULL, 'now', 'now')";
+        for (tag, status, expiry) in [
+            ("card-1", "Accepted", Some("2030-01-01T00:00:00Z")),
+            ("card-2", "Blocked", None),
+        ] {
+            sqlx::query(insert)
+                .bind(team)
+                .bind(tag)
+                .bind(tag.to_ascii_uppercase())
+                .bind(status)
+                .bind(expiry)
+                .execute(&store.pool)
+                .await
+                .unwrap();
+        }
+        sqlx::query("DELETE FROM id_tags WHERE id_tag_key = 'CARD-2'")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        let changes = store.id_tag_changes_since(0, 10).await.unwrap();
+        let seen: Vec<(&str, Option<&str>)> = changes
+            .iter()
+            .map(|c| {
+                (
+                    c.id_tag_key.as_str(),
+                    c.tag.as_ref().map(|t| t.status.as_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("CARD-1", Some("Accepted")),
+                ("CARD-2", None),
+                ("CARD-2", None)
+            ]
+        );
+        let card = changes[0].tag.as_ref().unwrap();
+        assert_eq!(card.id_tag, "card-1");
+        assert_eq!(card.expiry_date.as_deref(), Some("2030-01-01T00:00:00Z"));
+        assert!(changes.iter().all(|c| c.team_id == team));
+        let rest = store
+            .id_tag_changes_since(changes[1].seq, 10)
+            .await
+            .unwrap();
+        assert_eq!(rest.len(), 1);
     });
 }

@@ -54,6 +54,8 @@ pub enum StateChange {
         ocpp_transaction_id: i64,
         connector_id: i64,
         id_tag: String,
+        /// How the gateway answered the tag: a refused start is recorded all the same.
+        id_tag_status: Option<String>,
         meter_start: i64,
         reservation_id: Option<i64>,
         started_at: String,
@@ -273,6 +275,7 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
         ocpp_transaction_id,
         connector_id,
         id_tag,
+        id_tag_status,
         meter_start,
         reservation_id,
         started_at,
@@ -323,8 +326,9 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     }
     sqlx::query(
         "INSERT INTO transactions (charger_id, charger_connector_id, connector_id,
-           ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+           ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at,
+           id_tag_status)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING",
     )
     .bind(charger_id)
@@ -337,6 +341,7 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     .bind(started_at)
     .bind(at)
     .bind(at)
+    .bind(id_tag_status)
     .execute(&mut *db)
     .await?;
     Ok(())

@@ -134,6 +134,7 @@ store_test!(
             ocpp_transaction_id: id,
             connector_id: 1,
             id_tag: "TAG".into(),
+            id_tag_status: None,
             meter_start: 100,
             reservation_id: None,
             started_at: at("00"),

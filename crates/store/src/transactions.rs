@@ -38,6 +38,9 @@ pub struct TransactionRow {
     pub connector_id: i64,
     pub reservation_id: Option<i64>,
     pub id_tag: String,
+    /// How the gateway answered the id tag at start (Accepted, Blocked, Expired, Invalid,
+    /// ConcurrentTx); `None` for a transaction recorded before tags were checked.
+    pub id_tag_status: Option<String>,
     /// Wh.
     pub meter_start: i64,
     /// Wh; `None` while the transaction runs.
@@ -63,8 +66,8 @@ impl Store {
         });
         Ok(sqlx::query_as(
             "SELECT ocpp_transaction_id, charger_id, charger_connector_id, connector_id,
-               reservation_id, id_tag, meter_start, meter_stop, started_at, stopped_at,
-               stop_reason, created_at, updated_at
+               reservation_id, id_tag, id_tag_status, meter_start, meter_stop, started_at,
+               stopped_at, stop_reason, created_at, updated_at
              FROM transactions
              WHERE charger_id = $1
                AND ($2 IS NULL OR (CASE WHEN stopped_at IS NULL THEN 0 ELSE 1 END) = $2)
@@ -103,6 +106,7 @@ mod tests {
             ocpp_transaction_id: id,
             connector_id: connector,
             id_tag: tag.into(),
+            id_tag_status: Some("Accepted".into()),
             meter_start: 1000,
             reservation_id: None,
             started_at: at(minute),

@@ -205,6 +205,32 @@ impl CommandedCharger {
         self.wait_ready().await;
     }
 
+    /// Makes it send a CALL of its own (`authorize TAG`, `start CONNECTOR TAG`,
+    /// `stop TRANSACTION_ID [TAG]`) and returns cms's answer to it.
+    pub async fn send(&mut self, line: &str) -> Value {
+        let answers = |printed: &[Value]| -> Vec<Value> {
+            let sent = printed.iter().filter(|l| l.get("sent").is_some());
+            sent.map(|l| l["answer"].clone()).collect()
+        };
+        let before = answers(self.printed()).len();
+        self.command(line);
+        let deadline = tokio::time::Instant::now() + LINE_TIMEOUT;
+        loop {
+            self.assert_nothing_unexpected();
+            if let Some(answer) = answers(self.printed()).get(before) {
+                return answer.clone();
+            }
+            if tokio::time::Instant::now() >= deadline {
+                let printed = self.describe();
+                panic!(
+                    "the charge point {} did not send `{line}` within {LINE_TIMEOUT:?}:\n{printed}",
+                    self.identity
+                );
+            }
+            tokio::time::sleep(POLL_EVERY).await;
+        }
+    }
+
     fn command(&mut self, line: &str) {
         let stdin = self
             .stdin

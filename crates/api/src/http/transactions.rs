@@ -70,6 +70,10 @@ pub struct TransactionBody {
     charger_connector_id: Option<i64>,
     reservation_id: Option<i64>,
     id_tag: String,
+    /// How cms answered the id tag at start: `Accepted`, `Blocked`, `Expired`, `Invalid` or
+    /// `ConcurrentTx` (a refused start is recorded too); null for one recorded before tags were
+    /// checked.
+    id_tag_status: Option<String>,
     /// Wh, the meter reading at start.
     meter_start: i64,
     /// Wh; null while running.
@@ -263,6 +267,7 @@ fn transaction(t: TransactionRow, charger: &ChargerRow) -> TransactionBody {
         charger_connector_id: t.charger_connector_id,
         reservation_id: t.reservation_id,
         id_tag: t.id_tag,
+        id_tag_status: t.id_tag_status,
         meter_start: t.meter_start,
         meter_stop: t.meter_stop,
         total_kwh: t.meter_stop.map(|stop| kwh(stop - t.meter_start)),

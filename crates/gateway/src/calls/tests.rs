@@ -3,6 +3,7 @@ use super::*;
 struct Fixture {
     topics: Topics,
     ids: TransactionIds,
+    authority: Authority,
     key: Bytes,
     session: Bytes,
     node: Bytes,
@@ -13,6 +14,7 @@ impl Fixture {
         Fixture {
             topics: Topics::with_prefix("t"),
             ids: TransactionIds::default(),
+            authority: crate::authorization::open_authority("CP-1"),
             key: Bytes::from_static(b"CP-1"),
             session: Bytes::from_static(b"s-1"),
             node: Bytes::from_static(b"gw-1"),
@@ -27,6 +29,7 @@ impl Fixture {
             node: &self.node,
             topics: &self.topics,
             transaction_ids: &self.ids,
+            authority: &self.authority,
             heartbeat_interval_secs: 120,
         };
         let frame = Bytes::copy_from_slice(text.as_bytes());
@@ -109,6 +112,7 @@ fn the_published_value_shares_the_frame_buffer() {
         node: &fixture.node,
         topics: &fixture.topics,
         transaction_ids: &fixture.ids,
+        authority: &fixture.authority,
         heartbeat_interval_secs: 120,
     };
     let text = std::str::from_utf8(&ctx_frame).unwrap();

@@ -33,6 +33,51 @@ pub fn start_transaction_accepted(transaction_id: i32) -> String {
     format!(r#"{{"idTagInfo":{{"status":"Accepted"}},"transactionId":{transaction_id}}}"#)
 }
 
+/// An idTagInfo: how the CMS answers for an id tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdTagInfo<'a> {
+    /// OCPP 1.6 AuthorizationStatus: Accepted, Blocked, Expired, Invalid or ConcurrentTx.
+    pub status: &'static str,
+    pub expiry_date: Option<DateTime<Utc>>,
+    pub parent_id_tag: Option<&'a str>,
+}
+
+impl IdTagInfo<'_> {
+    pub const ACCEPTED: IdTagInfo<'static> = IdTagInfo {
+        status: "Accepted",
+        expiry_date: None,
+        parent_id_tag: None,
+    };
+
+    /// `{"status":..[,"expiryDate":..][,"parentIdTag":..]}`.
+    pub fn to_json(&self) -> String {
+        let mut json = format!(r#"{{"status":"{}""#, self.status);
+        if let Some(expiry) = self.expiry_date {
+            json.push_str(&format!(r#","expiryDate":"{}""#, ocpp_timestamp(expiry)));
+        }
+        if let Some(parent) = self.parent_id_tag {
+            let parent = serde_json::Value::from(parent);
+            json.push_str(&format!(r#","parentIdTag":{parent}"#));
+        }
+        json.push('}');
+        json
+    }
+}
+
+/// Authorize.conf, and StopTransaction.conf with an idTagInfo.
+pub fn id_tag_answer(info: &IdTagInfo<'_>) -> String {
+    format!(r#"{{"idTagInfo":{}}}"#, info.to_json())
+}
+
+/// StartTransaction.conf: the verdict on the token, and the transaction's id (given even when
+/// the token is refused, as OCPP 1.6 requires).
+pub fn start_transaction(transaction_id: i32, info: &IdTagInfo<'_>) -> String {
+    format!(
+        r#"{{"idTagInfo":{},"transactionId":{transaction_id}}}"#,
+        info.to_json()
+    )
+}
+
 /// DataTransfer.conf for a vendor this CMS has no extension for.
 pub fn data_transfer_unknown_vendor() -> &'static str {
     r#"{"status":"UnknownVendorId"}"#
@@ -79,11 +124,29 @@ mod tests {
     }
 
     #[test]
-    fn start_transaction() {
+    fn start_transaction_accepting() {
         assert_eq!(
             start_transaction_accepted(-7),
             r#"{"idTagInfo":{"status":"Accepted"},"transactionId":-7}"#
         );
+    }
+
+    #[test]
+    fn id_tag_info_carries_expiry_and_parent_when_known() {
+        let info = IdTagInfo {
+            status: "Blocked",
+            expiry_date: Some(now()),
+            parent_id_tag: Some("FLEET\"1"),
+        };
+        assert_eq!(
+            id_tag_answer(&info),
+            r#"{"idTagInfo":{"status":"Blocked","expiryDate":"2026-11-21T10:00:00Z","parentIdTag":"FLEET\"1"}}"#
+        );
+        assert_eq!(
+            start_transaction(5, &IdTagInfo::ACCEPTED),
+            start_transaction_accepted(5)
+        );
+        assert_eq!(id_tag_answer(&IdTagInfo::ACCEPTED), id_tag_accepted());
     }
 
     #[test]
