@@ -62,6 +62,11 @@ pub struct Args {
     /// `max`: closed loop, the next one as soon as the last is answered.
     #[arg(long, default_value = "0", value_parser = parse_rate)]
     pub meter_rate: f64,
+    /// Send Authorize instead of each MeterValues, with tags `LT-TAG-1` ..= `LT-TAG-N` in a
+    /// scattered order (what an RFID reader at a busy site does to the tag lookup); 0: off.
+    /// Import the tags with `cms id-tag import` to measure lookups among N known tags.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub authorize_tags: u64,
     /// Run StartTransaction, meter values, StopTransaction cycles.
     #[arg(long)]
     pub transactions: bool,

@@ -265,6 +265,7 @@ fn merge(reports: Vec<(Summary, Vec<(u64, u64)>)>) -> Summary {
         .unwrap_or_default();
     all.cpu.loadtest_s = summaries.iter().map(|s| s.cpu.loadtest_s).sum();
     all.transactions = sum(|s| s.transactions);
+    all.authorize_refused = sum(|s| s.authorize_refused);
     all.first_failure = summaries.iter().find_map(|s| s.first_failure.clone());
     all.errors = sum(|s| s.errors);
     all.frames_sent = sum(|s| s.frames_sent);

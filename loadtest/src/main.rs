@@ -144,6 +144,7 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
             index: n,
             heartbeat: Duration::from_secs(args.heartbeat),
             meter_period,
+            authorize_tags: args.authorize_tags,
             transaction: args
                 .transactions
                 .then(|| Duration::from_secs(args.tx_seconds)),

@@ -123,6 +123,12 @@ pub fn meter_values(
     )
 }
 
+/// `idTagInfo.status` of an Authorize answer.
+pub fn id_tag_status(payload: &str) -> Option<String> {
+    let answer: serde_json::Value = serde_json::from_str(payload).ok()?;
+    Some(answer["idTagInfo"]["status"].as_str()?.to_string())
+}
+
 pub fn start_transaction(
     connector: u32,
     id_tag: &str,

@@ -64,6 +64,9 @@ pub struct Summary {
     #[serde(default)]
     pub server_answered: u64,
     pub transactions: u64,
+    /// Authorize answered with another status than Accepted (--authorize-tags).
+    #[serde(default)]
+    pub authorize_refused: u64,
     /// failed + boot_rejected + callerrors + timeouts + disconnects.
     pub errors: u64,
     pub frames_sent: u64,
@@ -142,6 +145,7 @@ impl Summary {
             server_calls: t.server_calls,
             server_answered: t.server_answered,
             transactions: t.transactions,
+            authorize_refused: t.authorize_refused,
             errors: t.errors(),
             frames_sent: t.sent,
             frames_answered: t.answered,
@@ -220,6 +224,9 @@ impl Summary {
             },
         );
         row("transactions", self.transactions.to_string());
+        if self.authorize_refused > 0 {
+            row("authorize refused", self.authorize_refused.to_string());
+        }
         row(
             "errors",
             format!(

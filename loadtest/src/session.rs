@@ -32,6 +32,8 @@ pub struct Plan {
     pub heartbeat: Duration,
     /// Time between MeterValues; `None`: none.
     pub meter_period: Option<Duration>,
+    /// Authorize with one of `LT-TAG-1..=N` instead of each MeterValues; 0: MeterValues.
+    pub authorize_tags: u64,
     /// Length of each transaction; `None`: no transactions.
     pub transaction: Option<Duration>,
     pub timeout: Duration,
@@ -189,6 +191,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
         let mut transaction: Option<(i64, String, Instant)> = None;
         let mut next_start = None;
         let mut cycle = 0u64;
+        let mut readings = 0u64;
         loop {
             if !started && let Some(go) = *self.plan.go.borrow() {
                 started = true;
@@ -253,9 +256,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
             if let (Some(at), Some(period)) = (next_meter, self.plan.meter_period)
                 && at <= Instant::now()
             {
-                let tx = transaction.as_ref().map(|(id, _, _)| *id);
-                let payload = ocpp::meter_values(CONNECTOR, tx, &ocpp::now(), self.meter.read());
-                self.call("MeterValues", &payload).await?;
+                if self.plan.authorize_tags > 0 {
+                    readings += 1;
+                    self.authorize(readings).await?;
+                } else {
+                    let tx = transaction.as_ref().map(|(id, _, _)| *id);
+                    let now = ocpp::now();
+                    let payload = ocpp::meter_values(CONNECTOR, tx, &now, self.meter.read());
+                    self.call("MeterValues", &payload).await?;
+                }
                 // Closed loop: when behind, do not burst to catch up.
                 next_meter = Some((at + period).max(Instant::now()));
             }
@@ -264,6 +273,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
                 next_beat = (next_beat + self.plan.heartbeat).max(Instant::now());
             }
         }
+    }
+
+    /// Authorize with the tag for this charger's `n`th reading: scattered over the whole list
+    /// (a multiplicative hash of charger and reading), so lookups do not stay in cache.
+    async fn authorize(&mut self, n: u64) -> Result<(), End> {
+        let spread = (self.plan.index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n;
+        let tag = spread.wrapping_mul(0xBF58_476D_1CE4_E5B9) % self.plan.authorize_tags + 1;
+        let payload = format!(r#"{{"idTag":"LT-TAG-{tag}"}}"#);
+        if let Reply::Result(answer) = self.call("Authorize", &payload).await?
+            && ocpp::id_tag_status(&answer).as_deref() != Some("Accepted")
+        {
+            Stats::bump(&self.stats.counters.authorize_refused);
+        }
+        Ok(())
     }
 
     /// Sends a call and waits for its answer, matched by message id.
@@ -373,6 +396,7 @@ mod tests {
             index: 0,
             heartbeat: Duration::from_secs(60),
             meter_period: Some(Duration::ZERO),
+            authorize_tags: 0,
             transaction: None,
             timeout: Duration::from_secs(5),
             go,

@@ -36,6 +36,8 @@ pub struct Counters {
     /// Calls from the central system answered with a CALLRESULT (the rest: NotImplemented).
     pub server_answered: AtomicU64,
     pub transactions: AtomicU64,
+    /// Authorize answered with another status than Accepted.
+    pub authorize_refused: AtomicU64,
 }
 
 /// One shard's latencies: both histograms behind one lock, so a record takes one lock.
@@ -157,6 +159,7 @@ impl Stats {
             server_calls: get(&c.server_calls),
             server_answered: get(&c.server_answered),
             transactions: get(&c.transactions),
+            authorize_refused: get(&c.authorize_refused),
         }
     }
 }
@@ -177,6 +180,7 @@ pub struct Snapshot {
     pub server_calls: u64,
     pub server_answered: u64,
     pub transactions: u64,
+    pub authorize_refused: u64,
 }
 
 impl Snapshot {
