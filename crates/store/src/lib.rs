@@ -12,6 +12,7 @@ mod accounts;
 pub mod actions;
 mod chargers;
 pub mod dead_letters;
+pub mod id_tags;
 pub mod meters;
 pub mod oauth;
 pub mod proxy;
