@@ -279,8 +279,9 @@ impl Store {
         Ok(uuid)
     }
 
-    /// Applies `changes` to a site (and its one-line address). The authorization is written
-    /// only when it changes: writing it logs a registry change for each of the site's chargers.
+    /// Applies `changes` to a site (and its one-line address). The authorization mode is
+    /// written only when it changes: writing it logs a registry change for each of the site's
+    /// chargers.
     pub async fn update_site(&self, site_id: i64, changes: SiteChanges) -> Result<()> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
@@ -306,14 +307,21 @@ impl Store {
             local_authorization_list: flag(&row, "local_authorization_list")?,
         };
         let new_authorization = changes.authorization(authorization.clone());
-        if new_authorization != authorization {
+        // Each column on its own: setting `authorization_mode` at all (even to its value) logs
+        // a registry change for every charger of the site.
+        if new_authorization.mode != authorization.mode {
+            sqlx::query("UPDATE sites SET authorization_mode = $2, updated_at = $3 WHERE id = $1")
+                .bind(site_id)
+                .bind(&new_authorization.mode)
+                .bind(now_record_time())
+                .execute(&mut *tx)
+                .await?;
+        }
+        if new_authorization.local_authorization_list != authorization.local_authorization_list {
             sqlx::query(
-                "UPDATE sites SET authorization_mode = $2, local_authorization_list = $3,
-                    updated_at = $4
-                 WHERE id = $1",
+                "UPDATE sites SET local_authorization_list = $2, updated_at = $3 WHERE id = $1",
             )
             .bind(site_id)
-            .bind(&new_authorization.mode)
             .bind(i64::from(new_authorization.local_authorization_list))
             .bind(now_record_time())
             .execute(&mut *tx)

@@ -404,3 +404,38 @@ store_test!(a_site_is_open_until_its_authorization_changes, |store| {
     assert_eq!(closed.authorization_mode, AUTHORIZATION_ID_TAGS);
     assert!(!closed.local_authorization_list);
 });
+
+store_test!(
+    only_a_change_of_mode_tells_the_gateways_about_the_chargers,
+    |store| {
+        let (_, site, _) = owned_site(&store, &["CP-AUTH"]).await;
+        let last_seq = |changes: Vec<crate::RegistryChange>| changes.last().map_or(0, |c| c.seq);
+        let seq = last_seq(store.registry_changes_since(0, 1000).await.unwrap());
+        let quiet = [
+            SiteChanges {
+                name: Some("Depot Noord".into()),
+                ..Default::default()
+            },
+            SiteChanges {
+                local_authorization_list: Some(true),
+                ..Default::default()
+            },
+            SiteChanges {
+                authorization_mode: Some(AUTHORIZATION_OPEN.into()),
+                ..Default::default()
+            },
+        ];
+        for changes in quiet {
+            store.update_site(site.id, changes).await.unwrap();
+        }
+        assert_eq!(store.registry_changes_since(seq, 10).await.unwrap(), []);
+        let closing = SiteChanges {
+            authorization_mode: Some(AUTHORIZATION_ID_TAGS.into()),
+            ..Default::default()
+        };
+        store.update_site(site.id, closing).await.unwrap();
+        let changes = store.registry_changes_since(seq, 10).await.unwrap();
+        let identities: Vec<&str> = changes.iter().map(|c| c.identity.as_str()).collect();
+        assert_eq!(identities, ["CP-AUTH"]);
+    }
+);
