@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 /// Every endpoint the service must serve, as the document names it.
-const ENDPOINTS: [(&str, &str); 46] = [
+const ENDPOINTS: [(&str, &str); 51] = [
     ("GET", "/api/v3/chargers"),
     ("GET", "/api/v3/chargers/{charger_uuid}"),
     ("GET", "/api/v3/chargers/{charger_uuid}/connectors"),
@@ -59,6 +59,11 @@ const ENDPOINTS: [(&str, &str); 46] = [
     ("GET", "/api/v3/teams/{team_uuid}/domains"),
     ("POST", "/api/v3/teams/{team_uuid}/domains"),
     ("DELETE", "/api/v3/teams/{team_uuid}/domains/{domain_id}"),
+    ("GET", "/api/v3/teams/{team_uuid}/id-tags"),
+    ("POST", "/api/v3/teams/{team_uuid}/id-tags"),
+    ("GET", "/api/v3/teams/{team_uuid}/id-tags/{id_tag}"),
+    ("PUT", "/api/v3/teams/{team_uuid}/id-tags/{id_tag}"),
+    ("DELETE", "/api/v3/teams/{team_uuid}/id-tags/{id_tag}"),
     ("GET", "/api/v3/user/tokens"),
     ("POST", "/api/v3/user/tokens"),
     ("DELETE", "/api/v3/user/tokens/{token_id}"),

@@ -11,6 +11,7 @@ fn assert_site_shape(site: &Value) {
         sorted_keys(site),
         [
             "address",
+            "authorization",
             "capabilities",
             "chargers_count",
             "city",
@@ -19,6 +20,7 @@ fn assert_site_shape(site: &Value) {
             "house_number",
             "house_number_addition",
             "id",
+            "local_authorization_list",
             "name",
             "permissions",
             "postal_code",
@@ -398,4 +400,86 @@ on_both_stores!(a_team_lists_the_connectors_of_its_site_over_v2, |cms| {
             .await,
     );
     assert_eq!(no_scope.get(&path).await.status, 403);
+});
+
+on_both_stores!(a_site_s_authorization_is_set_on_create_and_update, |cms| {
+    let api = Api::new(&cms, &cms.operator_token().await);
+    let open = create_site(&api, "Open").await;
+    assert_eq!(
+        (&open["authorization"], &open["local_authorization_list"]),
+        (&json!("open"), &json!(false)),
+        "a new site is open"
+    );
+
+    let mut body = site_body("Closed");
+    body["authorization"] = json!("id_tags");
+    body["local_authorization_list"] = json!(true);
+    let closed = api.expect(201, "POST", "/api/v3/sites", Some(&body)).await["data"].clone();
+    assert_site_shape(&closed);
+    assert_eq!(closed["authorization"], "id_tags");
+    assert_eq!(closed["local_authorization_list"], true);
+    let path = format!("/api/v3/sites/{}", closed["uuid"].as_str().unwrap());
+    assert_eq!(api.get_ok(&path).await["data"]["authorization"], "id_tags");
+
+    let reopened = api
+        .expect(200, "PUT", &path, Some(&json!({"authorization": "open"})))
+        .await["data"]
+        .clone();
+    assert_eq!(reopened["authorization"], "open");
+    assert_eq!(
+        reopened["local_authorization_list"], true,
+        "what the update leaves out stays"
+    );
+    assert_eq!(reopened["name"], "Closed");
+    let unlisted = api
+        .expect(
+            200,
+            "PUT",
+            &path,
+            Some(&json!({"local_authorization_list": false})),
+        )
+        .await["data"]
+        .clone();
+    assert_eq!(
+        (
+            &unlisted["authorization"],
+            &unlisted["local_authorization_list"]
+        ),
+        (&json!("open"), &json!(false))
+    );
+
+    let nonsense = [
+        (
+            json!({"authorization": "closed"}),
+            json!({"authorization": ["The selected authorization is invalid."]}),
+        ),
+        (
+            json!({"authorization": null}),
+            json!({"authorization": ["The authorization field must not be null."]}),
+        ),
+        (
+            json!({"local_authorization_list": "maybe"}),
+            json!({"local_authorization_list": [
+                "The local authorization list field must be true or false."
+            ]}),
+        ),
+    ];
+    for (changes, expected) in nonsense {
+        let errors = api.expect_invalid("PUT", &path, Some(&changes)).await;
+        assert_eq!(errors, expected, "{changes}");
+        let mut new = site_body("Nonsense");
+        new.as_object_mut()
+            .unwrap()
+            .extend(changes.as_object().unwrap().clone());
+        let errors = api
+            .expect_invalid("POST", "/api/v3/sites", Some(&new))
+            .await;
+        assert_eq!(errors, expected, "create with {changes}");
+    }
+    let shown = api.get_ok(&path).await["data"].clone();
+    assert_eq!(
+        (&shown["authorization"], &shown["local_authorization_list"]),
+        (&json!("open"), &json!(false)),
+        "refused updates changed nothing"
+    );
 });

@@ -7,6 +7,7 @@ mod abuse;
 mod actions;
 mod admin_commands;
 mod api_chargers;
+mod api_id_tags;
 mod api_isolation;
 mod api_meters;
 mod api_openapi;

@@ -12,6 +12,7 @@ pub mod serve;
 
 pub use actions::{ActionTimes, Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
+pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
 pub use http::{ActionBody, ApiError, ops_router};
 pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
 pub use serve::{HttpLimits, serve};

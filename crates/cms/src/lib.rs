@@ -9,6 +9,7 @@ pub mod api;
 pub mod dead_letters;
 pub mod duration;
 pub mod gateway;
+pub mod id_tag_cli;
 pub mod kafka;
 pub mod oauth_cli;
 pub mod observability;

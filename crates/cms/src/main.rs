@@ -40,6 +40,9 @@ enum Command {
     /// OAuth 2.0 client applications.
     #[command(subcommand)]
     Oauth(OauthCommand),
+    /// Id tags: who may charge at a team's sites.
+    #[command(subcommand)]
+    IdTag(IdTagCommand),
     /// Records the store refused, set aside by the materialiser.
     #[command(subcommand)]
     DeadLetter(DeadLetterCommand),
@@ -49,6 +52,15 @@ enum Command {
 enum DeadLetterCommand {
     /// The newest dead letters, with their reasons.
     List(cms::dead_letters::DeadLetterListArgs),
+}
+
+#[derive(Subcommand)]
+enum IdTagCommand {
+    /// Create or replace a team's tags from a CSV file, all rows checked first; prints
+    /// `imported N id tags (C created, U updated)`.
+    Import(cms::id_tag_cli::IdTagImportArgs),
+    /// List a team's tags, tab-separated.
+    List(cms::id_tag_cli::IdTagListArgs),
 }
 
 #[derive(Subcommand)]
@@ -147,6 +159,8 @@ fn main() -> ExitCode {
                 cms::oauth_cli::grant_revoke(args).await
             }
             Command::Charger(ChargerCommand::Add(args)) => cms::admin::charger_add(args).await,
+            Command::IdTag(IdTagCommand::Import(args)) => cms::id_tag_cli::import(args).await,
+            Command::IdTag(IdTagCommand::List(args)) => cms::id_tag_cli::list(args).await,
             Command::DeadLetter(DeadLetterCommand::List(args)) => {
                 cms::dead_letters::list(args).await
             }

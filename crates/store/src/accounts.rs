@@ -53,10 +53,10 @@ impl Scope {
             Self::SITES_WRITE,
             "Create, update and delete sites; manage site access and invites",
         ),
-        (Self::TEAMS_READ, "Read teams and their domains"),
+        (Self::TEAMS_READ, "Read teams, their domains and id tags"),
         (
             Self::TEAMS_WRITE,
-            "Create teams, manage their domains, accept invites",
+            "Create teams, manage their domains and id tags, accept invites",
         ),
         (Self::METERS_READ, "Read meters"),
         (Self::METERS_WRITE, "Create meters"),

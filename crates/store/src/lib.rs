@@ -13,6 +13,7 @@ pub mod actions;
 mod chargers;
 pub mod dead_letters;
 mod id_tag_log;
+pub mod id_tags;
 pub mod meters;
 pub mod oauth;
 pub mod proxy;

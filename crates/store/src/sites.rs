@@ -8,7 +8,7 @@
 use crate::access::{CHARGER_GRANTS, Permissions, SITE_GRANTS};
 use crate::chargers::CONNECTOR_COLUMNS;
 use crate::teams::Team;
-use crate::{ConnectorRow, Result, Store, StoreError, now_record_time};
+use crate::{ConnectorRow, Result, Store, StoreError, flag, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use std::collections::HashMap;
@@ -36,6 +36,10 @@ pub struct Site {
     pub city: String,
     pub country: String,
     pub smart_charging: String,
+    /// Who may charge: [`AUTHORIZATION_OPEN`] or [`AUTHORIZATION_ID_TAGS`].
+    pub authorization_mode: String,
+    /// Whether cms keeps the chargers' local authorization lists equal to the site's tags.
+    pub local_authorization_list: bool,
     /// The site's chargers this user sees (a guest limited to some assets sees fewer).
     pub chargers_count: i64,
     pub created_at: String,
@@ -58,6 +62,8 @@ impl<'r> sqlx::FromRow<'r, AnyRow> for Site {
             city: row.try_get("city")?,
             country: row.try_get("country")?,
             smart_charging: row.try_get("smart_charging")?,
+            authorization_mode: row.try_get("authorization_mode")?,
+            local_authorization_list: flag(row, "local_authorization_list")?,
             chargers_count: row.try_get("chargers_count")?,
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
@@ -74,7 +80,7 @@ fn site_query(filter: &str) -> String {
     format!(
         "SELECT s.id, s.uuid, s.team_id, s.name, s.address, s.street, s.postal_code,
             s.house_number, s.house_number_addition, s.city, s.country, s.smart_charging,
-            s.created_at, s.updated_at, g.full_access, g.sensitive,
+            s.authorization_mode, s.local_authorization_list, s.created_at, s.updated_at, g.full_access, g.sensitive,
             (SELECT COUNT(*) FROM chargers c JOIN ({CHARGER_GRANTS}) cg ON cg.charger_id = c.id
              WHERE c.site_id = s.id) AS chargers_count
          FROM sites s JOIN ({SITE_GRANTS}) g ON g.site_id = s.id {filter}"
@@ -104,6 +110,30 @@ impl SiteAddress {
     }
 }
 
+/// Every tag is accepted (the default).
+pub const AUTHORIZATION_OPEN: &str = "open";
+/// Only the id tags of the site's owner team and of the teams with access to it are accepted.
+pub const AUTHORIZATION_ID_TAGS: &str = "id_tags";
+/// A site's authorization modes.
+pub const AUTHORIZATION_MODES: [&str; 2] = [AUTHORIZATION_OPEN, AUTHORIZATION_ID_TAGS];
+
+/// Who may charge at a site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteAuthorization {
+    /// One of [`AUTHORIZATION_MODES`].
+    pub mode: String,
+    pub local_authorization_list: bool,
+}
+
+impl Default for SiteAuthorization {
+    fn default() -> Self {
+        SiteAuthorization {
+            mode: AUTHORIZATION_OPEN.into(),
+            local_authorization_list: false,
+        }
+    }
+}
+
 /// A partial update of a site: `None` leaves a field as it is.
 #[derive(Debug, Clone, Default)]
 pub struct SiteChanges {
@@ -115,6 +145,9 @@ pub struct SiteChanges {
     pub postal_code: Option<String>,
     pub city: Option<String>,
     pub country: Option<String>,
+    /// One of [`AUTHORIZATION_MODES`].
+    pub authorization_mode: Option<String>,
+    pub local_authorization_list: Option<bool>,
 }
 
 impl SiteChanges {
@@ -129,6 +162,17 @@ impl SiteChanges {
             city: self.city?,
             country: self.country?,
         })
+    }
+
+    /// The authorization these changes give, over `to`.
+    pub fn authorization(&self, mut to: SiteAuthorization) -> SiteAuthorization {
+        if let Some(mode) = &self.authorization_mode {
+            to.mode = mode.clone();
+        }
+        if let Some(list) = self.local_authorization_list {
+            to.local_authorization_list = list;
+        }
+        to
     }
 
     fn apply(self, mut to: SiteAddress) -> SiteAddress {
@@ -196,14 +240,26 @@ impl Store {
         .await?)
     }
 
-    /// Creates a site owned by `team_id`; returns its uuid.
+    /// Creates an open site owned by `team_id`; returns its uuid.
     pub async fn create_site(&self, team_id: i64, address: &SiteAddress) -> Result<String> {
+        self.create_site_with(team_id, address, &SiteAuthorization::default())
+            .await
+    }
+
+    /// Creates a site owned by `team_id` with its authorization; returns its uuid.
+    pub async fn create_site_with(
+        &self,
+        team_id: i64,
+        address: &SiteAddress,
+        authorization: &SiteAuthorization,
+    ) -> Result<String> {
         let uuid = uuid::Uuid::new_v4().to_string();
         let now = now_record_time();
         sqlx::query(
             "INSERT INTO sites (uuid, team_id, name, address, street, postal_code, house_number,
-                house_number_addition, city, country, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
+                house_number_addition, city, country, authorization_mode, local_authorization_list,
+                created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)",
         )
         .bind(&uuid)
         .bind(team_id)
@@ -215,17 +271,22 @@ impl Store {
         .bind(&address.house_number_addition)
         .bind(&address.city)
         .bind(&address.country)
+        .bind(&authorization.mode)
+        .bind(i64::from(authorization.local_authorization_list))
         .bind(&now)
         .execute(&self.pool)
         .await?;
         Ok(uuid)
     }
 
-    /// Applies `changes` to a site (and its one-line address).
+    /// Applies `changes` to a site (and its one-line address). The authorization mode is
+    /// written only when it changes: writing it logs a registry change for each of the site's
+    /// chargers.
     pub async fn update_site(&self, site_id: i64, changes: SiteChanges) -> Result<()> {
         let mut tx = self.begin_write().await?;
         let row = sqlx::query(
-            "SELECT name, street, house_number, house_number_addition, postal_code, city, country
+            "SELECT name, street, house_number, house_number_addition, postal_code, city, country,
+                authorization_mode, local_authorization_list
              FROM sites WHERE id = $1",
         )
         .bind(site_id)
@@ -241,6 +302,31 @@ impl Store {
             city: row.try_get("city")?,
             country: row.try_get("country")?,
         };
+        let authorization = SiteAuthorization {
+            mode: row.try_get("authorization_mode")?,
+            local_authorization_list: flag(&row, "local_authorization_list")?,
+        };
+        let new_authorization = changes.authorization(authorization.clone());
+        // Each column on its own: setting `authorization_mode` at all (even to its value) logs
+        // a registry change for every charger of the site.
+        if new_authorization.mode != authorization.mode {
+            sqlx::query("UPDATE sites SET authorization_mode = $2, updated_at = $3 WHERE id = $1")
+                .bind(site_id)
+                .bind(&new_authorization.mode)
+                .bind(now_record_time())
+                .execute(&mut *tx)
+                .await?;
+        }
+        if new_authorization.local_authorization_list != authorization.local_authorization_list {
+            sqlx::query(
+                "UPDATE sites SET local_authorization_list = $2, updated_at = $3 WHERE id = $1",
+            )
+            .bind(site_id)
+            .bind(i64::from(new_authorization.local_authorization_list))
+            .bind(now_record_time())
+            .execute(&mut *tx)
+            .await?;
+        }
         let new = changes.apply(current.clone());
         if new != current {
             sqlx::query(

@@ -131,6 +131,17 @@ impl Store {
         .await?)
     }
 
+    /// The team `team_uuid`, whoever belongs to it (for the command line, which acts for the
+    /// operator of the service).
+    pub async fn team_by_uuid(&self, team_uuid: &str) -> Result<Option<Team>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {TEAM_COLUMNS} FROM teams t WHERE t.uuid = $1"
+        ))
+        .bind(team_uuid)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
     /// The domains of a team, oldest first.
     pub async fn team_domains(&self, team_id: i64) -> Result<Vec<TeamDomain>> {
         Ok(sqlx::query_as(
@@ -229,6 +240,12 @@ mod tests {
             None
         );
         assert_eq!(store.member_team(creator.id, "nope").await.unwrap(), None);
+        assert_eq!(
+            store.team_by_uuid(&team.uuid).await.unwrap(),
+            Some(team.clone()),
+            "the command line finds any team"
+        );
+        assert_eq!(store.team_by_uuid("nope").await.unwrap(), None);
     });
 
     store_test!(the_creator_of_a_team_is_its_owner, |store| {

@@ -18,7 +18,7 @@ pub mod topic;
 
 pub use api::Api;
 pub use charger::{Charger, Handshake};
-pub use cms::{Backend, Cms, is_uuid};
+pub use cms::{Backend, CliOutput, Cms, is_uuid};
 pub use metrics::Metrics;
 pub use time::{assert_ocpp_time, assert_recent, assert_record_time};
 

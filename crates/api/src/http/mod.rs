@@ -4,6 +4,8 @@ pub(crate) mod actions;
 pub mod auth;
 mod chargers;
 mod error;
+pub mod id_tag_input;
+mod id_tags;
 pub mod input;
 mod lookup;
 mod meters;
@@ -58,6 +60,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(sites::routes())
         .merge(site_teams::routes())
         .merge(teams::routes())
+        .merge(id_tags::routes())
         .merge(tokens::routes())
         .merge(transactions::routes())
         .merge(oauth::routes())

@@ -11,7 +11,7 @@ use crate::http::schema::{Data, EmptyBody, ErrorBody, PermissionsBody, Validatio
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use cms_store::sites::{Site, SiteChanges};
+use cms_store::sites::{AUTHORIZATION_MODES, Site, SiteAuthorization, SiteChanges};
 use cms_store::teams::Team;
 use cms_store::{ConnectorRow, Scope, StoreError};
 use serde::Serialize;
@@ -47,10 +47,25 @@ pub struct SiteBody {
     pub smart_charging: String,
     /// The site's chargers the caller sees.
     pub chargers_count: i64,
+    /// Who may charge: `open` (any tag is accepted) or `id_tags` (the tags of the owner team
+    /// and of the teams with access to the site).
+    #[schema(value_type = SiteAuthorizationMode)]
+    pub authorization: String,
+    /// Whether cms keeps the chargers' local authorization lists equal to the site's tags.
+    pub local_authorization_list: bool,
     pub capabilities: CapabilitiesBody,
     pub created_at: String,
     pub updated_at: String,
     pub permissions: PermissionsBody,
+}
+
+/// Who may charge at a site (see `cms_store::sites::AUTHORIZATION_MODES`).
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+#[allow(dead_code)] // Documents the allowed values.
+pub enum SiteAuthorizationMode {
+    Open,
+    IdTags,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -90,6 +105,8 @@ impl From<Site> for SiteBody {
             country: s.country,
             smart_charging: s.smart_charging,
             chargers_count: s.chargers_count,
+            authorization: s.authorization_mode,
+            local_authorization_list: s.local_authorization_list,
             created_at: s.created_at,
             updated_at: s.updated_at,
             permissions: s.permissions.into(),
@@ -115,6 +132,8 @@ pub struct SiteUpdateRequest {
     city: Option<String>,
     #[schema(max_length = 2)]
     country: Option<String>,
+    authorization: Option<SiteAuthorizationMode>,
+    local_authorization_list: Option<bool>,
 }
 
 /// A new site: the update's fields, all but `house_number_addition` required, and its team.
@@ -135,6 +154,10 @@ pub struct SiteCreateRequest {
     city: String,
     #[schema(max_length = 2)]
     country: String,
+    /// Default `open`.
+    authorization: Option<SiteAuthorizationMode>,
+    /// Default false.
+    local_authorization_list: Option<bool>,
     /// The owner team, one the caller belongs to; default: the caller's personal team.
     #[schema(format = "uuid")]
     team_uuid: Option<String>,
@@ -224,6 +247,12 @@ fn read_site(input: &mut Input, creating: bool) -> SiteChanges {
     let house_number_addition = input
         .string("house_number_addition", addition_rules)
         .map(|addition| addition.filter(|a| !a.trim().is_empty()));
+    let authorization_mode = input
+        .one_of("authorization", Rules::optional(), &AUTHORIZATION_MODES)
+        .flatten();
+    let local_authorization_list = input
+        .boolean("local_authorization_list", Rules::optional())
+        .flatten();
     SiteChanges {
         name,
         street,
@@ -232,6 +261,8 @@ fn read_site(input: &mut Input, creating: bool) -> SiteChanges {
         postal_code,
         city,
         country,
+        authorization_mode,
+        local_authorization_list,
     }
 }
 
@@ -288,12 +319,16 @@ pub async fn create(
     let site = read_site(&mut input, true);
     let team = read_acting_team(&state, &caller, &mut input).await?;
     input.finish()?;
+    let authorization = site.authorization(SiteAuthorization::default());
     let (Some(team), Some(site)) = (team, site.complete()) else {
         return Err(ApiError::Internal(
             "a valid site without a team or field".into(),
         ));
     };
-    let uuid = state.store.create_site(team.id, &site).await?;
+    let uuid = state
+        .store
+        .create_site_with(team.id, &site, &authorization)
+        .await?;
     let body = site_body(&state, &caller, &uuid).await?;
     Ok((StatusCode::CREATED, Json(Data::new(body))))
 }
@@ -429,4 +464,16 @@ pub async fn team_site_connectors(
     let data = connectors.into_iter().map(ConnectorV2Body::from).collect();
     let path = format!("/api/v2/teams/{team_id}/sites/{site_id}/connectors");
     Ok(Json(Page::new(&path, page, total, data)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AUTHORIZATION_MODES, SiteAuthorizationMode};
+
+    #[test]
+    fn the_documented_authorization_modes_are_the_accepted_ones() {
+        let schema = <SiteAuthorizationMode as utoipa::PartialSchema>::schema();
+        let schema = serde_json::to_value(schema).expect("a schema serialises");
+        assert_eq!(schema["enum"], serde_json::json!(AUTHORIZATION_MODES));
+    }
 }

@@ -291,7 +291,11 @@ pub async fn delete_domain(
 }
 
 /// The team `team_uuid` if the caller belongs to it, else 404.
-async fn member_team(state: &AppState, caller: &Caller, team_uuid: &str) -> Result<Team, ApiError> {
+pub(super) async fn member_team(
+    state: &AppState,
+    caller: &Caller,
+    team_uuid: &str,
+) -> Result<Team, ApiError> {
     state
         .store
         .member_team(caller.user_id(), team_uuid)

@@ -368,3 +368,74 @@ store_test!(changes_keep_what_they_do_not_name, |store| {
         Some("Stationsplein 7, 1012 AB Amsterdam")
     );
 });
+
+store_test!(a_site_is_open_until_its_authorization_changes, |store| {
+    let (owner, site, _) = owned_site(&store, &[]).await;
+    assert_eq!(site.authorization_mode, AUTHORIZATION_OPEN);
+    assert!(!site.local_authorization_list);
+    let changes = SiteChanges {
+        authorization_mode: Some(AUTHORIZATION_ID_TAGS.into()),
+        local_authorization_list: Some(true),
+        ..Default::default()
+    };
+    store.update_site(site.id, changes).await.unwrap();
+    let site = store
+        .site_visible_to(owner.id, &site.uuid)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(site.authorization_mode, AUTHORIZATION_ID_TAGS);
+    assert!(site.local_authorization_list);
+    assert_eq!(site.name, "Depot", "the address is kept");
+
+    let authorization = SiteAuthorization {
+        mode: AUTHORIZATION_ID_TAGS.into(),
+        local_authorization_list: false,
+    };
+    let uuid = store
+        .create_site_with(owner.personal_team_id, &address("Closed"), &authorization)
+        .await
+        .unwrap();
+    let closed = store
+        .site_visible_to(owner.id, &uuid)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(closed.authorization_mode, AUTHORIZATION_ID_TAGS);
+    assert!(!closed.local_authorization_list);
+});
+
+store_test!(
+    only_a_change_of_mode_tells_the_gateways_about_the_chargers,
+    |store| {
+        let (_, site, _) = owned_site(&store, &["CP-AUTH"]).await;
+        let last_seq = |changes: Vec<crate::RegistryChange>| changes.last().map_or(0, |c| c.seq);
+        let seq = last_seq(store.registry_changes_since(0, 1000).await.unwrap());
+        let quiet = [
+            SiteChanges {
+                name: Some("Depot Noord".into()),
+                ..Default::default()
+            },
+            SiteChanges {
+                local_authorization_list: Some(true),
+                ..Default::default()
+            },
+            SiteChanges {
+                authorization_mode: Some(AUTHORIZATION_OPEN.into()),
+                ..Default::default()
+            },
+        ];
+        for changes in quiet {
+            store.update_site(site.id, changes).await.unwrap();
+        }
+        assert_eq!(store.registry_changes_since(seq, 10).await.unwrap(), []);
+        let closing = SiteChanges {
+            authorization_mode: Some(AUTHORIZATION_ID_TAGS.into()),
+            ..Default::default()
+        };
+        store.update_site(site.id, closing).await.unwrap();
+        let changes = store.registry_changes_since(seq, 10).await.unwrap();
+        let identities: Vec<&str> = changes.iter().map(|c| c.identity.as_str()).collect();
+        assert_eq!(identities, ["CP-AUTH"]);
+    }
+);
