@@ -12,6 +12,7 @@ mod accounts;
 pub mod actions;
 mod chargers;
 pub mod dead_letters;
+pub mod local_lists;
 pub mod meters;
 pub mod oauth;
 pub mod proxy;
