@@ -5,6 +5,7 @@
 mod actions;
 mod cache;
 mod http;
+mod local_lists;
 mod materialiser;
 mod normalise;
 mod registry;
@@ -13,6 +14,7 @@ pub mod serve;
 pub use actions::{ActionTimes, Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
 pub use http::{ActionBody, ApiError, ops_router};
+pub use local_lists::LocalListConfig;
 pub use registry::{RegistryPublisher, registry_state};
 pub use serve::{HttpLimits, serve};
 
@@ -45,6 +47,8 @@ pub struct ApiConfig {
     pub action_times: ActionTimes,
     /// HTTPS for the listener; plain HTTP when `None`.
     pub tls: Option<cms_tls::ServerTls>,
+    /// How the keeper of the chargers' local authorization lists paces itself.
+    pub local_lists: LocalListConfig,
 }
 
 /// A running API: HTTP listener plus materialiser.
@@ -56,8 +60,9 @@ pub struct Api {
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
     stop_actions: CancellationToken,
-    /// Following the reports, relaying the command line's actions, sweeping overdue ones.
-    action_tasks: [JoinHandle<()>; 3],
+    /// Following the reports, relaying the command line's actions, sweeping overdue ones,
+    /// keeping the chargers' local lists.
+    action_tasks: [JoinHandle<()>; 4],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +119,11 @@ impl Api {
                 stop_actions.clone(),
             )),
             tokio::spawn(actions::sweep_overdue(store.clone(), stop_actions.clone())),
+            tokio::spawn(local_lists::keep_local_lists(
+                dispatch.clone(),
+                config.local_lists,
+                stop_actions.clone(),
+            )),
         ];
         let listener = tokio::net::TcpListener::bind(config.http_addr)
             .await
