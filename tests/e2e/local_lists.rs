@@ -4,6 +4,8 @@
 //! `cms up` directly (the REST API for them is another branch's), as `cms charger add` writes
 //! beside it.
 
+mod kafka;
+
 use crate::support::commanded::CommandedCharger;
 use crate::support::{Cms, eventually, on_both_stores};
 use cms_store::Store;
@@ -60,22 +62,8 @@ impl Bench {
             .unwrap();
     }
 
-    /// Waits until the charge point holds `version` (any, when `None`) with exactly these tags
-    /// and statuses.
     async fn wait_list(&mut self, version: impl Into<Option<i64>>, tags: &[(&str, &str)]) -> Value {
-        let version = version.into();
-        let expected: Vec<Value> = tags
-            .iter()
-            .map(|(tag, status)| json!({"idTag": tag, "status": status}))
-            .collect();
-        let what = format!("its local list at version {version:?}: {expected:?}");
-        self.charger
-            .wait_for(&what, |l| {
-                l.get("local_list").is_some()
-                    && version.is_none_or(|v| l["local_list"] == v)
-                    && l["entries"] == Value::Array(expected.clone())
-            })
-            .await
+        wait_list(&mut self.charger, version.into(), tags).await
     }
 
     /// The SendLocalList calls that arrived, as (connection, payload).
@@ -86,6 +74,38 @@ impl Bench {
             .map(|l| (l["connection"].as_u64().unwrap_or(0), l["payload"].clone()))
             .collect()
     }
+}
+
+/// The commanded charge point's `--config` with these LocalAuthListMaxLength and
+/// SendLocalListMaxLength.
+fn list_configuration(limits: (u32, u32)) -> String {
+    json!({
+        "LocalAuthListEnabled": "true",
+        "LocalAuthListMaxLength": {"value": limits.0.to_string(), "readonly": true},
+        "SendLocalListMaxLength": {"value": limits.1.to_string(), "readonly": true},
+    })
+    .to_string()
+}
+
+/// Waits until the charge point holds `version` (any, when `None`) with exactly these tags and
+/// statuses.
+async fn wait_list(
+    charger: &mut CommandedCharger,
+    version: Option<i64>,
+    tags: &[(&str, &str)],
+) -> Value {
+    let expected: Vec<Value> = tags
+        .iter()
+        .map(|(tag, status)| json!({"idTag": tag, "status": status}))
+        .collect();
+    let what = format!("its local list at version {version:?}: {expected:?}");
+    charger
+        .wait_for(&what, |l| {
+            l.get("local_list").is_some()
+                && version.is_none_or(|v| l["local_list"] == v)
+                && l["entries"] == Value::Array(expected.clone())
+        })
+        .await
 }
 
 fn entry(tag: &str, status: &str) -> Value {
