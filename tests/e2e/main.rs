@@ -28,6 +28,7 @@ mod kafka_faults;
 mod kafka_fleet;
 mod keepalive;
 mod lifecycle;
+mod local_lists;
 mod meter_values;
 mod metrics;
 mod oauth;

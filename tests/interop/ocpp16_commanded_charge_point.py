@@ -30,6 +30,8 @@ Stdin, one command a line (the test's way to move the charger):
   disconnect       closes the websocket (close code 1000) and stays offline
   connect [URL]    connects again (to URL, else the last one) and boots again
   reconnect [URL]  both
+  local-list-version N   sets its local list's version to N (the entries stay): a list
+                   changed behind the central system's back
   authorize TAG                 sends Authorize
   start CONNECTOR TAG           sends StartTransaction (meterStart 1000, now)
   stop TRANSACTION_ID [TAG]     sends StopTransaction (meterStop 2000, now, with idTag if given)
@@ -39,10 +41,10 @@ The answers:
   CancelReservation Accepted; ChangeAvailability Accepted (Rejected for a connector above
   NumberOfConnectors); ClearCache Accepted; ClearChargingProfile Accepted; GetCompositeSchedule
   Accepted, the connector and duration asked, one period of 16.0 at 0 s in the unit asked (A
-  by default); GetDiagnostics fileName `diagnostics.zip`; GetLocalListVersion the listVersion of
-  the last SendLocalList (0 before any); RemoteStartTransaction Accepted;
+  by default); GetDiagnostics fileName `diagnostics.zip`; GetLocalListVersion the version of
+  its local list (0 while the list is empty); RemoteStartTransaction Accepted;
   RemoteStopTransaction Accepted; ReserveNow Accepted; Reset Accepted (it does not reboot);
-  SendLocalList Accepted; SetChargingProfile Accepted; TriggerMessage Accepted, then it sends
+  SendLocalList as OCPP 1.6 says (below); SetChargingProfile Accepted; TriggerMessage Accepted, then it sends
   the message asked for (StatusNotification and MeterValues of the connector asked, else 0 and
   1); UnlockConnector Unlocked; UpdateFirmware {}.
   GetConfiguration: every key (no `key` asked), or the keys asked that it has, the others in
@@ -53,6 +55,14 @@ The answers:
   AuthorizeRemoteTxRequests=true, NumberOfConnectors=2 (read-only) and SupportedFeatureProfiles
   (read-only); --config JSON adds or overrides keys: {"Key": "value"} (writable),
   {"Key": null} (writable, no value), {"Key": {"value": "v" | null, "readonly": true}}.
+  SendLocalList keeps a local list (it outlives connections): Failed when the call carries more
+  entries than SendLocalListMaxLength or would leave more than LocalAuthListMaxLength (when the
+  configuration has them); for a Differential update VersionMismatch unless its listVersion is
+  above the list's; else Accepted: a Full update replaces the list, a Differential one adds or
+  replaces the entries with idTagInfo and removes those without (idTags compared
+  case-insensitively), and the list is printed:
+    {"local_list": VERSION, "update": "Full" | "Differential", "entries": [{"idTag", "status",
+     "expiryDate"?, "parentIdTag"?}, ...] by idTag uppercased, "at": T}
   DataTransfer, by vendorId:
     cms.test.error    a CALLERROR: the code named by messageId (NotSupported when absent; any
                       code of the package's exceptions: NotImplemented, InternalError,
@@ -201,7 +211,17 @@ class Charger:
         self.identity = identity
         self.configuration = configuration
         self.local_list_version = 0
+        # Its local list, by idTag uppercased: {"idTag", "status", "expiryDate"?, "parentIdTag"?}.
+        self.local_list = {}
         self.connections = 0
+
+    def limit(self, key):
+        """A positive integer of the configuration, or None."""
+        try:
+            value = int(self.configuration[key]["value"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        return value if value > 0 else None
 
 
 class Connection:
@@ -410,7 +430,8 @@ class CommandedChargePoint(ChargePoint):
 
     @on(Action.get_local_list_version)
     def on_get_local_list_version(self, **_):
-        return call_result.GetLocalListVersion(list_version=self.charger.local_list_version)
+        version = self.charger.local_list_version if self.charger.local_list else 0
+        return call_result.GetLocalListVersion(list_version=version)
 
     @on(Action.remote_start_transaction)
     def on_remote_start_transaction(self, **_):
@@ -429,8 +450,37 @@ class CommandedChargePoint(ChargePoint):
         return call_result.Reset(status=ResetStatus.accepted)
 
     @on(Action.send_local_list)
-    def on_send_local_list(self, list_version, **_):
-        self.charger.local_list_version = list_version
+    def on_send_local_list(self, list_version, update_type, local_authorization_list=None, **_):
+        charger = self.charger
+        entries = local_authorization_list or []
+        max_send = charger.limit("SendLocalListMaxLength")
+        if max_send is not None and len(entries) > max_send:
+            return call_result.SendLocalList(status=UpdateStatus.failed)
+        if update_type == "Full":
+            held = {}
+        elif list_version <= charger.local_list_version:
+            return call_result.SendLocalList(status=UpdateStatus.version_mismatch)
+        else:
+            held = dict(charger.local_list)
+        for entry in entries:
+            key = entry["id_tag"].upper()
+            info = entry.get("id_tag_info")
+            if info is None:
+                held.pop(key, None)
+                continue
+            kept = {"idTag": entry["id_tag"], "status": info["status"]}
+            if info.get("expiry_date") is not None:
+                kept["expiryDate"] = info["expiry_date"]
+            if info.get("parent_id_tag") is not None:
+                kept["parentIdTag"] = info["parent_id_tag"]
+            held[key] = kept
+        max_entries = charger.limit("LocalAuthListMaxLength")
+        if max_entries is not None and len(held) > max_entries:
+            return call_result.SendLocalList(status=UpdateStatus.failed)
+        charger.local_list = held
+        charger.local_list_version = list_version
+        listed = [held[key] for key in sorted(held)]
+        emit({"local_list": list_version, "update": update_type, "entries": listed})
         return call_result.SendLocalList(status=UpdateStatus.accepted)
 
     @on(Action.set_charging_profile)
@@ -587,6 +637,9 @@ async def run(args, charger):
         if command is None:
             break
         verb, _, rest = command.partition(" ")
+        if verb == "local-list-version":
+            charger.local_list_version = int(rest)
+            continue
         url = rest.strip() or session.url
         if verb in ("disconnect", "reconnect"):
             await session.disconnect()

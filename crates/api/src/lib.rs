@@ -5,6 +5,7 @@
 mod actions;
 mod cache;
 mod http;
+mod local_lists;
 mod materialiser;
 mod normalise;
 mod registry;
@@ -14,6 +15,7 @@ pub use actions::{ActionTimes, Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
 pub use http::{ActionBody, ApiError, ops_router};
+pub use local_lists::LocalListConfig;
 pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
 pub use serve::{HttpLimits, serve};
 
@@ -46,6 +48,8 @@ pub struct ApiConfig {
     pub action_times: ActionTimes,
     /// HTTPS for the listener; plain HTTP when `None`.
     pub tls: Option<cms_tls::ServerTls>,
+    /// How the keeper of the chargers' local authorization lists paces itself.
+    pub local_lists: LocalListConfig,
 }
 
 /// A running API: HTTP listener plus materialiser.
@@ -57,8 +61,9 @@ pub struct Api {
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
     stop_actions: CancellationToken,
-    /// Following the reports, relaying the command line's actions, sweeping overdue ones.
-    action_tasks: [JoinHandle<()>; 3],
+    /// Following the reports, relaying the command line's actions, sweeping overdue ones,
+    /// keeping the chargers' local lists.
+    action_tasks: [JoinHandle<()>; 4],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +120,11 @@ impl Api {
                 stop_actions.clone(),
             )),
             tokio::spawn(actions::sweep_overdue(store.clone(), stop_actions.clone())),
+            tokio::spawn(local_lists::keep_local_lists(
+                dispatch.clone(),
+                config.local_lists,
+                stop_actions.clone(),
+            )),
         ];
         let listener = tokio::net::TcpListener::bind(config.http_addr)
             .await

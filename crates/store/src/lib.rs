@@ -14,6 +14,7 @@ mod chargers;
 pub mod dead_letters;
 mod id_tag_log;
 pub mod id_tags;
+pub mod local_lists;
 pub mod meters;
 pub mod oauth;
 pub mod proxy;

@@ -247,6 +247,16 @@ impl Cms {
         }
     }
 
+    /// The store `cms up` runs on, opened beside it as the admin commands do: for writing rows
+    /// no REST endpoint writes yet.
+    pub async fn open_store(&self) -> cms_store::Store {
+        let opened = match self.store[0].as_str() {
+            "--data-dir" => cms_store::Store::open(std::path::Path::new(&self.store[1])).await,
+            _ => cms_store::Store::open_url(&self.store[1]).await,
+        };
+        opened.expect("open the store of cms up")
+    }
+
     /// Runs `cms <args>` on this instance's store to completion (bounded in time).
     pub async fn cli(&self, args: &[&str]) -> CliOutput {
         run_cli(&self.store, args, EXIT_TIMEOUT).await

@@ -231,6 +231,11 @@ impl CommandedCharger {
         }
     }
 
+    /// Sets its local list's version (the entries stay), as a list changed behind cms's back.
+    pub fn set_local_list_version(&mut self, version: i64) {
+        self.command(&format!("local-list-version {version}"));
+    }
+
     fn command(&mut self, line: &str) {
         let stdin = self
             .stdin

@@ -151,6 +151,15 @@ impl Fleet {
         run_cli(&self.store, args, CLI_TIMEOUT).await
     }
 
+    /// The API's store, opened beside it: for writing rows no REST endpoint writes yet.
+    pub async fn open_store(&self) -> cms_store::Store {
+        let opened = match self.store[0].as_str() {
+            "--data-dir" => cms_store::Store::open(std::path::Path::new(&self.store[1])).await,
+            _ => cms_store::Store::open_url(&self.store[1]).await,
+        };
+        opened.expect("open the fleet's store")
+    }
+
     /// `cms charger add --identity ID` on the API's store; returns the new charger's uuid.
     pub async fn add_charger(&self, identity: &str) -> String {
         let args = [

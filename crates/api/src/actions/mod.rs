@@ -7,7 +7,7 @@
 mod background;
 mod reported;
 
-pub use background::{follow_reports, relay_cli_actions, sweep_overdue};
+pub use background::{SWEEP_MARGIN, follow_reports, relay_cli_actions, sweep_overdue};
 pub use reported::report_change;
 
 use cms_bus::{ActionCommand, ActionReport, Publisher, RequestedBy, Topics, command_record};
@@ -81,10 +81,25 @@ impl Dispatch {
         request: serde_json::Value,
         requested_by: RequestedBy,
     ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        self.take_as(uuid, target, action, request, requested_by)
+            .await
+    }
+
+    /// [`Dispatch::take`] under a uuid chosen beforehand (by a caller that claims the action
+    /// in the store before taking it, as the local-list keeper does).
+    pub async fn take_as(
+        &self,
+        uuid: String,
+        target: &Target<'_>,
+        action: &str,
+        request: serde_json::Value,
+        requested_by: RequestedBy,
+    ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
         let now = chrono::Utc::now();
         let ttl = chrono::Duration::from_std(self.times.ttl).unwrap_or_default();
         let command = ActionCommand {
-            uuid: uuid::Uuid::new_v4().to_string(),
+            uuid,
             identity: target.identity.to_string(),
             session: target.session.to_string(),
             action: action.to_string(),

@@ -1,0 +1,222 @@
+//! One look at one charger: check its list version after it connected, or send the next part
+//! of the way from what it holds to what it should, or nothing.
+
+use super::Keeper;
+use crate::actions::Target;
+use cms_bus::RequestedBy;
+use cms_store::local_lists::{
+    ListCall, ListCallKind, ListChange, ListCharger, ListEntry, ListUpdate, fit, next_update,
+};
+use serde_json::{Value, json};
+
+pub enum Visit {
+    /// Nothing more to do for now: in step, offline, not keeping a list, or a call in flight
+    /// (its end marks the charger again).
+    Done,
+    /// To be looked at again next poll (waiting for its configuration, or a retry time).
+    Later,
+}
+
+impl Keeper {
+    pub(super) async fn visit(&mut self, charger_id: i64) -> cms_store::Result<Visit> {
+        let store = self.dispatch.store.clone();
+        let Some(charger) = store.local_list_charger(charger_id).await? else {
+            return Ok(Visit::Done);
+        };
+        let Some(session) = charger.session.clone() else {
+            return Ok(Visit::Done);
+        };
+        let held = &charger.held;
+        if !charger.keeps_list
+            || held.pending_action.is_some()
+            || held.unsupported_session.as_ref() == Some(&session)
+        {
+            return Ok(Visit::Done);
+        }
+        let now = chrono::Utc::now();
+        if held
+            .retry_after
+            .as_deref()
+            .is_some_and(|after| after > cms_store::format_record_time(now).as_str())
+        {
+            return Ok(Visit::Later);
+        }
+        if held.checked_session.as_ref() != Some(&session) {
+            // The gateway reads the configuration right after the boot; its limits are needed
+            // before the first update, and the check waits for them (bounded).
+            let connected_long_ago = charger.last_connection_at.as_deref().is_none_or(|at| {
+                let grace =
+                    chrono::Duration::from_std(self.config.configuration_grace).unwrap_or_default();
+                at < cms_store::format_record_time(now - grace).as_str()
+            });
+            if !connected_long_ago && !store.configuration_read(charger_id, &session).await? {
+                return Ok(Visit::Later);
+            }
+            let kind = ListCallKind::Check {
+                expected_version: held.version,
+            };
+            self.send(&charger, &session, kind, "GetLocalListVersion", json!({}))
+                .await?;
+            return Ok(Visit::Done);
+        }
+        let limits = store.local_list_limits(charger_id).await?;
+        let desired = store.desired_local_list(charger_id, now).await?;
+        let wanted = desired.len();
+        let (desired, cut) = fit(desired, limits.max_entries);
+        if !cut {
+            self.truncated.remove(&charger_id);
+        } else if self.truncated.insert(charger_id) {
+            tracing::warn!(
+                identity = %charger.identity,
+                tags = wanted,
+                max = ?limits.max_entries,
+                "more tags apply than the charger's local list holds: Accepted ones go first"
+            );
+        }
+        let Some(update) = next_update(
+            &held.entries,
+            held.version,
+            held.needs_full,
+            &desired,
+            limits.max_send,
+        ) else {
+            return Ok(Visit::Done);
+        };
+        let request = send_local_list(&update);
+        self.send(
+            &charger,
+            &session,
+            ListCallKind::Update(update),
+            "SendLocalList",
+            request,
+        )
+        .await?;
+        Ok(Visit::Done)
+    }
+
+    /// Claims the call and takes it; a claim lost to another replica sends nothing.
+    async fn send(
+        &mut self,
+        charger: &ListCharger,
+        session: &str,
+        kind: ListCallKind,
+        action: &str,
+        request: Value,
+    ) -> cms_store::Result<()> {
+        let call = ListCall {
+            action_uuid: uuid::Uuid::new_v4().to_string(),
+            session: session.to_string(),
+            kind,
+        };
+        let store = &self.dispatch.store;
+        let at = cms_store::now_record_time();
+        if !store
+            .claim_local_list_call(charger.charger_id, charger.held.revision, &call, &at)
+            .await?
+        {
+            return Ok(());
+        }
+        let target = Target {
+            charger_id: charger.charger_id,
+            identity: &charger.identity,
+            session,
+        };
+        let taken = self
+            .dispatch
+            .take_as(
+                call.action_uuid.clone(),
+                &target,
+                action,
+                request,
+                RequestedBy::system(),
+            )
+            .await;
+        let (uuid, ended) = match taken {
+            Ok(taken) => taken,
+            Err(e) => {
+                // Stored or not, the call's end settles the claim (a never-stored one once
+                // stale): nothing to undo here.
+                tracing::error!(error = %e, identity = %charger.identity, "cannot send {action}");
+                return Ok(());
+            }
+        };
+        let dispatch = self.dispatch.clone();
+        let wake = self.wake.clone();
+        let times = dispatch.times;
+        let deadline = tokio::time::Instant::now() + times.ttl + times.timeout;
+        self.waiters.spawn(async move {
+            // Stores the end at once, so the next poll settles it without waiting for the
+            // materialiser.
+            if let Err(e) = dispatch.wait_for_end(&uuid, ended, deadline).await {
+                tracing::warn!(error = %e, "cannot store the end of a local list call");
+            }
+            wake.notify_one();
+        });
+        Ok(())
+    }
+}
+
+/// The SendLocalList request of `update`: removals as entries without idTagInfo.
+fn send_local_list(update: &ListUpdate) -> Value {
+    let entries: Vec<Value> = update
+        .changes
+        .iter()
+        .map(|change| match change {
+            ListChange::Upsert(entry) => authorization_data(entry),
+            ListChange::Remove { id_tag, .. } => json!({"idTag": id_tag}),
+        })
+        .collect();
+    json!({
+        "listVersion": update.version,
+        "updateType": update.update_type.as_str(),
+        "localAuthorizationList": entries,
+    })
+}
+
+fn authorization_data(entry: &ListEntry) -> Value {
+    let mut info = json!({"status": entry.status});
+    if let Some(expiry) = &entry.expiry_date {
+        info["expiryDate"] = json!(expiry);
+    }
+    if let Some(parent) = &entry.parent_id_tag {
+        info["parentIdTag"] = json!(parent);
+    }
+    json!({"idTag": entry.id_tag, "idTagInfo": info})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cms_store::local_lists::UpdateType;
+
+    #[test]
+    fn removals_go_without_id_tag_info_and_dates_and_parents_with_it() {
+        let entry = ListEntry {
+            id_tag: "card-1".into(),
+            key: "CARD-1".into(),
+            status: "Accepted".into(),
+            expiry_date: Some("2030-01-01T00:00:00Z".into()),
+            parent_id_tag: Some("fleet".into()),
+        };
+        let update = ListUpdate {
+            update_type: UpdateType::Differential,
+            version: 4,
+            changes: vec![
+                ListChange::Remove {
+                    id_tag: "old".into(),
+                    key: "OLD".into(),
+                },
+                ListChange::Upsert(entry.clone()),
+            ],
+            result: vec![entry],
+        };
+        assert_eq!(
+            send_local_list(&update),
+            json!({"listVersion": 4, "updateType": "Differential", "localAuthorizationList": [
+                {"idTag": "old"},
+                {"idTag": "card-1", "idTagInfo": {"status": "Accepted",
+                  "expiryDate": "2030-01-01T00:00:00Z", "parentIdTag": "fleet"}}
+            ]})
+        );
+    }
+}
