@@ -85,7 +85,7 @@ on_both_stores!(
         let expected = json!({
             "id": first, "charger_id": charger_id,
             "charger_connector_id": stopped["charger_connector_id"], "reservation_id": null,
-            "id_tag": "TAG-A", "meter_start": 1000, "meter_stop": 2500, "total_kwh": "1.50",
+            "id_tag": "TAG-A", "id_tag_status": "Accepted", "meter_start": 1000, "meter_stop": 2500, "total_kwh": "1.50",
             "started_at": "2026-02-10T09:00:00.000000Z", "stopped_at": "2026-02-10T09:30:00.000000Z",
             "stop_reason": "Remote",
             "created_at": stopped["created_at"], "updated_at": stopped["updated_at"],

@@ -406,7 +406,7 @@ store_test!(a_site_is_open_until_its_authorization_changes, |store| {
 });
 
 store_test!(
-    only_a_change_of_mode_tells_the_gateways_about_the_chargers,
+    only_a_change_of_who_may_charge_or_of_the_local_list_reaches_the_change_log,
     |store| {
         let (_, site, _) = owned_site(&store, &["CP-AUTH"]).await;
         let last_seq = |changes: Vec<crate::RegistryChange>| changes.last().map_or(0, |c| c.seq);
@@ -414,10 +414,6 @@ store_test!(
         let quiet = [
             SiteChanges {
                 name: Some("Depot Noord".into()),
-                ..Default::default()
-            },
-            SiteChanges {
-                local_authorization_list: Some(true),
                 ..Default::default()
             },
             SiteChanges {
@@ -437,5 +433,14 @@ store_test!(
         let changes = store.registry_changes_since(seq, 10).await.unwrap();
         let identities: Vec<&str> = changes.iter().map(|c| c.identity.as_str()).collect();
         assert_eq!(identities, ["CP-AUTH"]);
+        // The local list's keeper follows the log to learn that a site began keeping lists.
+        let seq = last_seq(changes);
+        let keeping = SiteChanges {
+            local_authorization_list: Some(true),
+            ..Default::default()
+        };
+        store.update_site(site.id, keeping).await.unwrap();
+        let changes = store.registry_changes_since(seq, 10).await.unwrap();
+        assert_eq!(changes.len(), 1, "{changes:?}");
     }
 );
