@@ -58,11 +58,7 @@ pub async fn import(args: IdTagImportArgs) -> Result<(), String> {
         }
     };
     let store = args.store.open().await.map_err(|e| e.to_string())?;
-    let team = store
-        .team_by_uuid(&args.team)
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("there is no team {:?}", args.team))?;
+    let team = team_of(&store, &args.team).await?;
     let counts = store
         .import_id_tags(team.id, &tags)
         .await
@@ -166,11 +162,7 @@ fn check_header(header: &[String]) -> Result<(), Vec<String>> {
 pub async fn list(args: IdTagListArgs) -> Result<(), String> {
     const PAGE: i64 = 1000;
     let store = args.store.open().await.map_err(|e| e.to_string())?;
-    let team = store
-        .team_by_uuid(&args.team)
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("there is no team {:?}", args.team))?;
+    let team = team_of(&store, &args.team).await?;
     let mut out = String::from("id_tag\tstatus\texpiry_date\tparent_id_tag\tname\n");
     let mut offset = 0;
     loop {
@@ -198,6 +190,12 @@ pub async fn list(args: IdTagListArgs) -> Result<(), String> {
     store.close().await;
     print!("{out}");
     Ok(())
+}
+
+/// The team named by `uuid`, or why not.
+async fn team_of(store: &cms_store::Store, uuid: &str) -> Result<cms_store::teams::Team, String> {
+    let team = store.team_by_uuid(uuid).await.map_err(|e| e.to_string())?;
+    team.ok_or_else(|| format!("there is no team {uuid:?}"))
 }
 
 #[cfg(test)]

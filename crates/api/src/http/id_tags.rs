@@ -159,11 +159,17 @@ pub async fn create(
     let fields = read_id_tag(&mut input, None);
     input.finish()?;
     let fields = fields.ok_or_else(|| ApiError::Internal("a valid tag without fields".into()))?;
-    match state.store.create_id_tag(team.id, &fields).await {
-        Ok(tag) => Ok((StatusCode::CREATED, Json(Data::new(tag.into())))),
-        Err(StoreError::Conflict(message)) => Err(ApiError::invalid("id_tag", message)),
-        Err(e) => Err(e.into()),
-    }
+    let tag = written(state.store.create_id_tag(team.id, &fields).await)?;
+    Ok((StatusCode::CREATED, Json(Data::new(tag.into()))))
+}
+
+/// A write of the store as the API answers it: a tag the team already has (in any case) is 422
+/// on `id_tag`.
+fn written<T>(result: Result<T, StoreError>) -> Result<T, ApiError> {
+    result.map_err(|e| match e {
+        StoreError::Conflict(message) => ApiError::invalid("id_tag", message),
+        e => e.into(),
+    })
 }
 
 /// A tag of a team the caller belongs to.
@@ -229,12 +235,8 @@ pub async fn replace(
     let fields = read_id_tag(&mut input, Some(&current.id_tag));
     input.finish()?;
     let fields = fields.ok_or_else(|| ApiError::Internal("a valid tag without fields".into()))?;
-    match state.store.replace_id_tag(team.id, &id_tag, &fields).await {
-        Ok(Some(tag)) => Ok(Json(Data::new(tag.into()))),
-        Ok(None) => Err(not_found_tag()),
-        Err(StoreError::Conflict(message)) => Err(ApiError::invalid("id_tag", message)),
-        Err(e) => Err(e.into()),
-    }
+    let tag = written(state.store.replace_id_tag(team.id, &id_tag, &fields).await)?;
+    Ok(Json(Data::new(tag.ok_or_else(not_found_tag)?.into())))
 }
 
 /// Delete a tag: answers `{}`.
