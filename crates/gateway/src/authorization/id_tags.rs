@@ -16,12 +16,30 @@ struct TagKey {
     tag: ShortTag,
 }
 
+/// 32 bytes, so that a key and its tag fill 64: no `Option`s, which would cost 16 more.
 #[derive(Clone, Copy)]
 struct Tag {
+    /// Unix seconds; [`NEVER`] when the tag does not expire.
+    expiry: i64,
+    /// Empty when the tag has none (an OCPP tag has at least one character).
+    parent: ShortTag,
     status: IdTagStatus,
-    /// Unix seconds.
-    expiry: Option<i64>,
-    parent: Option<ShortTag>,
+}
+
+const NEVER: i64 = i64::MAX;
+
+impl Tag {
+    fn expiry(&self) -> Option<i64> {
+        (self.expiry != NEVER).then_some(self.expiry)
+    }
+
+    fn parent(&self) -> Option<&str> {
+        Some(self.parent.as_str()).filter(|p| !p.is_empty())
+    }
+
+    fn status_at(&self, now: DateTime<Utc>) -> &'static str {
+        effective_status(self.status, self.expiry(), now)
+    }
 }
 
 #[derive(Default)]
@@ -44,8 +62,8 @@ impl IdTagDirectory {
                 let parent = entry.parent_id_tag.as_deref().and_then(ShortTag::new);
                 let tag = Tag {
                     status: entry.status,
-                    expiry: entry.expiry_date,
-                    parent,
+                    expiry: entry.expiry_date.unwrap_or(NEVER),
+                    parent: parent.unwrap_or(ShortTag::EMPTY),
                 };
                 self.tags.insert(key, tag);
             }
@@ -87,25 +105,35 @@ impl IdTagDirectory {
         let Some(tag) = ShortTag::upper(id_tag) else {
             return Verdict::INVALID;
         };
-        let found = |team_id: i64| {
-            let held = self.tags.get(&TagKey { team_id, tag })?;
-            Some((team_id, *held))
-        };
-        let mut held: Vec<(i64, Tag)> = teams.iter().filter_map(|t| found(*t)).collect();
-        held.sort_by_key(|(team, _)| *team);
-        let accepted = held
-            .iter()
-            .find(|(_, t)| effective_status(t.status, t.expiry, now) == "Accepted");
-        let owner = teams
-            .first()
-            .and_then(|o| held.iter().find(|(t, _)| t == o));
-        let Some((_, tag)) = accepted.or(owner).or(held.first()) else {
+        let mut accepted: Option<(i64, Tag)> = None;
+        let mut owners: Option<Tag> = None;
+        let mut lowest: Option<(i64, Tag)> = None;
+        for &team_id in teams {
+            let Some(held) = self.tags.get(&TagKey { team_id, tag }).map(|t| *t) else {
+                continue;
+            };
+            let lower = |best: &Option<(i64, Tag)>| best.is_none_or(|(t, _)| team_id < t);
+            if held.status_at(now) == "Accepted" && lower(&accepted) {
+                accepted = Some((team_id, held));
+            }
+            if lower(&lowest) {
+                lowest = Some((team_id, held));
+            }
+            if Some(&team_id) == teams.first() {
+                owners = Some(held);
+            }
+        }
+        let chosen = accepted
+            .map(|(_, t)| t)
+            .or(owners)
+            .or(lowest.map(|(_, t)| t));
+        let Some(tag) = chosen else {
             return Verdict::INVALID;
         };
         Verdict {
-            status: effective_status(tag.status, tag.expiry, now),
-            expiry_date: tag.expiry.and_then(|e| DateTime::from_timestamp(e, 0)),
-            parent_id_tag: tag.parent.map(|p| p.as_str().to_string()),
+            status: tag.status_at(now),
+            expiry_date: tag.expiry().and_then(|e| DateTime::from_timestamp(e, 0)),
+            parent_id_tag: tag.parent().map(str::to_string),
         }
     }
 }
@@ -127,5 +155,16 @@ impl Materialised for IdTagDirectory {
 
     fn is_caught_up(&self) -> bool {
         IdTagDirectory::is_caught_up(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_and_its_key_fill_64_bytes() {
+        // What a million tags cost a gateway rests on this (docs/performance.md).
+        assert_eq!(std::mem::size_of::<(TagKey, Tag)>(), 64);
     }
 }

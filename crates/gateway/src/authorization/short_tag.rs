@@ -9,6 +9,11 @@ pub struct ShortTag {
 }
 
 impl ShortTag {
+    pub const EMPTY: ShortTag = ShortTag {
+        len: 0,
+        bytes: [0; 20],
+    };
+
     /// `text` as it is; `None` when longer than 20 bytes.
     pub fn new(text: &str) -> Option<ShortTag> {
         let mut bytes = [0; 20];
@@ -51,6 +56,6 @@ mod tests {
         assert_eq!(ShortTag::new("abc-1").unwrap().as_str(), "abc-1");
         assert!(ShortTag::new(&"x".repeat(20)).is_some());
         assert!(ShortTag::new(&"x".repeat(21)).is_none());
-        assert_eq!(ShortTag::new("").unwrap().as_str(), "");
+        assert_eq!(ShortTag::new("").unwrap(), ShortTag::EMPTY);
     }
 }
