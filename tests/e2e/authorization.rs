@@ -219,7 +219,19 @@ async fn a_gateway_apart_from_the_api_learns_a_blocked_tag_within_two_seconds() 
     let api = fleet.rest().await;
     let site = operators_site(&api).await;
     let team = uuid_of(&team_of_type(&api, "operators").await);
-    add_tag(&api, &team, json!({"id_tag": "DRIVER-1"})).await;
+    add_tag(
+        &api,
+        &team,
+        json!({"id_tag": "DRIVER-1", "parent_id_tag": "FLEET-K"}),
+    )
+    .await;
+    add_tag(
+        &api,
+        &team,
+        json!({"id_tag": "LATE-1", "expiry_date": "2020-01-01T00:00:00Z"}),
+    )
+    .await;
+    add_tag(&api, &team, json!({"id_tag": "BAD-1", "status": "Invalid"})).await;
     set_authorization(&api, &site, "id_tags").await;
     let addr = &fleet.gateway("gw-tags").ocpp_addr;
     let url = format!("ws://{addr}/ocpp/{identity}");
@@ -227,9 +239,11 @@ async fn a_gateway_apart_from_the_api_learns_a_blocked_tag_within_two_seconds() 
     // The first change also waits for the API's publisher and the gateway's consumer to start.
     until_status(&mut charger, "STRANGER", "Invalid", Duration::from_secs(15)).await;
     assert_eq!(
-        authorize(&mut charger, "DRIVER-1").await["status"],
-        "Accepted"
+        authorize(&mut charger, "driver-1").await,
+        json!({"status": "Accepted", "parentIdTag": "FLEET-K"})
     );
+    assert_eq!(authorize(&mut charger, "LATE-1").await["status"], "Expired");
+    assert_eq!(authorize(&mut charger, "BAD-1").await["status"], "Invalid");
 
     let blocked = json!({"status": "Blocked"});
     api.expect(200, "PUT", &tag_path(&team, "DRIVER-1"), Some(&blocked))
