@@ -4,8 +4,8 @@
 //! within a few seconds, with no gateway ever asking the database.
 
 use cms_bus::{
-    IdTagEntry, IdTagStatus, Publisher, Record, Registration, RegistryState, SiteAuthorization,
-    Topics, id_tag_record, registry_record,
+    IdTagEntry, IdTagStatus, ProxySetup, Publisher, Record, Registration, RegistryState,
+    SiteAuthorization, Topics, id_tag_record, registry_record,
 };
 use cms_store::{IdTagChange, RegistryChange, Store, StoreError};
 use futures_util::future::join_all;
@@ -102,6 +102,7 @@ pub fn registry_state(change: &RegistryChange) -> RegistryState {
                 },
                 None => SiteAuthorization::Open,
             },
+            proxy: ProxySetup::new(entry.vendor_role.as_deref(), &entry.proxy_servers),
         }),
         None => RegistryState::Unregistered,
     }

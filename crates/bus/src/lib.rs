@@ -6,6 +6,7 @@
 mod commands;
 mod id_tags;
 mod in_process;
+mod proxy;
 mod record;
 mod registry;
 mod topics;
@@ -16,6 +17,7 @@ pub use commands::{
 };
 pub use id_tags::{IdTagEntry, IdTagStatus, id_tag_entry, id_tag_record};
 pub use in_process::{InProcessBus, InProcessConfig};
+pub use proxy::{ProxySetup, Upstream, VendorRole};
 pub use record::{Delivered, Header, Message, Record};
 pub use registry::{
     Registration, RegistryState, SiteAuthorization, registry_record, registry_state,

@@ -1,6 +1,7 @@
 //! Records of the charger registry topic: key = identity, value = the charger's registration
 //! (`{"identity":..,"registered":true,"password_hash":..,"security_profile":..,
-//! "authorization":{"mode":"id_tags","teams":[..]}}`); an empty value is a tombstone.
+//! "authorization":{"mode":"id_tags","teams":[..]},"proxy":{"vendor_role":..,"servers":[..]}}`);
+//! an empty value is a tombstone.
 
 use crate::{Record, Topics};
 use bytes::Bytes;
@@ -16,6 +17,8 @@ pub struct Registration {
     pub security_profile: u8,
     /// Who may charge at the charger: what Authorize and StartTransaction are answered from.
     pub authorization: SiteAuthorization,
+    /// The other central systems its traffic is relayed to; `None`: none.
+    pub proxy: Option<crate::ProxySetup>,
 }
 
 /// The authorization of a charger's site.
@@ -44,6 +47,7 @@ pub fn registry_record(topics: &Topics, identity: &str, state: &RegistryState) -
             "registered": true,
             "password_hash": registration.password_hash,
             "security_profile": registration.security_profile,
+            "proxy": registration.proxy.as_ref().map(crate::ProxySetup::to_json),
             "authorization": match &registration.authorization {
                 SiteAuthorization::Open => serde_json::json!({"mode": "open"}),
                 SiteAuthorization::IdTags { teams } => {
@@ -94,6 +98,7 @@ pub fn registry_state(value: &[u8]) -> RegistryState {
         password_hash,
         security_profile,
         authorization,
+        proxy: crate::ProxySetup::from_json(&value["proxy"]),
     })
 }
 
@@ -106,6 +111,7 @@ mod tests {
             password_hash: password_hash.map(str::to_string),
             security_profile,
             authorization: SiteAuthorization::Open,
+            proxy: None,
         })
     }
 
@@ -123,6 +129,10 @@ mod tests {
                 authorization: SiteAuthorization::IdTags {
                     teams: vec![3, 1, 9].into(),
                 },
+                proxy: crate::ProxySetup::new(
+                    Some("ROLE_FOLLOWER"),
+                    &[("wss://up.example/ocpp".into(), "leader".into())],
+                ),
             }),
             RegistryState::Unregistered,
         ] {

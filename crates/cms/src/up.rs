@@ -79,6 +79,10 @@ pub struct GatewayArgs {
     #[arg(long, env = "CMS_READ_CONFIGURATION_AT_BOOT", default_value_t = true,
         action = clap::ArgAction::Set)]
     pub read_configuration_at_boot: bool,
+    /// Certificate authorities (PEM) to trust for `wss` proxy servers, besides the public
+    /// roots: chargers with proxy servers are relayed to them (docs/proxy.md).
+    #[arg(long, env = "CMS_PROXY_CA_FILE", value_name = "FILE")]
+    pub proxy_ca_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -109,6 +113,7 @@ impl GatewayArgs {
         config.read_configuration_at_boot = self.read_configuration_at_boot;
         config.command_ttl = actions.action_ttl;
         config.command_timeout = actions.action_timeout;
+        config.proxy_ca_file = self.proxy_ca_file.clone();
         config
     }
 }

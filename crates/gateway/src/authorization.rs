@@ -148,6 +148,7 @@ pub fn open_authority(identity: &str) -> Authority {
         password_hash: None,
         security_profile: 0,
         authorization: SiteAuthorization::Open,
+        proxy: None,
     };
     registry.apply_state(identity, cms_bus::RegistryState::Registered(registration));
     Authority::new(registry, Arc::default())

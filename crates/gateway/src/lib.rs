@@ -26,6 +26,7 @@ mod metrics;
 mod outgoing;
 mod record_time;
 mod registry;
+mod relay;
 mod session;
 mod shard;
 mod stream;
@@ -100,6 +101,8 @@ pub struct GatewayConfig {
     /// and how long the charger has to answer it. (The API sets both for the actions it takes.)
     pub command_ttl: Duration,
     pub command_timeout: Duration,
+    /// Certificate authorities the proxy relay trusts besides the public roots (PEM).
+    pub proxy_ca_file: Option<std::path::PathBuf>,
 }
 
 impl GatewayConfig {
@@ -119,6 +122,7 @@ impl GatewayConfig {
             read_configuration_at_boot: true,
             command_ttl: Duration::from_secs(60),
             command_timeout: Duration::from_secs(30),
+            proxy_ca_file: None,
         }
     }
 
@@ -143,7 +147,9 @@ pub(crate) struct Shared {
     node: Bytes,
     topics: Topics,
     bus: Arc<dyn Publisher>,
-    directory: Arc<dyn ChargerDirectory>,
+    directory: Arc<RegistryDirectory>,
+    /// What the sessions of relayed chargers share.
+    relay: relay::RelayContext,
     /// Answers for id tags (Authorize, StartTransaction, StopTransaction).
     authority: authorization::Authority,
     /// Live sessions by charger: a newer connection replaces the older one.
@@ -197,6 +203,9 @@ impl Gateway {
             None => None,
         };
         let tls_addr = tls_listener.as_ref().map(|l| l.local_addr()).transpose()?;
+        let relay_tls = cms_tls::client_config(config.proxy_ca_file.as_deref())
+            .map_err(|e| std::io::Error::other(format!("--proxy-ca-file: {e}")))?;
+        let shutdown = CancellationToken::new();
         let shared = Arc::new(Shared {
             ws_config: config.websocket_config(),
             capacity: capacity::connection_cap(config.max_connections),
@@ -206,11 +215,15 @@ impl Gateway {
             config,
             bus,
             authority: Authority::new(directory.clone(), id_tags),
+            relay: relay::RelayContext {
+                tls: relay_tls,
+                shutdown: shutdown.clone(),
+            },
             directory,
             sessions: DashMap::new(),
             transaction_ids: Default::default(),
             metrics: metrics::GatewayMetrics::new(),
-            shutdown: CancellationToken::new(),
+            shutdown,
         });
         let (senders, receivers): (Vec<_>, Vec<_>) = (0..shard_count)
             .map(|_| tokio::sync::mpsc::channel(shard::HANDOVER_QUEUE))

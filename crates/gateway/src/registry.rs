@@ -5,9 +5,11 @@
 
 use crate::directory::{ChargerDirectory, DirectoryError, Registration};
 use crate::follow::Materialised;
-use cms_bus::{BoxFuture, Message, RegistryState, SiteAuthorization, registry_state};
+use cms_bus::{BoxFuture, Message, ProxySetup, RegistryState, SiteAuthorization, registry_state};
 use dashmap::DashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::Notify;
 
 #[derive(Default)]
 pub struct RegistryDirectory {
@@ -15,6 +17,9 @@ pub struct RegistryDirectory {
     /// False until the topic has been read up to where it stood at start: until then an
     /// unknown charger may just not be read yet, so handshakes are answered 503, not 404.
     caught_up: AtomicBool,
+    /// The live sessions that want to hear of a change of their charger's registration (its
+    /// proxy set-up): the newest session of each charger.
+    watchers: DashMap<Box<str>, Arc<Notify>>,
 }
 
 impl RegistryDirectory {
@@ -36,6 +41,27 @@ impl RegistryDirectory {
                 self.chargers.remove(identity);
             }
         }
+        if let Some(watcher) = self.watchers.get(identity) {
+            watcher.notify_one();
+        }
+    }
+
+    /// Tells the returned `Notify` of every change of `identity`'s registration, until
+    /// [`Self::unwatch`]; a newer watch of the same charger takes the place of an older one.
+    pub fn watch(&self, identity: &str) -> Arc<Notify> {
+        let notify = Arc::new(Notify::new());
+        self.watchers.insert(identity.into(), notify.clone());
+        notify
+    }
+
+    pub fn unwatch(&self, identity: &str, notify: &Arc<Notify>) {
+        self.watchers
+            .remove_if(identity, |_, watching| Arc::ptr_eq(watching, notify));
+    }
+
+    /// The proxy set-up of a registered charger, if it is relayed.
+    pub fn proxy(&self, identity: &str) -> Option<ProxySetup> {
+        self.chargers.get(identity)?.proxy.clone()
     }
 
     pub fn set_caught_up(&self) {
@@ -109,6 +135,7 @@ mod tests {
                 password_hash: password_hash.map(str::to_string),
                 security_profile: u8::from(password_hash.is_some()),
                 authorization: SiteAuthorization::Open,
+                proxy: None,
             }),
             None => RegistryState::Unregistered,
         };
@@ -142,11 +169,13 @@ mod tests {
             password_hash: None,
             security_profile: 0,
             authorization: SiteAuthorization::Open,
+            proxy: None,
         };
         let with_password = Registration {
             password_hash: Some(hash.into()),
             security_profile: 1,
             authorization: SiteAuthorization::Open,
+            proxy: None,
         };
         assert_eq!(
             directory.lookup("CP-1").await.unwrap(),

@@ -9,6 +9,7 @@ use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
 use crate::outgoing::OutgoingCalls;
+use crate::relay::Relay;
 use crate::stream::ChargerStream;
 use crate::{AckAfter, Shared};
 use bytes::Bytes;
@@ -20,7 +21,7 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::{OwnedSemaphorePermit, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
@@ -151,7 +152,10 @@ pub async fn serve(
             closed_by_charger: false,
             outgoing: OutgoingCalls::new(inbox),
             try_send: false,
+            relay: None,
+            registration_changed: shared.directory.watch(identity.as_str()),
         };
+        live.follow_proxy_setup();
         live.publish_event(ConnectionEvent::Connected {
             remote_addr: peer.to_string(),
         })
@@ -160,6 +164,10 @@ pub async fn serve(
         shared
             .sessions
             .remove_if(&identity, |_, entry| entry.session == session);
+        shared
+            .directory
+            .unwatch(identity.as_str(), &live.registration_changed);
+        live.relay = None;
         live.outgoing.end(&shared).await;
         live.publish_event(ConnectionEvent::Disconnected { reason })
             .await;
@@ -182,9 +190,29 @@ struct LiveSession<'a> {
     outgoing: OutgoingCalls,
     /// A call ended: send the next one waiting, if any, before reading on.
     try_send: bool,
+    /// The charger's upstreams, when it is relayed to proxy servers.
+    relay: Option<Relay>,
+    /// Told when the charger's registration changes (its proxy set-up above all).
+    registration_changed: Arc<Notify>,
 }
 
 impl LiveSession<'_> {
+    /// Relays the charger as its registration now says: starts, changes or stops its upstreams
+    /// without touching the charger's connection.
+    fn follow_proxy_setup(&mut self) {
+        let setup = self.shared.directory.proxy(self.identity);
+        if self.relay.as_ref().map(Relay::setup) == setup.as_ref() {
+            return;
+        }
+        if setup.is_some() || self.relay.is_some() {
+            tracing::info!(
+                upstreams = setup.as_ref().map_or(0, |s| s.upstreams.len()),
+                "proxy set-up changed"
+            );
+        }
+        self.relay = setup.map(|setup| Relay::start(&self.shared.relay, self.identity, setup));
+    }
+
     async fn run(&mut self, ws: &mut Ws, mut replaced: oneshot::Receiver<()>) -> DisconnectReason {
         let config = &self.shared.config;
         let mut next_ping = Instant::now() + config.ping_interval;
@@ -213,6 +241,10 @@ impl LiveSession<'_> {
                 }
                 _ = self.outgoing.inbox.ready.notified(), if !self.outgoing.busy() => {
                     self.try_send = true;
+                    continue;
+                }
+                _ = self.registration_changed.notified() => {
+                    self.follow_proxy_setup();
                     continue;
                 }
                 _ = &mut timer => {
@@ -367,6 +399,9 @@ impl LiveSession<'_> {
                 answer,
             } => (action, record, answer),
         };
+        if let Some(relay) = &self.relay {
+            relay.relay(action, &record.value);
+        }
         let durable = action.carries_data() && shared.config.ack_after == AckAfter::Broker;
         let started = Instant::now();
         let delivery = shared.bus.publish(record);

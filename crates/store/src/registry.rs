@@ -17,6 +17,10 @@ pub struct RegistryEntry {
     /// `None` for a charger of an open site; else the teams whose id tags apply to it: the
     /// site's owner first, then the teams with access to the charger, by id.
     pub id_tag_teams: Option<Vec<i64>>,
+    /// `ROLE_LEADER`, `ROLE_FOLLOWER`, `ROLE_STANDALONE` or none set.
+    pub vendor_role: Option<String>,
+    /// Its proxy servers (websocket URL, role), in the order listed.
+    pub proxy_servers: Vec<(String, String)>,
 }
 
 impl Store {
@@ -36,10 +40,11 @@ impl Store {
             Option<i64>,
             Option<String>,
             Option<i64>,
+            Option<String>,
         );
         let rows: Vec<LogRow> = sqlx::query_as(
             "SELECT ch.seq, ch.identity, c.id, c.password_hash, c.security_profile,
-                    s.authorization_mode, s.team_id
+                    s.authorization_mode, s.team_id, c.vendor_role
              FROM charger_registry_changes ch
              LEFT JOIN chargers c ON c.identity = ch.identity
              LEFT JOIN sites s ON s.id = c.site_id
@@ -51,10 +56,11 @@ impl Store {
         .await?;
         let last = rows.last().map_or(seq, |r| r.0);
         let guests = self.guest_teams_of_changed(seq, last).await?;
+        let proxies = self.proxy_servers_of_changed(seq, last).await?;
         Ok(rows
             .into_iter()
             .map(
-                |(seq, identity, id, password_hash, security_profile, mode, owner)| {
+                |(seq, identity, id, password_hash, security_profile, mode, owner, vendor_role)| {
                     let registration = id.map(|id| {
                         let id_tag_teams = (mode.as_deref() == Some("id_tags")).then(|| {
                             let mut teams = vec![owner.unwrap_or_default()];
@@ -62,10 +68,15 @@ impl Store {
                             teams.extend(guests.map(|(_, team)| *team));
                             teams
                         });
+                        let servers = proxies.iter().filter(|(c, _, _)| *c == id);
                         RegistryEntry {
                             password_hash,
                             security_profile: security_profile.unwrap_or(0),
                             id_tag_teams,
+                            vendor_role,
+                            proxy_servers: servers
+                                .map(|(_, u, r)| (u.clone(), r.clone()))
+                                .collect(),
                         }
                     });
                     RegistryChange {
@@ -76,6 +87,29 @@ impl Store {
                 },
             )
             .collect())
+    }
+
+    /// (charger id, url, role) of the proxy servers of the chargers changed in `(after, up_to]`,
+    /// in the order listed.
+    async fn proxy_servers_of_changed(
+        &self,
+        after: i64,
+        up_to: i64,
+    ) -> Result<Vec<(i64, String, String)>> {
+        if up_to <= after {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(
+            "SELECT p.charger_id, p.websocket_url, p.role FROM proxy_servers p
+             JOIN chargers c ON c.id = p.charger_id
+             WHERE c.identity IN (SELECT identity FROM charger_registry_changes
+                                  WHERE seq > $1 AND seq <= $2)
+             ORDER BY p.charger_id, p.position",
+        )
+        .bind(after)
+        .bind(up_to)
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     /// (charger id, team id) of the teams with access to the chargers changed in `(after,
@@ -298,4 +332,50 @@ mod tests {
             .unwrap();
         assert_eq!(rest.len(), 1);
     });
+
+    store_test!(
+        a_chargers_proxy_servers_are_part_of_its_registration,
+        |store| {
+            use crate::proxy::NewProxyServer;
+            store
+                .add_charger(&NewCharger {
+                    identity: "CP-PROXY".into(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            let id: i64 = sqlx::query_scalar("SELECT id FROM chargers WHERE identity = 'CP-PROXY'")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap();
+            let server = |url: &str, role: &str| NewProxyServer {
+                websocket_url: url.into(),
+                role: role.into(),
+            };
+            let servers = [
+                server("wss://vendor.example/ocpp", "leader"),
+                server("ws://127.0.0.1:9/ocpp", "follower"),
+            ];
+            store
+                .set_proxy(id, "ROLE_FOLLOWER", &servers)
+                .await
+                .unwrap();
+            let entry = last_registration(&store, "CP-PROXY").await.unwrap();
+            assert_eq!(entry.vendor_role.as_deref(), Some("ROLE_FOLLOWER"));
+            assert_eq!(
+                entry.proxy_servers,
+                [
+                    (
+                        "wss://vendor.example/ocpp".to_string(),
+                        "leader".to_string()
+                    ),
+                    ("ws://127.0.0.1:9/ocpp".to_string(), "follower".to_string()),
+                ]
+            );
+            store.set_proxy(id, "ROLE_STANDALONE", &[]).await.unwrap();
+            let entry = last_registration(&store, "CP-PROXY").await.unwrap();
+            assert_eq!(entry.vendor_role.as_deref(), Some("ROLE_STANDALONE"));
+            assert!(entry.proxy_servers.is_empty());
+        }
+    );
 }

@@ -53,6 +53,7 @@
 #![forbid(unsafe_code)]
 
 mod certificate;
+mod client;
 mod config;
 mod error;
 mod files;
@@ -65,6 +66,7 @@ pub mod test_pki;
 mod watch;
 
 pub use certificate::ClientCertificate;
+pub use client::client_config;
 pub use error::TlsError;
 pub use files::TlsFiles;
 pub use forwarded::ForwardedCertificates;

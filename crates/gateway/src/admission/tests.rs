@@ -7,6 +7,7 @@ fn registration(profile: u8) -> Registration {
         password_hash: matches!(profile, 1 | 2).then(|| cms_credentials::hash_secret(PASSWORD)),
         security_profile: profile,
         authorization: Default::default(),
+        proxy: None,
     }
 }
 
@@ -126,6 +127,7 @@ fn an_unknown_profile_lets_nobody_in() {
         password_hash: None,
         security_profile: 7,
         authorization: Default::default(),
+        proxy: None,
     };
     assert_eq!(
         admit(&id("CP1"), &reg, Transport::Tls { client_names: &[] }, None),

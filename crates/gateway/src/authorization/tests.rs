@@ -17,6 +17,7 @@ fn authority() -> (Authority, Arc<IdTagDirectory>) {
             password_hash: None,
             security_profile: 0,
             authorization,
+            proxy: None,
         };
         registry.apply_state(identity, RegistryState::Registered(registration));
     };

@@ -1,0 +1,23 @@
+-- A charger's proxy set-up (its vendor role and proxy servers) is part of its registration for
+-- the gateways, which relay its traffic: a change is logged like a change of password, so it
+-- reaches the gateway holding the charger without a reconnect.
+DROP TRIGGER chargers_registry_update ON chargers;
+CREATE TRIGGER chargers_registry_update AFTER UPDATE OF identity, password_hash, security_profile, site_id, vendor_role ON chargers
+    FOR EACH ROW EXECUTE FUNCTION chargers_registry_log();
+
+CREATE FUNCTION proxy_servers_registry_log() RETURNS trigger AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id = OLD.charger_id;
+        RETURN OLD;
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id IN (OLD.charger_id, NEW.charger_id);
+        RETURN NEW;
+    END IF;
+    INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id = NEW.charger_id;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE TRIGGER proxy_servers_registry_log AFTER INSERT OR UPDATE OR DELETE ON proxy_servers
+    FOR EACH ROW EXECUTE FUNCTION proxy_servers_registry_log();

@@ -1,0 +1,24 @@
+-- A charger's proxy set-up (its vendor role and proxy servers) is part of its registration for
+-- the gateways, which relay its traffic: a change is logged like a change of password, so it
+-- reaches the gateway holding the charger without a reconnect.
+DROP TRIGGER chargers_registry_update;
+CREATE TRIGGER chargers_registry_update AFTER UPDATE OF identity, password_hash, security_profile, site_id, vendor_role ON chargers
+BEGIN
+    INSERT INTO charger_registry_changes (identity) VALUES (OLD.identity);
+    INSERT INTO charger_registry_changes (identity) SELECT NEW.identity WHERE NEW.identity <> OLD.identity;
+END;
+
+CREATE TRIGGER proxy_servers_registry_insert AFTER INSERT ON proxy_servers
+BEGIN
+    INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id = NEW.charger_id;
+END;
+
+CREATE TRIGGER proxy_servers_registry_update AFTER UPDATE ON proxy_servers
+BEGIN
+    INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id IN (OLD.charger_id, NEW.charger_id);
+END;
+
+CREATE TRIGGER proxy_servers_registry_delete AFTER DELETE ON proxy_servers
+BEGIN
+    INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id = OLD.charger_id;
+END;
