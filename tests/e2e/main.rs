@@ -34,6 +34,8 @@ mod metrics;
 mod oauth;
 mod ocpp_answers;
 mod postgres_tls;
+mod proxy;
+mod proxy_harness;
 mod rest_api;
 mod tls;
 mod tls_proxy;

@@ -3,6 +3,7 @@
 //! queues it, in that session's inbox. So an action is sent at most once, and never by a
 //! gateway that merely held the charger once.
 
+use crate::calls::ChargerAnswer;
 use crate::identity::ChargerIdentity;
 use crate::record_time::record_time;
 use crate::{GatewayConfig, Shared};
@@ -11,10 +12,10 @@ use cms_bus::{
     ActionCommand, ActionError, ActionReport, ActionStatus, Message, RequestedBy, Subscriber,
     command_of, report_record,
 };
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, oneshot};
 
 /// Actions one session may hold queued; past it an action fails at once (`QueueFull`) rather
 /// than wait behind hundreds of others and reach the charger long after it was asked for.
@@ -26,6 +27,9 @@ pub struct CommandInbox {
     state: Mutex<InboxState>,
     /// Wakes the session when an action arrives.
     pub ready: Notify,
+    /// Where the charger's answer to a call relayed from its leader proxy server goes, by the
+    /// call's uuid (besides the report every call ends with).
+    replies: Mutex<HashMap<String, oneshot::Sender<ChargerAnswer>>>,
 }
 
 #[derive(Default)]
@@ -70,6 +74,29 @@ impl CommandInbox {
         Ok(())
     }
 
+    /// Queues a call of the charger's leader proxy server: the charger's answer goes to
+    /// `reply` (dropped unanswered when the call ends another way).
+    pub fn push_relayed(
+        &self,
+        command: ActionCommand,
+        reply: oneshot::Sender<ChargerAnswer>,
+    ) -> Result<(), Box<Refused>> {
+        let uuid = command.uuid.clone();
+        self.replies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uuid.clone(), reply);
+        self.push(command).inspect_err(|_| {
+            self.take_reply(&uuid);
+        })
+    }
+
+    /// The reply channel of a relayed call, once.
+    pub fn take_reply(&self, uuid: &str) -> Option<oneshot::Sender<ChargerAnswer>> {
+        let mut replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
+        replies.remove(uuid)
+    }
+
     pub fn pop(&self) -> Option<ActionCommand> {
         let popped = self
             .state
@@ -91,6 +118,10 @@ impl CommandInbox {
             state.queue.drain(..).collect()
         };
         queue_depth().decrement(drained.len() as f64);
+        self.replies
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         drained
     }
 }

@@ -53,6 +53,7 @@ impl OutgoingCalls {
         while let Some(command) = self.inbox.pop() {
             let now = Utc::now();
             if let Some((status, error)) = unsendable(&command, now) {
+                drop(self.inbox.take_reply(&command.uuid));
                 let report = finished(shared, command, status, None, Some(error), None);
                 publish_report(shared, report).await;
                 continue;
@@ -105,6 +106,9 @@ impl OutgoingCalls {
             return;
         };
         metrics::histogram!("cms_gateway_command_latency_seconds").record(in_flight.sent.elapsed());
+        if let Some(reply) = self.inbox.take_reply(&in_flight.command.uuid) {
+            let _ = reply.send(answer.clone());
+        }
         let (status, response, error) = match answer {
             ChargerAnswer::Result { payload, .. } => {
                 match checked_response(&in_flight.command, &payload) {
@@ -156,6 +160,8 @@ impl OutgoingCalls {
 
     async fn end_in_flight(&mut self, shared: &Shared, error: ActionError) {
         if let Some(in_flight) = self.in_flight.take() {
+            // A leader proxy server waiting for this call's answer learns it will not come.
+            drop(self.inbox.take_reply(&in_flight.command.uuid));
             let sent_at = Some(in_flight.sent_at);
             let report = finished(
                 shared,

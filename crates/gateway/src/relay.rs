@@ -2,30 +2,50 @@
 //! that holds the charger's socket keeps one outbound websocket per proxy server and sends each
 //! of them every CALL the charger makes, as a charge point would.
 //!
-//! This is the followers' half: cms answers the charger, and a proxy server's answers are taken
-//! and dropped; a proxy server's own calls are refused (`SecurityError`), never reaching the
-//! charger. Bounded: each upstream has a queue of [`QUEUE`] calls; one that is full (the
-//! upstream slow or down) drops what does not fit, counted, and never slows the charger.
+//! A follower's answers are taken and dropped, and its own calls refused (`SecurityError`),
+//! never reaching the charger. The leader (the proxy server with role `leader` of a charger
+//! whose vendor role is `ROLE_FOLLOWER`) answers the charger: its answer to each relayed call
+//! is handed back to the session, which waits for it at most [`LEADER_WAIT`] and answers
+//! itself when it does not come (or the leader is down). Bounded: each upstream has a queue of
+//! [`QUEUE`] calls; one that is full (the upstream slow or down) drops what does not fit,
+//! counted, and never slows the charger.
 
 mod upstream;
 
+use crate::commands::CommandInbox;
 use bytes::Bytes;
 use cms_bus::ProxySetup;
 use cms_ocpp::v16::Action;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// Calls waiting for an upstream: enough to ride out a reconnect of a few seconds at a
 /// charger's usual pace, small enough that 100,000 relayed chargers stay bounded.
 pub const QUEUE: usize = 64;
 
-/// One charger CALL to relay: its action and its payload (the charger's own bytes).
-#[derive(Debug, Clone)]
+/// How long a charger's call waits for the leader's answer before cms answers it itself:
+/// well within the 30 s or more chargers give a central system.
+pub const LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// One charger CALL to relay: its action and its payload (the charger's own bytes); for the
+/// leader, where its answer goes.
+#[derive(Debug)]
 pub struct Relayed {
     pub action: Action,
     pub payload: Bytes,
+    pub answer_to: Option<oneshot::Sender<LeaderAnswer>>,
+}
+
+/// The leader's answer to a relayed call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaderAnswer {
+    /// A CALLRESULT: its payload as JSON text.
+    Result(String),
+    /// A CALLERROR.
+    Error { code: String, description: String },
 }
 
 /// What an upstream that (re)connects is told first, so that one that restarted learns the
@@ -37,15 +57,15 @@ pub struct Replay {
 }
 
 impl Replay {
-    fn note(&mut self, call: &Relayed) {
-        match call.action {
-            Action::BootNotification => self.boot = Some(call.payload.clone()),
+    fn note(&mut self, action: Action, payload: &Bytes) {
+        match action {
+            Action::BootNotification => self.boot = Some(payload.clone()),
             Action::StatusNotification => {
-                let connector = serde_json::from_slice::<serde_json::Value>(&call.payload)
+                let connector = serde_json::from_slice::<serde_json::Value>(payload)
                     .ok()
                     .and_then(|v| v["connectorId"].as_u64());
                 if let Some(connector) = connector {
-                    self.statuses.insert(connector, call.payload.clone());
+                    self.statuses.insert(connector, payload.clone());
                 }
             }
             _ => {}
@@ -56,10 +76,12 @@ impl Replay {
         let boot = self.boot.iter().map(|payload| Relayed {
             action: Action::BootNotification,
             payload: payload.clone(),
+            answer_to: None,
         });
         let statuses = self.statuses.values().map(|payload| Relayed {
             action: Action::StatusNotification,
             payload: payload.clone(),
+            answer_to: None,
         });
         boot.chain(statuses).collect()
     }
@@ -74,16 +96,38 @@ pub struct RelayContext {
     pub shutdown: CancellationToken,
 }
 
+/// One upstream as the session sees it: where its calls queue, and whether it is up.
+struct Queue {
+    calls: mpsc::Sender<Relayed>,
+    state: Arc<AtomicU8>,
+    leader: bool,
+}
+
+/// An upstream's state: connecting for the first time (a charger's first calls wait for the
+/// leader to be there, as they would for a central system it dialled itself), up, or down
+/// (since a connection failed or ended; calls are answered by cms until it is up again).
+pub const CONNECTING: u8 = 0;
+pub const UP: u8 = 1;
+pub const DOWN: u8 = 2;
+
 /// The relay of one charger's session: its upstreams, stopped when it is dropped.
 pub struct Relay {
     setup: ProxySetup,
-    queues: Vec<mpsc::Sender<Relayed>>,
+    queues: Vec<Queue>,
     replay: Arc<Mutex<Replay>>,
     stop: CancellationToken,
 }
 
 impl Relay {
-    pub fn start(context: &RelayContext, identity: &str, setup: ProxySetup) -> Relay {
+    /// Starts the upstreams of the session `session` of `identity`; a leader's calls for the
+    /// charger go to the session's `inbox`.
+    pub fn start(
+        context: &RelayContext,
+        identity: &str,
+        session: &str,
+        setup: ProxySetup,
+        inbox: &Arc<CommandInbox>,
+    ) -> Relay {
         let stop = context.shutdown.child_token();
         let replay = Arc::new(Mutex::new(Replay::default()));
         let queues = setup
@@ -91,15 +135,25 @@ impl Relay {
             .iter()
             .map(|upstream| {
                 let (queue, calls) = mpsc::channel(QUEUE);
+                let state = Arc::new(AtomicU8::new(CONNECTING));
                 let link = upstream::Link {
                     websocket_url: upstream.websocket_url.clone(),
                     identity: identity.to_string(),
                     tls: context.tls.clone(),
                     replay: replay.clone(),
+                    leader: upstream.leader.then(|| upstream::LeaderSide {
+                        inbox: inbox.clone(),
+                        session: session.to_string(),
+                    }),
+                    state: state.clone(),
                     stop: stop.clone(),
                 };
                 tokio::spawn(link.run(calls));
-                queue
+                Queue {
+                    calls: queue,
+                    state,
+                    leader: upstream.leader,
+                }
             })
             .collect();
         Relay {
@@ -116,22 +170,45 @@ impl Relay {
     }
 
     /// Relays one CALL of the charger to every upstream; dropped (and counted) for an upstream
-    /// whose queue is full.
-    pub fn relay(&self, action: Action, payload: &Bytes) {
-        let call = Relayed {
-            action,
-            payload: payload.clone(),
-        };
+    /// whose queue is full. `Some`: where the leader's answer will come, when there is a
+    /// leader, it is connected and it took the call.
+    pub fn relay(
+        &self,
+        action: Action,
+        payload: &Bytes,
+    ) -> Option<oneshot::Receiver<LeaderAnswer>> {
         self.replay
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .note(&call);
+            .note(action, payload);
+        let mut leader_answer = None;
         for queue in &self.queues {
-            match queue.try_send(call.clone()) {
-                Ok(()) => metrics::counter!("cms_proxy_frames_queued_total").increment(1),
+            let (answer_to, answer) = match queue.leader {
+                // A leader that is down cannot answer: no point making the charger wait.
+                true if queue.state.load(Ordering::Acquire) != DOWN => {
+                    let (tx, rx) = oneshot::channel();
+                    (Some(tx), Some(rx))
+                }
+                true => {
+                    metrics::counter!("cms_proxy_leader_fallbacks_total").increment(1);
+                    (None, None)
+                }
+                false => (None, None),
+            };
+            let call = Relayed {
+                action,
+                payload: payload.clone(),
+                answer_to,
+            };
+            match queue.calls.try_send(call) {
+                Ok(()) => {
+                    metrics::counter!("cms_proxy_frames_queued_total").increment(1);
+                    leader_answer = leader_answer.or(answer);
+                }
                 Err(_) => metrics::counter!("cms_proxy_frames_dropped_total").increment(1),
             }
         }
+        leader_answer
     }
 }
 
@@ -145,59 +222,43 @@ impl Drop for Relay {
 mod tests {
     use super::*;
 
-    fn call(action: Action, payload: &'static str) -> Relayed {
-        Relayed {
-            action,
-            payload: Bytes::from_static(payload.as_bytes()),
-        }
-    }
-
     #[test]
     fn the_replay_is_the_last_boot_and_the_last_status_of_each_connector() {
         let mut replay = Replay::default();
-        replay.note(&call(
+        let mut note = |action, payload: &'static str| {
+            replay.note(action, &Bytes::from_static(payload.as_bytes()))
+        };
+        note(
             Action::StatusNotification,
             r#"{"connectorId":1,"status":"Available"}"#,
-        ));
-        replay.note(&call(
-            Action::BootNotification,
-            r#"{"chargePointModel":"A"}"#,
-        ));
-        replay.note(&call(Action::MeterValues, r#"{"connectorId":1}"#));
-        replay.note(&call(
+        );
+        note(Action::BootNotification, r#"{"chargePointModel":"A"}"#);
+        note(Action::MeterValues, r#"{"connectorId":1}"#);
+        note(
             Action::StatusNotification,
             r#"{"connectorId":0,"status":"Available"}"#,
-        ));
-        replay.note(&call(
+        );
+        note(
             Action::StatusNotification,
             r#"{"connectorId":1,"status":"Charging"}"#,
-        ));
-        replay.note(&call(
-            Action::BootNotification,
-            r#"{"chargePointModel":"B"}"#,
-        ));
-        let calls: Vec<(Action, &[u8])> = replay
-            .calls()
-            .iter()
-            .map(|c| (c.action, &c.payload[..]))
-            .map(|(a, p)| (a, p.to_vec().leak() as &[u8]))
-            .collect();
-        assert_eq!(
-            calls,
-            [
-                (
-                    Action::BootNotification,
-                    &br#"{"chargePointModel":"B"}"#[..]
-                ),
-                (
-                    Action::StatusNotification,
-                    br#"{"connectorId":0,"status":"Available"}"#
-                ),
-                (
-                    Action::StatusNotification,
-                    br#"{"connectorId":1,"status":"Charging"}"#
-                ),
-            ]
         );
+        note(Action::BootNotification, r#"{"chargePointModel":"B"}"#);
+        let calls: Vec<(Action, String)> = replay
+            .calls()
+            .into_iter()
+            .map(|c| (c.action, String::from_utf8_lossy(&c.payload).into_owned()))
+            .collect();
+        let expected = [
+            (Action::BootNotification, r#"{"chargePointModel":"B"}"#),
+            (
+                Action::StatusNotification,
+                r#"{"connectorId":0,"status":"Available"}"#,
+            ),
+            (
+                Action::StatusNotification,
+                r#"{"connectorId":1,"status":"Charging"}"#,
+            ),
+        ];
+        assert_eq!(calls, expected.map(|(a, p)| (a, p.to_string())));
     }
 }

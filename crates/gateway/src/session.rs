@@ -9,11 +9,12 @@ use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
 use crate::outgoing::OutgoingCalls;
-use crate::relay::Relay;
+use crate::relay::{LEADER_WAIT, LeaderAnswer, Relay};
 use crate::stream::ChargerStream;
 use crate::{AckAfter, Shared};
 use bytes::Bytes;
 use chrono::Utc;
+use cms_bus::{Header, Record};
 use cms_ocpp::v16::Action;
 use cms_ocpp::{ErrorCode, call_error};
 use dashmap::mapref::entry::Entry;
@@ -210,7 +211,10 @@ impl LiveSession<'_> {
                 "proxy set-up changed"
             );
         }
-        self.relay = setup.map(|setup| Relay::start(&self.shared.relay, self.identity, setup));
+        let session = String::from_utf8_lossy(self.session);
+        let inbox = &self.outgoing.inbox;
+        self.relay = setup
+            .map(|setup| Relay::start(&self.shared.relay, self.identity, &session, setup, inbox));
     }
 
     async fn run(&mut self, ws: &mut Ws, mut replaced: oneshot::Receiver<()>) -> DisconnectReason {
@@ -399,9 +403,14 @@ impl LiveSession<'_> {
                 answer,
             } => (action, record, answer),
         };
-        if let Some(relay) = &self.relay {
-            relay.relay(action, &record.value);
-        }
+        let leader = self
+            .relay
+            .as_ref()
+            .and_then(|r| r.relay(action, &record.value));
+        let (record, answer) = match leader {
+            Some(leader) => leader_answer(leader, text, action, record, answer).await,
+            None => (record, answer),
+        };
         let durable = action.carries_data() && shared.config.ack_after == AckAfter::Broker;
         let started = Instant::now();
         let delivery = shared.bus.publish(record);
@@ -495,6 +504,51 @@ impl LiveSession<'_> {
             self.shared.metrics.publish_failures.increment(1);
         }
     }
+}
+
+/// The charger's answer when its leader proxy server answers it: the leader's, under the
+/// charger's message id, within [`LEADER_WAIT`]; cms's own otherwise (the charger keeps
+/// working). A StartTransaction is recorded under the transactionId the leader gave, which is
+/// the one the charger will use, and with the leader's verdict on the tag.
+async fn leader_answer(
+    leader: tokio::sync::oneshot::Receiver<LeaderAnswer>,
+    text: &str,
+    action: Action,
+    mut record: Record,
+    own: String,
+) -> (Record, String) {
+    let answer = match tokio::time::timeout(LEADER_WAIT, leader).await {
+        Ok(Ok(answer)) => answer,
+        _ => {
+            metrics::counter!("cms_proxy_leader_fallbacks_total").increment(1);
+            return (record, own);
+        }
+    };
+    let id = message_id_of(text);
+    let frame = match answer {
+        LeaderAnswer::Result(payload) => {
+            if action == Action::StartTransaction {
+                let leaders: serde_json::Value = serde_json::from_str(&payload).unwrap_or_default();
+                if let Some(id) = leaders["transactionId"].as_i64() {
+                    set_header(&mut record, "transaction_id", id.to_string());
+                }
+                if let Some(status) = leaders["idTagInfo"]["status"].as_str() {
+                    set_header(&mut record, "id_tag_status", status.to_string());
+                }
+            }
+            cms_ocpp::call_result(&id, &payload)
+        }
+        LeaderAnswer::Error { code, description } => {
+            let code = ErrorCode::from_name(&code).unwrap_or(ErrorCode::GenericError);
+            call_error(&id, code, &description)
+        }
+    };
+    (record, frame)
+}
+
+fn set_header(record: &mut Record, name: &'static str, value: String) {
+    record.headers.retain(|h| h.name != name);
+    record.headers.push(Header::new(name, value));
 }
 
 /// The message id of a frame that parsed before, for the CALLERROR of a failed publish.

@@ -4,6 +4,7 @@
 
 mod api;
 pub mod broker;
+pub mod central_system;
 mod charger;
 mod cms;
 pub mod commanded;

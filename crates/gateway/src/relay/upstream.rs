@@ -3,15 +3,21 @@
 //! backoff and jitter until the charger's session ends. Calls go one at a time, each waiting for
 //! its answer (the OCPP-J rule), under message ids of cms's own.
 
-use super::{Relayed, Replay};
+use super::{DOWN, UP};
+use super::{LeaderAnswer, Relayed, Replay};
+use crate::calls::ChargerAnswer;
+use crate::commands::CommandInbox;
+use crate::record_time::record_time;
+use cms_bus::{ActionCommand, RequestedBy};
 use cms_ocpp::{ErrorCode, Frame, call_error, parse_frame};
 use futures_util::{SinkExt, StreamExt};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -30,7 +36,29 @@ pub struct Link {
     pub identity: String,
     pub tls: Arc<rustls::ClientConfig>,
     pub replay: Arc<Mutex<Replay>>,
+    /// Set when this upstream is the charger's leader: its calls reach the charger.
+    pub leader: Option<LeaderSide>,
+    /// [`super::CONNECTING`], [`super::UP`] or [`super::DOWN`]: the session asks before
+    /// waiting for a leader's answer.
+    pub state: Arc<AtomicU8>,
     pub stop: CancellationToken,
+}
+
+/// Where a leader's calls go: the session's inbox, behind cms's own actions.
+pub struct LeaderSide {
+    pub inbox: Arc<CommandInbox>,
+    pub session: String,
+}
+
+/// How long a leader's call may wait for the charger's answer, queued and sent.
+const LEADER_CALL_TTL: Duration = Duration::from_secs(60);
+const LEADER_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A relayed call waiting for the upstream's answer.
+struct Awaiting {
+    id: String,
+    sent: Instant,
+    answer_to: Option<oneshot::Sender<LeaderAnswer>>,
 }
 
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
@@ -48,6 +76,9 @@ impl Link {
     pub async fn run(self, mut calls: mpsc::Receiver<Relayed>) {
         let mut retry = FIRST_RETRY;
         let target = redacted(&self.websocket_url);
+        // On the first connection the charger's calls since it connected are all still queued;
+        // after a failure, what was queued is gone and the replay stands in for it.
+        let mut replay = false;
         loop {
             let connected = tokio::select! {
                 _ = self.stop.cancelled() => return,
@@ -61,7 +92,9 @@ impl Link {
                     retry = FIRST_RETRY;
                     let gauge = metrics::gauge!("cms_proxy_upstreams_connected");
                     gauge.increment(1.0);
-                    let ended = self.relay(ws, &mut calls).await;
+                    self.state.store(UP, Ordering::Release);
+                    let ended = self.relay(ws, &mut calls, replay).await;
+                    self.state.store(DOWN, Ordering::Release);
                     gauge.decrement(1.0);
                     ended
                 }
@@ -71,6 +104,15 @@ impl Link {
             let Ended::Lost(why) = outcome else {
                 return;
             };
+            self.state.store(DOWN, Ordering::Release);
+            replay = true;
+            // What waits now would reach the upstream long after; a charger waiting for the
+            // leader's answer to it gets cms's at once (its sender dropped here).
+            let mut dropped = 0;
+            while calls.try_recv().is_ok() {
+                dropped += 1;
+            }
+            metrics::counter!("cms_proxy_frames_dropped_total").increment(dropped);
             metrics::counter!("cms_proxy_upstream_connects_total", "outcome" => "failed")
                 .increment(1);
             tracing::warn!(upstream = %target, reason = %why, retry_in = ?retry, "upstream unavailable");
@@ -124,31 +166,36 @@ impl Link {
         Ok(ws)
     }
 
-    /// Replays the charger's state, then relays its calls until the connection or the session
-    /// ends.
-    async fn relay(&self, mut ws: Upstream, calls: &mut mpsc::Receiver<Relayed>) -> Ended {
-        let mut replay: VecDeque<Relayed> = self
-            .replay
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .calls()
-            .into();
+    /// Replays the charger's state (`replay`: not on the first connection), then relays its
+    /// calls until the connection or the session ends.
+    async fn relay(
+        &self,
+        mut ws: Upstream,
+        calls: &mut mpsc::Receiver<Relayed>,
+        replay: bool,
+    ) -> Ended {
+        let mut replay: VecDeque<Relayed> = match replay {
+            true => {
+                let replay = self.replay.lock().unwrap_or_else(PoisonError::into_inner);
+                replay.calls().into()
+            }
+            false => VecDeque::new(),
+        };
+        // The charger's answers to the leader's calls, as frames for the leader.
+        let (replies, mut replies_out) = mpsc::unbounded_channel::<String>();
         let mut next_id: u64 = 0;
-        // The call waiting for its answer: its message id, when sent, and until when it waits.
-        let mut awaiting: Option<(String, Instant)> = None;
+        let mut awaiting: Option<Awaiting> = None;
         loop {
             if awaiting.is_none()
                 && let Some(call) = replay.pop_front()
             {
-                next_id += 1;
-                let id = format!("cms-{next_id}");
-                if let Err(e) = send_call(&mut ws, &id, &call).await {
-                    return Ended::Lost(e);
+                match self.send(&mut ws, &mut next_id, call).await {
+                    Ok(sent) => awaiting = Some(sent),
+                    Err(e) => return Ended::Lost(e),
                 }
-                awaiting = Some((id, Instant::now()));
                 continue;
             }
-            let deadline = awaiting.as_ref().map(|(_, sent)| *sent + ANSWER_TIMEOUT);
+            let deadline = awaiting.as_ref().map(|a| a.sent + ANSWER_TIMEOUT);
             let timeout = async {
                 match deadline {
                     Some(at) => tokio::time::sleep_until(at.into()).await,
@@ -162,17 +209,20 @@ impl Link {
                 }
                 call = calls.recv(), if awaiting.is_none() => {
                     let Some(call) = call else { return Ended::Stopped };
-                    next_id += 1;
-                    let id = format!("cms-{next_id}");
-                    if let Err(e) = send_call(&mut ws, &id, &call).await {
-                        return Ended::Lost(e);
+                    match self.send(&mut ws, &mut next_id, call).await {
+                        Ok(sent) => awaiting = Some(sent),
+                        Err(e) => return Ended::Lost(e),
                     }
                     metrics::counter!("cms_proxy_frames_relayed_total").increment(1);
-                    awaiting = Some((id, Instant::now()));
                 }
                 _ = timeout => {
                     metrics::counter!("cms_proxy_upstream_timeouts_total").increment(1);
                     awaiting = None;
+                }
+                Some(reply) = replies_out.recv() => {
+                    if let Err(e) = ws.send(Message::text(reply)).await {
+                        return Ended::Lost(e.to_string());
+                    }
                 }
                 message = ws.next() => {
                     let text = match message {
@@ -181,7 +231,7 @@ impl Link {
                         Some(Err(e)) => return Ended::Lost(e.to_string()),
                         Some(Ok(_)) => continue,
                     };
-                    if let Some(reply) = on_upstream_frame(text.as_str(), &mut awaiting)
+                    if let Some(reply) = self.on_frame(text.as_str(), &mut awaiting, &replies)
                         && let Err(e) = ws.send(Message::text(reply)).await
                     {
                         return Ended::Lost(e.to_string());
@@ -189,6 +239,133 @@ impl Link {
                 }
             }
         }
+    }
+
+    async fn send(
+        &self,
+        ws: &mut Upstream,
+        next_id: &mut u64,
+        call: Relayed,
+    ) -> Result<Awaiting, String> {
+        *next_id += 1;
+        let id = format!("cms-{next_id}");
+        send_call(ws, &id, &call).await?;
+        Ok(Awaiting {
+            id,
+            sent: Instant::now(),
+            answer_to: call.answer_to,
+        })
+    }
+
+    /// What a frame from the upstream asks of cms: an answer to the call awaited ends the wait
+    /// (and, from the leader, goes to the charger); a call of the leader is queued for the
+    /// charger, its answer to come back through `replies`; a follower's call is refused.
+    /// `Some(frame)`: the reply to send now.
+    fn on_frame(
+        &self,
+        text: &str,
+        awaiting: &mut Option<Awaiting>,
+        replies: &mpsc::UnboundedSender<String>,
+    ) -> Option<String> {
+        let (message_id, action, payload) = match parse_frame(text) {
+            Ok(Frame::CallResult {
+                message_id,
+                payload,
+            }) => {
+                let answer = LeaderAnswer::Result(payload.get().to_string());
+                answered(awaiting, &message_id, answer);
+                return None;
+            }
+            Ok(Frame::CallError {
+                message_id,
+                code,
+                description,
+                ..
+            }) => {
+                let answer = LeaderAnswer::Error {
+                    code: code.into_owned(),
+                    description: description.into_owned(),
+                };
+                answered(awaiting, &message_id, answer);
+                return None;
+            }
+            Ok(Frame::Call {
+                message_id,
+                action,
+                payload,
+            }) => (message_id, action, payload),
+            Err(_) => return None,
+        };
+        let Some(leader) = &self.leader else {
+            metrics::counter!("cms_proxy_upstream_calls_refused_total").increment(1);
+            return Some(call_error(
+                &message_id,
+                ErrorCode::SecurityError,
+                "not the leader: cms relays this charger to this central system as a follower",
+            ));
+        };
+        let request: serde_json::Value = serde_json::from_str(payload.get()).ok()?;
+        let now = chrono::Utc::now();
+        let expires = now + chrono::Duration::from_std(LEADER_CALL_TTL).unwrap_or_default();
+        let command = ActionCommand {
+            uuid: uuid::Uuid::new_v4().to_string(),
+            identity: self.identity.clone(),
+            session: leader.session.clone(),
+            action: action.into_owned(),
+            request,
+            requested_by: RequestedBy {
+                kind: "proxy_leader".into(),
+                email: None,
+            },
+            created_at: record_time(now),
+            expires_at: record_time(expires),
+            timeout_ms: LEADER_CALL_TIMEOUT.as_millis() as u64,
+        };
+        let (reply, charger_answer) = oneshot::channel();
+        if leader.inbox.push_relayed(command, reply).is_err() {
+            return Some(call_error(
+                &message_id,
+                ErrorCode::GenericError,
+                "the charger's queue of calls is full or closed",
+            ));
+        }
+        metrics::counter!("cms_proxy_leader_calls_total").increment(1);
+        let replies = replies.clone();
+        let message_id = message_id.into_owned();
+        tokio::spawn(async move {
+            // The call ends in one report either way; only an answer is the charger's.
+            let frame = match charger_answer.await {
+                Ok(ChargerAnswer::Result { payload, .. }) => {
+                    cms_ocpp::call_result(&message_id, &payload)
+                }
+                Ok(ChargerAnswer::Error {
+                    code, description, ..
+                }) => {
+                    let code = ErrorCode::from_name(&code).unwrap_or(ErrorCode::GenericError);
+                    call_error(&message_id, code, &description)
+                }
+                Err(_) => call_error(
+                    &message_id,
+                    ErrorCode::GenericError,
+                    "the charger did not answer: it timed out, was refused or went away",
+                ),
+            };
+            let _ = replies.send(frame);
+        });
+        None
+    }
+}
+
+/// Ends the wait for `message_id`'s answer, handing it on when someone waits for it.
+fn answered(awaiting: &mut Option<Awaiting>, message_id: &str, answer: LeaderAnswer) {
+    if awaiting.as_ref().is_none_or(|a| a.id != message_id) {
+        return;
+    }
+    let Some(done) = awaiting.take() else { return };
+    metrics::histogram!("cms_proxy_upstream_answer_seconds")
+        .record(done.sent.elapsed().as_secs_f64());
+    if let Some(answer_to) = done.answer_to {
+        let _ = answer_to.send(answer);
     }
 }
 
@@ -198,33 +375,6 @@ async fn send_call(ws: &mut Upstream, id: &str, call: &Relayed) -> Result<(), St
     ws.send(Message::text(frame))
         .await
         .map_err(|e| e.to_string())
-}
-
-/// What a frame from the upstream asks of cms: an answer to the call awaited ends the wait
-/// (its content is the upstream's business); a call of its own is refused, for a follower
-/// never commands the charger. `Some(frame)`: the reply to send.
-fn on_upstream_frame(text: &str, awaiting: &mut Option<(String, Instant)>) -> Option<String> {
-    match parse_frame(text) {
-        Ok(Frame::CallResult { message_id, .. }) | Ok(Frame::CallError { message_id, .. }) => {
-            if let Some((id, sent)) = awaiting.as_ref()
-                && *id == message_id
-            {
-                metrics::histogram!("cms_proxy_upstream_answer_seconds")
-                    .record(sent.elapsed().as_secs_f64());
-                *awaiting = None;
-            }
-            None
-        }
-        Ok(Frame::Call { message_id, .. }) => {
-            metrics::counter!("cms_proxy_upstream_calls_refused_total").increment(1);
-            Some(call_error(
-                &message_id,
-                ErrorCode::SecurityError,
-                "not the leader: cms relays this charger to this central system as a follower",
-            ))
-        }
-        Err(_) => None,
-    }
 }
 
 /// Between half and all of `retry`: chargers whose upstream went down together do not all
@@ -342,19 +492,80 @@ mod tests {
         assert_eq!(redacted("wss://ops:pw@h/ocpp"), "wss://***@h/ocpp");
     }
 
-    #[test]
-    fn a_call_of_a_follower_is_refused_and_the_awaited_answer_ends_the_wait() {
-        let mut awaiting = Some(("cms-1".to_string(), Instant::now()));
-        let refusal = on_upstream_frame(r#"[2,"u1","Reset",{"type":"Hard"}]"#, &mut awaiting);
+    fn link(leader: Option<LeaderSide>) -> Link {
+        Link {
+            websocket_url: "ws://127.0.0.1:9/ocpp".into(),
+            identity: "CP-1".into(),
+            tls: cms_tls::client_config(None).unwrap(),
+            replay: Default::default(),
+            leader,
+            state: Default::default(),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_followers_call_is_refused_and_the_awaited_answer_goes_where_it_is_wanted() {
+        let follower = link(None);
+        let (replies, _) = mpsc::unbounded_channel();
+        let (answer_to, answer) = oneshot::channel();
+        let mut awaiting = Some(Awaiting {
+            id: "cms-1".into(),
+            sent: Instant::now(),
+            answer_to: Some(answer_to),
+        });
+        let refusal = follower.on_frame(
+            r#"[2,"u1","Reset",{"type":"Hard"}]"#,
+            &mut awaiting,
+            &replies,
+        );
         assert!(refusal.unwrap().starts_with(r#"[4,"u1","SecurityError""#));
         assert!(awaiting.is_some());
-        assert_eq!(on_upstream_frame(r#"[3,"other",{}]"#, &mut awaiting), None);
+        assert_eq!(
+            follower.on_frame(r#"[3,"other",{}]"#, &mut awaiting, &replies),
+            None
+        );
         assert!(
             awaiting.is_some(),
             "an answer to another call changes nothing"
         );
-        assert_eq!(on_upstream_frame(r#"[3,"cms-1",{}]"#, &mut awaiting), None);
+        let result = r#"[3,"cms-1",{"status":"Accepted","interval":77}]"#;
+        assert_eq!(follower.on_frame(result, &mut awaiting, &replies), None);
         assert!(awaiting.is_none());
+        assert_eq!(
+            answer.await.unwrap(),
+            LeaderAnswer::Result(r#"{"status":"Accepted","interval":77}"#.into())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_leaders_call_is_queued_for_the_charger_and_its_answer_comes_back() {
+        let inbox = Arc::new(CommandInbox::default());
+        let side = LeaderSide {
+            inbox: inbox.clone(),
+            session: "s-1".into(),
+        };
+        let leader = link(Some(side));
+        let (replies, mut replies_out) = mpsc::unbounded_channel();
+        let call = r#"[2,"lead-7","RemoteStartTransaction",{"idTag":"ABC"}]"#;
+        assert_eq!(leader.on_frame(call, &mut None, &replies), None);
+        let queued = inbox.pop().unwrap();
+        assert_eq!(queued.action, "RemoteStartTransaction");
+        assert_eq!(queued.request, serde_json::json!({"idTag": "ABC"}));
+        assert_eq!(queued.session, "s-1");
+        let answer = ChargerAnswer::Result {
+            message_id: queued.uuid.clone(),
+            payload: r#"{"status":"Accepted"}"#.into(),
+        };
+        inbox
+            .take_reply(&queued.uuid)
+            .unwrap()
+            .send(answer)
+            .unwrap();
+        assert_eq!(
+            replies_out.recv().await.unwrap(),
+            r#"[3,"lead-7",{"status":"Accepted"}]"#
+        );
     }
 
     #[test]

@@ -1,0 +1,231 @@
+//! Chargers > Proxy in action (docs/proxy.md): a charger relayed by cms to three third-party
+//! central systems (the Python `ocpp` package's, support/central_system.rs) over `wss` with a
+//! test CA: one leader that answers the charger and commands it, two followers that see every
+//! message and may not command it. The charger is the Python `ocpp` charge point.
+//!
+//! Needs `python3` with the packages of tests/interop/requirements.txt (scripts/test installs
+//! them); without them the tests fail, never skip.
+
+use crate::support::central_system::CentralSystem;
+use crate::support::commanded::CommandedCharger;
+use crate::support::{Api, Cms};
+use cms_tls::test_pki::TestPki;
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// What the leader answers with, so that its answers are told from cms's own.
+const LEADER_INTERVAL: &str = "77";
+const LEADER_TRANSACTION: i64 = 9001;
+const RESTARTED_TRANSACTION: i64 = 9002;
+
+/// A port nobody listens on now, for a central system that must come back at the same address.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("its address").port()
+}
+
+struct Upstreams {
+    pki: TestPki,
+    _dir: TempDir,
+    leader_port: u16,
+}
+
+impl Upstreams {
+    fn new() -> Upstreams {
+        let dir = TempDir::new().expect("a temp dir for the test PKI");
+        Upstreams {
+            pki: TestPki::create(dir.path()),
+            _dir: dir,
+            leader_port: free_port(),
+        }
+    }
+
+    async fn start(&self, port: Option<u16>, extra: &[&str]) -> CentralSystem {
+        let chain = self.pki.server_chain();
+        let key = self.pki.server_key();
+        let port = port.unwrap_or(0).to_string();
+        let mut options = vec![
+            "--tls-cert",
+            chain.to_str().expect("utf-8 path"),
+            "--tls-key",
+            key.to_str().expect("utf-8 path"),
+            "--port",
+            &port,
+        ];
+        options.extend_from_slice(extra);
+        CentralSystem::start(&options).await
+    }
+
+    async fn leader(&self, transaction_id: i64) -> CentralSystem {
+        let id = transaction_id.to_string();
+        let options = ["--interval", LEADER_INTERVAL, "--transaction-id", &id];
+        self.start(Some(self.leader_port), &options).await
+    }
+}
+
+/// `cms up` trusting the test CA for proxy servers, a charger of its, and the operator's API.
+async fn relaying_cms(upstreams: &Upstreams, identity: &str) -> (Cms, String, Api) {
+    let ca = upstreams.pki.ca_certificate();
+    let cms = Cms::up_with(&["--proxy-ca-file", ca.to_str().expect("utf-8 path")]).await;
+    let uuid = cms.add_charger(identity).await;
+    let api = Api::new(&cms, &cms.operator_token().await);
+    (cms, uuid, api)
+}
+
+async fn set_proxy(api: &Api, uuid: &str, vendor_role: &str, servers: Value) {
+    let body = json!({"vendor_role": vendor_role, "servers": servers});
+    let path = format!("/api/v3/chargers/{uuid}/proxy");
+    api.expect(200, "PUT", &path, Some(&body)).await;
+}
+
+fn server(central: &CentralSystem, role: &str) -> Value {
+    json!({"websocket_url": format!("{}/ocpp", central.url()), "role": role})
+}
+
+/// The answer cms gave to the charger's BootNotification on its `connection`th connection.
+async fn boot_answer(charger: &mut CommandedCharger) -> Value {
+    let boot = charger
+        .wait_for("its BootNotification answered", |l| {
+            l["sent"] == "BootNotification"
+        })
+        .await;
+    boot["answer"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leader_answers_and_commands_the_charger_and_the_followers_see_everything() {
+    let upstreams = Upstreams::new();
+    let mut leader = upstreams.leader(LEADER_TRANSACTION).await;
+    let mut followers = [
+        upstreams.start(None, &[]).await,
+        upstreams.start(None, &[]).await,
+    ];
+    let identity = "CP-RELAYED-1";
+    let (cms, uuid, api) = relaying_cms(&upstreams, identity).await;
+    let servers = json!([
+        server(&leader, "leader"),
+        server(&followers[0], "follower"),
+        server(&followers[1], "follower"),
+    ]);
+    set_proxy(&api, &uuid, "ROLE_FOLLOWER", servers).await;
+    // The gateway learns the set-up from the registry a few times a second.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+
+    let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
+    let boot = boot_answer(&mut charger).await;
+    assert_eq!(
+        boot["interval"], 77,
+        "the leader's interval reaches the charger: {boot}"
+    );
+    let started = charger.send("start 1 04A2B3C4").await;
+    assert_eq!(started["transactionId"], LEADER_TRANSACTION, "{started}");
+    let stopped = charger
+        .send(&format!("stop {LEADER_TRANSACTION} 04A2B3C4"))
+        .await;
+    assert_eq!(stopped["idTagInfo"]["status"], "Accepted", "{stopped}");
+
+    // Every follower saw every call, in order, under ids of cms's own.
+    for follower in &mut followers {
+        follower
+            .wait_received("StopTransaction", |l| l["identity"] == identity)
+            .await;
+        let actions: Vec<Value> = follower
+            .printed()
+            .iter()
+            .filter(|l| l.get("received").is_some())
+            .map(|l| l["received"].clone())
+            .collect();
+        assert_eq!(
+            actions,
+            [
+                "BootNotification",
+                "StatusNotification",
+                "StartTransaction",
+                "StopTransaction"
+            ],
+        );
+    }
+
+    // The leader commands the charger; its answer goes back to the leader only.
+    let request = json!({"connectorId": 1, "idTag": "04A2B3C4"});
+    let sent = leader
+        .call(identity, "RemoteStartTransaction", &request)
+        .await;
+    assert_eq!(sent["answer"], json!({"status": "Accepted"}), "{sent}");
+    charger
+        .wait_received("RemoteStartTransaction", &request)
+        .await;
+    // A follower may not: refused, and the charger never hears of it.
+    let refused = followers[0]
+        .call(identity, "Reset", &json!({"type": "Hard"}))
+        .await;
+    assert_eq!(refused["error"][0], "SecurityError", "{refused}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(charger.received_of("Reset").is_empty());
+
+    // The transaction is recorded under the leader's transactionId, the one the charger uses.
+    let path = format!("/api/v3/chargers/{uuid}/transactions");
+    crate::support::eventually("the relayed transaction in the API", async || {
+        let page = api.get_ok(&path).await;
+        let ids: Vec<Value> = page["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| t["id"].clone())
+            .collect();
+        (ids == [json!(LEADER_TRANSACTION)])
+            .then_some(())
+            .ok_or(format!("{page}"))
+    })
+    .await;
+
+    charger.finish().await;
+    leader.finish().await;
+    for follower in followers {
+        follower.finish().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_its_leader_the_charger_is_answered_by_cms_until_the_leader_returns() {
+    let upstreams = Upstreams::new();
+    let leader = upstreams.leader(LEADER_TRANSACTION).await;
+    let identity = "CP-RELAYED-2";
+    let (cms, uuid, api) = relaying_cms(&upstreams, identity).await;
+    set_proxy(
+        &api,
+        &uuid,
+        "ROLE_FOLLOWER",
+        json!([server(&leader, "leader")]),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
+    assert_eq!(boot_answer(&mut charger).await["interval"], 77);
+
+    // The leader dies mid-session: the charger's next calls are answered by cms, promptly.
+    drop(leader);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let asked = Instant::now();
+    let started = charger.send("start 1 TAG-2").await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(6),
+        "answered in {:?}",
+        asked.elapsed()
+    );
+    let own_id = started["transactionId"].as_i64().expect("a transactionId");
+    assert_ne!(own_id, LEADER_TRANSACTION, "cms answered: {started}");
+    charger.send(&format!("stop {own_id} TAG-2")).await;
+
+    // It comes back at the same address: cms reconnects, tells it the charger's boot and
+    // status, and the leader answers again.
+    let mut restarted = upstreams.leader(RESTARTED_TRANSACTION).await;
+    restarted
+        .wait_received("BootNotification", |l| l["identity"] == identity)
+        .await;
+    let again = charger.send("start 1 TAG-3").await;
+    assert_eq!(again["transactionId"], RESTARTED_TRANSACTION, "{again}");
+    charger.finish().await;
+    restarted.finish().await;
+}
