@@ -206,8 +206,9 @@ impl Gateway {
         let relay_tls = cms_tls::client_config(config.proxy_ca_file.as_deref())
             .map_err(|e| std::io::Error::other(format!("--proxy-ca-file: {e}")))?;
         let shutdown = CancellationToken::new();
+        let ws_config = config.websocket_config();
         let shared = Arc::new(Shared {
-            ws_config: config.websocket_config(),
+            ws_config,
             capacity: capacity::connection_cap(config.max_connections),
             proxies,
             node: Bytes::from(config.node_id.clone()),
@@ -217,6 +218,7 @@ impl Gateway {
             authority: Authority::new(directory.clone(), id_tags),
             relay: relay::RelayContext {
                 tls: relay_tls,
+                ws_config,
                 shutdown: shutdown.clone(),
             },
             directory,

@@ -22,6 +22,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_util::sync::CancellationToken;
 
 /// How long connecting (TCP, TLS, upgrade) may take.
@@ -35,6 +36,7 @@ pub struct Link {
     pub websocket_url: String,
     pub identity: String,
     pub tls: Arc<rustls::ClientConfig>,
+    pub ws_config: WebSocketConfig,
     pub replay: Arc<Mutex<Replay>>,
     /// Set when this upstream is the charger's leader: its calls reach the charger.
     pub leader: Option<LeaderSide>,
@@ -156,9 +158,10 @@ impl Link {
         } else {
             Box::new(tcp)
         };
-        let (ws, response) = tokio_tungstenite::client_async(request, io)
-            .await
-            .map_err(|e| format!("upgrade: {e}"))?;
+        let (ws, response) =
+            tokio_tungstenite::client_async_with_config(request, io, Some(self.ws_config))
+                .await
+                .map_err(|e| format!("upgrade: {e}"))?;
         let agreed = response.headers().get("Sec-WebSocket-Protocol");
         if agreed.and_then(|v| v.to_str().ok()) != Some("ocpp1.6") {
             return Err("the upstream did not agree to ocpp1.6".into());
@@ -185,6 +188,8 @@ impl Link {
         let (replies, mut replies_out) = mpsc::unbounded_channel::<String>();
         let mut next_id: u64 = 0;
         let mut awaiting: Option<Awaiting> = None;
+        let relayed = metrics::counter!("cms_proxy_frames_relayed_total");
+        let latency = metrics::histogram!("cms_proxy_upstream_answer_seconds");
         loop {
             if awaiting.is_none()
                 && let Some(call) = replay.pop_front()
@@ -213,7 +218,7 @@ impl Link {
                         Ok(sent) => awaiting = Some(sent),
                         Err(e) => return Ended::Lost(e),
                     }
-                    metrics::counter!("cms_proxy_frames_relayed_total").increment(1);
+                    relayed.increment(1);
                 }
                 _ = timeout => {
                     metrics::counter!("cms_proxy_upstream_timeouts_total").increment(1);
@@ -231,7 +236,7 @@ impl Link {
                         Some(Err(e)) => return Ended::Lost(e.to_string()),
                         Some(Ok(_)) => continue,
                     };
-                    if let Some(reply) = self.on_frame(text.as_str(), &mut awaiting, &replies)
+                    if let Some(reply) = self.on_frame(text.as_str(), &mut awaiting, &replies, &latency)
                         && let Err(e) = ws.send(Message::text(reply)).await
                     {
                         return Ended::Lost(e.to_string());
@@ -266,6 +271,7 @@ impl Link {
         text: &str,
         awaiting: &mut Option<Awaiting>,
         replies: &mpsc::UnboundedSender<String>,
+        latency: &metrics::Histogram,
     ) -> Option<String> {
         let (message_id, action, payload) = match parse_frame(text) {
             Ok(Frame::CallResult {
@@ -273,7 +279,7 @@ impl Link {
                 payload,
             }) => {
                 let answer = LeaderAnswer::Result(payload.get().to_string());
-                answered(awaiting, &message_id, answer);
+                answered(awaiting, &message_id, answer, latency);
                 return None;
             }
             Ok(Frame::CallError {
@@ -286,7 +292,7 @@ impl Link {
                     code: code.into_owned(),
                     description: description.into_owned(),
                 };
-                answered(awaiting, &message_id, answer);
+                answered(awaiting, &message_id, answer, latency);
                 return None;
             }
             Ok(Frame::Call {
@@ -357,13 +363,17 @@ impl Link {
 }
 
 /// Ends the wait for `message_id`'s answer, handing it on when someone waits for it.
-fn answered(awaiting: &mut Option<Awaiting>, message_id: &str, answer: LeaderAnswer) {
+fn answered(
+    awaiting: &mut Option<Awaiting>,
+    message_id: &str,
+    answer: LeaderAnswer,
+    latency: &metrics::Histogram,
+) {
     if awaiting.as_ref().is_none_or(|a| a.id != message_id) {
         return;
     }
     let Some(done) = awaiting.take() else { return };
-    metrics::histogram!("cms_proxy_upstream_answer_seconds")
-        .record(done.sent.elapsed().as_secs_f64());
+    latency.record(done.sent.elapsed().as_secs_f64());
     if let Some(answer_to) = done.answer_to {
         let _ = answer_to.send(answer);
     }
@@ -497,6 +507,7 @@ mod tests {
             websocket_url: "ws://127.0.0.1:9/ocpp".into(),
             identity: "CP-1".into(),
             tls: cms_tls::client_config(None).unwrap(),
+            ws_config: WebSocketConfig::default(),
             replay: Default::default(),
             leader,
             state: Default::default(),
@@ -508,6 +519,7 @@ mod tests {
     async fn a_followers_call_is_refused_and_the_awaited_answer_goes_where_it_is_wanted() {
         let follower = link(None);
         let (replies, _) = mpsc::unbounded_channel();
+        let latency = metrics::histogram!("test");
         let (answer_to, answer) = oneshot::channel();
         let mut awaiting = Some(Awaiting {
             id: "cms-1".into(),
@@ -518,11 +530,12 @@ mod tests {
             r#"[2,"u1","Reset",{"type":"Hard"}]"#,
             &mut awaiting,
             &replies,
+            &latency,
         );
         assert!(refusal.unwrap().starts_with(r#"[4,"u1","SecurityError""#));
         assert!(awaiting.is_some());
         assert_eq!(
-            follower.on_frame(r#"[3,"other",{}]"#, &mut awaiting, &replies),
+            follower.on_frame(r#"[3,"other",{}]"#, &mut awaiting, &replies, &latency),
             None
         );
         assert!(
@@ -530,7 +543,10 @@ mod tests {
             "an answer to another call changes nothing"
         );
         let result = r#"[3,"cms-1",{"status":"Accepted","interval":77}]"#;
-        assert_eq!(follower.on_frame(result, &mut awaiting, &replies), None);
+        assert_eq!(
+            follower.on_frame(result, &mut awaiting, &replies, &latency),
+            None
+        );
         assert!(awaiting.is_none());
         assert_eq!(
             answer.await.unwrap(),
@@ -547,8 +563,9 @@ mod tests {
         };
         let leader = link(Some(side));
         let (replies, mut replies_out) = mpsc::unbounded_channel();
+        let latency = metrics::histogram!("test");
         let call = r#"[2,"lead-7","RemoteStartTransaction",{"idTag":"ABC"}]"#;
-        assert_eq!(leader.on_frame(call, &mut None, &replies), None);
+        assert_eq!(leader.on_frame(call, &mut None, &replies, &latency), None);
         let queued = inbox.pop().unwrap();
         assert_eq!(queued.action, "RemoteStartTransaction");
         assert_eq!(queued.request, serde_json::json!({"idTag": "ABC"}));
