@@ -229,3 +229,93 @@ async fn without_its_leader_the_charger_is_answered_by_cms_until_the_leader_retu
     charger.finish().await;
     restarted.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_servers_set_while_the_charger_is_connected_take_effect_without_a_reconnect() {
+    let upstreams = Upstreams::new();
+    let mut follower = upstreams.start(None, &[]).await;
+    let identity = "CP-RELAYED-3";
+    let (cms, uuid, api) = relaying_cms(&upstreams, identity).await;
+    let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
+    set_proxy(
+        &api,
+        &uuid,
+        "ROLE_LEADER",
+        json!([server(&follower, "follower")]),
+    )
+    .await;
+
+    // The charger stays connected; the follower hears of it, then of what it sends.
+    crate::support::eventually("the follower to see the charger's calls", async || {
+        charger.send("authorize ANY-TAG").await;
+        let seen = follower.received_of("Authorize");
+        (!seen.is_empty())
+            .then_some(())
+            .ok_or("not yet".to_string())
+    })
+    .await;
+    set_proxy(&api, &uuid, "ROLE_STANDALONE", Value::Null).await;
+    follower
+        .wait_for("the relay to end", |l| l.get("disconnected").is_some())
+        .await;
+    assert_eq!(charger.connections(), 1, "the charger never reconnected");
+    charger.finish().await;
+    follower.finish().await;
+}
+
+/// The Kafka deployment: the proxy set-up reaches a `cms gateway` through the registry topic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_apart_from_the_api_relays_its_charger_to_the_leader() {
+    let upstreams = Upstreams::new();
+    let mut leader = upstreams.leader(LEADER_TRANSACTION).await;
+    let broker = crate::support::broker::Broker::shared().await;
+    let ca = upstreams.pki.ca_certificate();
+    let ca = ca.to_str().expect("utf-8 path");
+    let fleet = crate::support::fleet::Fleet::start_with(
+        &broker.brokers,
+        &["gw-proxy"],
+        &["--proxy-ca-file", ca],
+    )
+    .await;
+    let identity = "CP-KAFKA-PROXY";
+    let added = Instant::now();
+    let uuid = fleet.add_charger(identity).await;
+    fleet
+        .wait_until_accepted(identity, &["gw-proxy"], added, Duration::from_secs(10))
+        .await;
+    let api = fleet.rest().await;
+    set_proxy(
+        &api,
+        &uuid,
+        "ROLE_FOLLOWER",
+        json!([server(&leader, "leader")]),
+    )
+    .await;
+    let addr = &fleet.gateway("gw-proxy").ocpp_addr;
+    let url = format!("ws://{addr}/ocpp/{identity}");
+    let mut charger = CommandedCharger::connect(&url, identity).await;
+    // The set-up travels API → registry topic → gateway; until it arrives cms answers alone.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let started = charger.send("start 1 KAFKA-TAG").await;
+        if started["transactionId"] == LEADER_TRANSACTION {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the leader never answered: {started}"
+        );
+        let id = started["transactionId"].as_i64().expect("a transactionId");
+        charger.send(&format!("stop {id}")).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    leader
+        .wait_received("StartTransaction", |l| l["identity"] == identity)
+        .await;
+    let request = json!({"type": "Soft"});
+    let sent = leader.call(identity, "Reset", &request).await;
+    assert_eq!(sent["answer"], json!({"status": "Accepted"}), "{sent}");
+    charger.wait_received("Reset", &request).await;
+    charger.finish().await;
+    leader.finish().await;
+}

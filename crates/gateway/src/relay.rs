@@ -128,16 +128,19 @@ pub struct Relay {
 
 impl Relay {
     /// Starts the upstreams of the session `session` of `identity`; a leader's calls for the
-    /// charger go to the session's `inbox`.
+    /// charger go to the session's `inbox`. `replay` is the session's, kept across set-ups;
+    /// `mid_session`: the charger's boot is not among the calls to come, so even a first
+    /// connection starts with the replay.
     pub fn start(
         context: &RelayContext,
         identity: &str,
         session: &str,
         setup: ProxySetup,
         inbox: &Arc<CommandInbox>,
+        replay: Arc<Mutex<Replay>>,
+        mid_session: bool,
     ) -> Relay {
         let stop = context.shutdown.child_token();
-        let replay = Arc::new(Mutex::new(Replay::default()));
         let queues = setup
             .upstreams
             .iter()
@@ -150,6 +153,7 @@ impl Relay {
                     tls: context.tls.clone(),
                     ws_config: context.ws_config,
                     replay: replay.clone(),
+                    replay_first: mid_session,
                     leader: upstream.leader.then(|| upstream::LeaderSide {
                         inbox: inbox.clone(),
                         session: session.to_string(),

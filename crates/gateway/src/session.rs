@@ -9,7 +9,7 @@ use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
 use crate::outgoing::OutgoingCalls;
-use crate::relay::{LEADER_WAIT, LeaderAnswer, Relay};
+use crate::relay::{LEADER_WAIT, LeaderAnswer, Relay, Replay};
 use crate::stream::ChargerStream;
 use crate::{AckAfter, Shared};
 use bytes::Bytes;
@@ -154,9 +154,10 @@ pub async fn serve(
             outgoing: OutgoingCalls::new(inbox),
             try_send: false,
             relay: None,
+            replay: None,
             registration_changed: shared.directory.watch(identity.as_str()),
         };
-        live.follow_proxy_setup();
+        live.follow_proxy_setup(false);
         live.publish_event(ConnectionEvent::Connected {
             remote_addr: peer.to_string(),
         })
@@ -193,6 +194,8 @@ struct LiveSession<'a> {
     try_send: bool,
     /// The charger's upstreams, when it is relayed to proxy servers.
     relay: Option<Relay>,
+    /// What an upstream is told first, kept across changes of the set-up once relayed.
+    replay: Option<Arc<std::sync::Mutex<Replay>>>,
     /// Told when the charger's registration changes (its proxy set-up above all).
     registration_changed: Arc<Notify>,
 }
@@ -200,7 +203,9 @@ struct LiveSession<'a> {
 impl LiveSession<'_> {
     /// Relays the charger as its registration now says: starts, changes or stops its upstreams
     /// without touching the charger's connection.
-    fn follow_proxy_setup(&mut self) {
+    /// `mid_session`: frames have come already, the charger's boot among them, so a new
+    /// upstream starts with the replay.
+    fn follow_proxy_setup(&mut self, mid_session: bool) {
         let setup = self.shared.directory.proxy(self.identity);
         if self.relay.as_ref().map(Relay::setup) == setup.as_ref() {
             return;
@@ -213,8 +218,19 @@ impl LiveSession<'_> {
         }
         let session = String::from_utf8_lossy(self.session);
         let inbox = &self.outgoing.inbox;
-        self.relay = setup
-            .map(|setup| Relay::start(&self.shared.relay, self.identity, &session, setup, inbox));
+        let replay = self.replay.get_or_insert_with(Default::default).clone();
+        self.relay = setup.map(|setup| {
+            let context = &self.shared.relay;
+            Relay::start(
+                context,
+                self.identity,
+                &session,
+                setup,
+                inbox,
+                replay,
+                mid_session,
+            )
+        });
     }
 
     async fn run(&mut self, ws: &mut Ws, mut replaced: oneshot::Receiver<()>) -> DisconnectReason {
@@ -248,7 +264,7 @@ impl LiveSession<'_> {
                     continue;
                 }
                 _ = self.registration_changed.notified() => {
-                    self.follow_proxy_setup();
+                    self.follow_proxy_setup(true);
                     continue;
                 }
                 _ = &mut timer => {

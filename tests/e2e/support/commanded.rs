@@ -93,6 +93,11 @@ impl CommandedCharger {
         self.connections = next;
     }
 
+    /// How many times it connected so far.
+    pub fn connections(&self) -> u64 {
+        self.connections
+    }
+
     /// Every line printed so far.
     pub fn printed(&mut self) -> &[Value] {
         while let Ok(line) = self.lines.try_recv() {

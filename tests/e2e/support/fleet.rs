@@ -65,6 +65,11 @@ impl Fleet {
     /// Starts the API and one gateway per node id, all at once, and waits until every gateway
     /// answers /readyz 200 (its registry is loaded).
     pub async fn start(brokers: &str, node_ids: &[&str]) -> Fleet {
+        Fleet::start_with(brokers, node_ids, &[]).await
+    }
+
+    /// [`Fleet::start`] with `gateway_args` added to every `cms gateway`.
+    pub async fn start_with(brokers: &str, node_ids: &[&str], gateway_args: &[&str]) -> Fleet {
         let prefix = unique_prefix();
         let data = TempDir::new().expect("temp data dir");
         let logs = TempDir::new().expect("temp log dir");
@@ -97,7 +102,7 @@ impl Fleet {
         let api = CmsProcess::start("cms api", &api_args, &api_log, &["cms: serving REST on "]);
         let gateways = node_ids
             .iter()
-            .map(|node| start_gateway(brokers, &prefix, node, &logs));
+            .map(|node| start_gateway(brokers, &prefix, node, &logs, gateway_args));
         let (api, gateways) = tokio::join!(api, join_all(gateways));
         let (api, lines) = api;
         let fleet = Fleet {
@@ -271,7 +276,13 @@ impl Fleet {
     }
 }
 
-async fn start_gateway(brokers: &str, prefix: &str, node_id: &str, logs: &TempDir) -> Gateway {
+async fn start_gateway(
+    brokers: &str,
+    prefix: &str,
+    node_id: &str,
+    logs: &TempDir,
+    extra: &[&str],
+) -> Gateway {
     let args: Vec<String> = [
         "gateway",
         "--kafka-brokers",
@@ -288,6 +299,7 @@ async fn start_gateway(brokers: &str, prefix: &str, node_id: &str, logs: &TempDi
         "127.0.0.1:0",
     ]
     .iter()
+    .chain(extra)
     .map(|s| s.to_string())
     .collect();
     let log = logs.path().join(format!("gateway-{node_id}.log"));

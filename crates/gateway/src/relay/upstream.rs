@@ -38,6 +38,8 @@ pub struct Link {
     pub tls: Arc<rustls::ClientConfig>,
     pub ws_config: WebSocketConfig,
     pub replay: Arc<Mutex<Replay>>,
+    /// Whether the first connection starts with the replay too (a set-up made mid-session).
+    pub replay_first: bool,
     /// Set when this upstream is the charger's leader: its calls reach the charger.
     pub leader: Option<LeaderSide>,
     /// [`super::CONNECTING`], [`super::UP`] or [`super::DOWN`]: the session asks before
@@ -80,7 +82,7 @@ impl Link {
         let target = redacted(&self.websocket_url);
         // On the first connection the charger's calls since it connected are all still queued;
         // after a failure, what was queued is gone and the replay stands in for it.
-        let mut replay = false;
+        let mut replay = self.replay_first;
         loop {
             let connected = tokio::select! {
                 _ = self.stop.cancelled() => return,
@@ -509,6 +511,7 @@ mod tests {
             tls: cms_tls::client_config(None).unwrap(),
             ws_config: WebSocketConfig::default(),
             replay: Default::default(),
+            replay_first: false,
             leader,
             state: Default::default(),
             stop: CancellationToken::new(),
