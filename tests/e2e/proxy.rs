@@ -83,6 +83,24 @@ fn server(central: &CentralSystem, role: &str) -> Value {
     json!({"websocket_url": format!("{}/ocpp", central.url()), "role": role})
 }
 
+/// Waits until the proxy resource shows each server's `connection_status` as `expected`, in
+/// the order listed; returns the servers.
+async fn wait_statuses(api: &Api, uuid: &str, expected: &[&str]) -> Vec<Value> {
+    let path = format!("/api/v3/chargers/{uuid}/proxy");
+    crate::support::eventually(&format!("proxy servers {expected:?}"), async || {
+        let answer = api.get_ok(&path).await;
+        let servers = answer["data"].as_array().cloned().unwrap_or_default();
+        let statuses: Vec<&str> = servers
+            .iter()
+            .map(|s| s["connection_status"].as_str().unwrap_or("?"))
+            .collect();
+        (statuses == expected)
+            .then(|| servers.clone())
+            .ok_or(format!("{answer}"))
+    })
+    .await
+}
+
 /// The answer cms gave to the charger's BootNotification on its `connection`th connection.
 async fn boot_answer(charger: &mut CommandedCharger) -> Value {
     let boot = charger
@@ -118,6 +136,10 @@ async fn the_leader_answers_and_commands_the_charger_and_the_followers_see_every
         boot["interval"], 77,
         "the leader's interval reaches the charger: {boot}"
     );
+    let servers = wait_statuses(&api, &uuid, &["connected"; 3]).await;
+    for server in &servers {
+        crate::support::assert_record_time(&server["last_connected_at"], "last_connected_at");
+    }
     let started = charger.send("start 1 04A2B3C4").await;
     assert_eq!(started["transactionId"], LEADER_TRANSACTION, "{started}");
     let stopped = charger
@@ -204,6 +226,8 @@ async fn without_its_leader_the_charger_is_answered_by_cms_until_the_leader_retu
     let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
     assert_eq!(boot_answer(&mut charger).await["interval"], 77);
 
+    wait_statuses(&api, &uuid, &["connected"]).await;
+
     // The leader dies mid-session: the charger's next calls are answered by cms, promptly.
     drop(leader);
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -217,6 +241,7 @@ async fn without_its_leader_the_charger_is_answered_by_cms_until_the_leader_retu
     let own_id = started["transactionId"].as_i64().expect("a transactionId");
     assert_ne!(own_id, LEADER_TRANSACTION, "cms answered: {started}");
     charger.send(&format!("stop {own_id} TAG-2")).await;
+    wait_statuses(&api, &uuid, &["disconnected"]).await;
 
     // It comes back at the same address: cms reconnects, tells it the charger's boot and
     // status, and the leader answers again.
@@ -226,6 +251,9 @@ async fn without_its_leader_the_charger_is_answered_by_cms_until_the_leader_retu
         .await;
     let again = charger.send("start 1 TAG-3").await;
     assert_eq!(again["transactionId"], RESTARTED_TRANSACTION, "{again}");
+    wait_statuses(&api, &uuid, &["connected"]).await;
+    charger.disconnect().await;
+    wait_statuses(&api, &uuid, &["disconnected"]).await;
     charger.finish().await;
     restarted.finish().await;
 }

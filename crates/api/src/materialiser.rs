@@ -377,6 +377,13 @@ fn connection_change(identity: String, value: &Bytes) -> Option<StateChange> {
             session,
             at,
         }),
+        "upstream" => Some(StateChange::UpstreamState {
+            identity,
+            session,
+            websocket_url: event["websocket_url"].as_str()?.to_string(),
+            connected: event["status"].as_str()? == "connected",
+            at,
+        }),
         _ => None,
     }
 }

@@ -207,6 +207,14 @@ impl Gateway {
             .map_err(|e| std::io::Error::other(format!("--proxy-ca-file: {e}")))?;
         let shutdown = CancellationToken::new();
         let ws_config = config.websocket_config();
+        let relay = relay::RelayContext {
+            tls: relay_tls,
+            ws_config,
+            shutdown: shutdown.clone(),
+            bus: bus.clone(),
+            connections_topic: config.topics.connections,
+            node: Bytes::from(config.node_id.clone()),
+        };
         let shared = Arc::new(Shared {
             ws_config,
             capacity: capacity::connection_cap(config.max_connections),
@@ -216,11 +224,7 @@ impl Gateway {
             config,
             bus,
             authority: Authority::new(directory.clone(), id_tags),
-            relay: relay::RelayContext {
-                tls: relay_tls,
-                ws_config,
-                shutdown: shutdown.clone(),
-            },
+            relay,
             directory,
             sessions: DashMap::new(),
             transaction_ids: Default::default(),

@@ -99,6 +99,10 @@ pub struct RelayContext {
     pub ws_config: WebSocketConfig,
     /// The gateway's shutdown.
     pub shutdown: CancellationToken,
+    /// Where each upstream's state is told (the connections topic), for the proxy resource.
+    pub bus: Arc<dyn cms_bus::Publisher>,
+    pub connections_topic: &'static str,
+    pub node: Bytes,
 }
 
 /// One upstream as the session sees it: where its calls queue, and whether it is up.
@@ -154,6 +158,12 @@ impl Relay {
                     ws_config: context.ws_config,
                     replay: replay.clone(),
                     replay_first: mid_session,
+                    events: upstream::Events {
+                        bus: context.bus.clone(),
+                        topic: context.connections_topic,
+                        node: context.node.clone(),
+                        session: Bytes::copy_from_slice(session.as_bytes()),
+                    },
                     leader: upstream.leader.then(|| upstream::LeaderSide {
                         inbox: inbox.clone(),
                         session: session.to_string(),

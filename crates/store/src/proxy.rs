@@ -11,6 +11,9 @@ pub struct ProxyServer {
     pub websocket_url: String,
     /// `leader` or `follower`.
     pub role: String,
+    /// How the gateway holding the charger is connected to it: `connected` or `disconnected`.
+    pub connection_status: String,
+    pub last_connected_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -26,8 +29,8 @@ impl Store {
     /// The proxy servers of a charger, in the order they were listed.
     pub async fn proxy_servers(&self, charger_id: i64) -> Result<Vec<ProxyServer>> {
         Ok(sqlx::query_as(
-            "SELECT websocket_url, role, created_at, updated_at FROM proxy_servers
-             WHERE charger_id = $1 ORDER BY position",
+            "SELECT websocket_url, role, connection_status, last_connected_at, created_at, updated_at
+             FROM proxy_servers WHERE charger_id = $1 ORDER BY position",
         )
         .bind(charger_id)
         .fetch_all(&self.pool)
@@ -57,23 +60,31 @@ impl Store {
                 "no charger with id {charger_id}"
             )));
         }
-        let known: HashMap<String, String> = sqlx::query_as(
-            "SELECT websocket_url, created_at FROM proxy_servers WHERE charger_id = $1",
-        )
-        .bind(charger_id)
-        .fetch_all(&mut *tx)
-        .await?
-        .into_iter()
-        .collect();
+        // A server listed before keeps its creation and how the gateway is connected to it.
+        type Known = (String, String, Option<String>);
+        let known: HashMap<String, Known> =
+            sqlx::query_as::<_, (String, String, String, Option<String>)>(
+                "SELECT websocket_url, created_at, connection_status, last_connected_at
+             FROM proxy_servers WHERE charger_id = $1",
+            )
+            .bind(charger_id)
+            .fetch_all(&mut *tx)
+            .await?
+            .into_iter()
+            .map(|(url, created, status, last)| (url, (created, status, last)))
+            .collect();
         sqlx::query("DELETE FROM proxy_servers WHERE charger_id = $1")
             .bind(charger_id)
             .execute(&mut *tx)
             .await?;
         for (position, server) in servers.iter().enumerate() {
-            let created_at = known.get(&server.websocket_url).unwrap_or(&now);
+            let disconnected = (now.clone(), "disconnected".to_string(), None);
+            let (created_at, status, last_connected_at) =
+                known.get(&server.websocket_url).unwrap_or(&disconnected);
             let inserted = sqlx::query(
-                "INSERT INTO proxy_servers (charger_id, position, websocket_url, role, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
+                "INSERT INTO proxy_servers (charger_id, position, websocket_url, role, created_at,
+                   updated_at, connection_status, last_connected_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             )
             .bind(charger_id)
             .bind(position as i64)
@@ -81,6 +92,8 @@ impl Store {
             .bind(&server.role)
             .bind(created_at)
             .bind(&now)
+            .bind(status)
+            .bind(last_connected_at)
             .execute(&mut *tx)
             .await;
             match inserted {

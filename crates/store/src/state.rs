@@ -18,6 +18,14 @@ pub enum StateChange {
         session: String,
         at: String,
     },
+    /// The gateway of the charger's session connected to, or lost, one of its proxy servers.
+    UpstreamState {
+        identity: String,
+        session: String,
+        websocket_url: String,
+        connected: bool,
+        at: String,
+    },
     Heartbeat {
         identity: String,
         at: String,
@@ -109,11 +117,47 @@ async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
             .execute(&mut *db)
             .await?;
         }
+        UpstreamState {
+            identity,
+            session,
+            websocket_url,
+            connected,
+            at,
+        } => {
+            // Only the charger's current session speaks for its upstreams.
+            let status = if *connected {
+                "connected"
+            } else {
+                "disconnected"
+            };
+            sqlx::query(
+                "UPDATE proxy_servers SET connection_status = $1,
+                   last_connected_at = CASE WHEN $1 = 'connected' THEN $2 ELSE last_connected_at END
+                 WHERE websocket_url = $3 AND charger_id =
+                   (SELECT id FROM chargers WHERE identity = $4 AND session = $5)",
+            )
+            .bind(status)
+            .bind(at)
+            .bind(websocket_url)
+            .bind(identity)
+            .bind(session)
+            .execute(&mut *db)
+            .await?;
+        }
         Disconnected {
             identity,
             session,
             at,
         } => {
+            // The session's upstreams ended with it (a gateway that crashed said nothing).
+            sqlx::query(
+                "UPDATE proxy_servers SET connection_status = 'disconnected' WHERE charger_id =
+                   (SELECT id FROM chargers WHERE identity = $1 AND session = $2)",
+            )
+            .bind(identity)
+            .bind(session)
+            .execute(&mut *db)
+            .await?;
             // Only the current session going away takes the charger offline: the end of a
             // session that a reconnect replaced is not a disconnection of the charger.
             sqlx::query(

@@ -40,12 +40,55 @@ pub struct Link {
     pub replay: Arc<Mutex<Replay>>,
     /// Whether the first connection starts with the replay too (a set-up made mid-session).
     pub replay_first: bool,
+    pub events: Events,
     /// Set when this upstream is the charger's leader: its calls reach the charger.
     pub leader: Option<LeaderSide>,
     /// [`super::CONNECTING`], [`super::UP`] or [`super::DOWN`]: the session asks before
     /// waiting for a leader's answer.
     pub state: Arc<AtomicU8>,
     pub stop: CancellationToken,
+}
+
+/// Where the upstream's state is told: an `upstream` event on the connections topic, which the
+/// API keeps as the proxy server's `connection_status`.
+pub struct Events {
+    pub bus: Arc<dyn cms_bus::Publisher>,
+    pub topic: &'static str,
+    pub node: bytes::Bytes,
+    pub session: bytes::Bytes,
+}
+
+impl Link {
+    /// Publishes the upstream's state, without waiting: a lost event only leaves the proxy
+    /// resource behind until the next one.
+    fn tell(&self, connected: bool) {
+        let at = record_time(chrono::Utc::now());
+        let events = &self.events;
+        let value = serde_json::json!({
+            "event": "upstream", "identity": self.identity,
+            "session": String::from_utf8_lossy(&events.session),
+            "gateway": String::from_utf8_lossy(&events.node), "at": at,
+            "websocket_url": self.websocket_url,
+            "status": if connected { "connected" } else { "disconnected" },
+        });
+        let record = cms_bus::Record {
+            topic: std::borrow::Cow::Borrowed(events.topic),
+            key: bytes::Bytes::copy_from_slice(self.identity.as_bytes()),
+            headers: vec![
+                cms_bus::Header::new("event", "upstream"),
+                cms_bus::Header::new("received_at", at),
+                cms_bus::Header::new("gateway", events.node.clone()),
+                cms_bus::Header::new("session", events.session.clone()),
+            ],
+            value: bytes::Bytes::from(value.to_string()),
+        };
+        let delivery = events.bus.publish(record);
+        tokio::spawn(async move {
+            if let Err(e) = delivery.await {
+                tracing::warn!(error = %e, "upstream state not published");
+            }
+        });
+    }
 }
 
 /// Where a leader's calls go: the session's inbox, behind cms's own actions.
@@ -97,8 +140,10 @@ impl Link {
                     let gauge = metrics::gauge!("cms_proxy_upstreams_connected");
                     gauge.increment(1.0);
                     self.state.store(UP, Ordering::Release);
+                    self.tell(true);
                     let ended = self.relay(ws, &mut calls, replay).await;
                     self.state.store(DOWN, Ordering::Release);
+                    self.tell(false);
                     gauge.decrement(1.0);
                     ended
                 }
@@ -512,6 +557,12 @@ mod tests {
             ws_config: WebSocketConfig::default(),
             replay: Default::default(),
             replay_first: false,
+            events: Events {
+                bus: std::sync::Arc::new(cms_bus::InProcessBus::new(Default::default(), &[])),
+                topic: "t.ocpp.connections",
+                node: bytes::Bytes::from_static(b"gw"),
+                session: bytes::Bytes::from_static(b"s-1"),
+            },
             leader,
             state: Default::default(),
             stop: CancellationToken::new(),

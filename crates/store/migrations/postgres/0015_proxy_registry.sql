@@ -21,3 +21,8 @@ $$ LANGUAGE plpgsql;
 
 CREATE TRIGGER proxy_servers_registry_log AFTER INSERT OR UPDATE OR DELETE ON proxy_servers
     FOR EACH ROW EXECUTE FUNCTION proxy_servers_registry_log();
+
+-- How the gateway holding the charger is connected to each proxy server (`connected`,
+-- `disconnected`), as it last reported, and when it last connected.
+ALTER TABLE proxy_servers ADD COLUMN connection_status TEXT NOT NULL DEFAULT 'disconnected';
+ALTER TABLE proxy_servers ADD COLUMN last_connected_at TEXT;

@@ -22,3 +22,8 @@ CREATE TRIGGER proxy_servers_registry_delete AFTER DELETE ON proxy_servers
 BEGIN
     INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id = OLD.charger_id;
 END;
+
+-- How the gateway holding the charger is connected to each proxy server (`connected`,
+-- `disconnected`), as it last reported, and when it last connected.
+ALTER TABLE proxy_servers ADD COLUMN connection_status TEXT NOT NULL DEFAULT 'disconnected';
+ALTER TABLE proxy_servers ADD COLUMN last_connected_at TEXT;

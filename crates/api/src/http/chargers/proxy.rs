@@ -44,6 +44,12 @@ pub struct ProxyServerBody {
     pub websocket_url: String,
     #[schema(value_type = ServerRole)]
     pub role: String,
+    /// How the gateway holding the charger is connected to this server now: `connected` or
+    /// `disconnected` (also while the charger itself is offline).
+    #[schema(example = "connected")]
+    pub connection_status: String,
+    /// When the gateway last connected to it for this charger; null if never.
+    pub last_connected_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -53,6 +59,8 @@ impl From<ProxyServer> for ProxyServerBody {
         ProxyServerBody {
             websocket_url: s.websocket_url,
             role: s.role,
+            connection_status: s.connection_status,
+            last_connected_at: s.last_connected_at,
             created_at: s.created_at,
             updated_at: s.updated_at,
         }
