@@ -347,3 +347,49 @@ async fn a_gateway_apart_from_the_api_relays_its_charger_to_the_leader() {
     charger.finish().await;
     leader.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_in_a_proxy_url_are_sent_as_basic_auth_and_never_shown() {
+    let upstreams = Upstreams::new();
+    let mut follower = upstreams.start(None, &["--basic", "ops:s3cr3t"]).await;
+    let identity = "CP-RELAYED-AUTH";
+    let (cms, uuid, api) = relaying_cms(&upstreams, identity).await;
+    let host = follower.url().trim_start_matches("wss://").to_string();
+    let with_password = format!("wss://ops:s3cr3t@{host}/ocpp");
+    let servers = json!([{"websocket_url": with_password, "role": "follower"}]);
+    let path = format!("/api/v3/chargers/{uuid}/proxy");
+    let body = json!({"vendor_role": "ROLE_LEADER", "servers": servers});
+    let answer = api.expect(200, "PUT", &path, Some(&body)).await;
+    let shown = format!("wss://ops:***@{host}/ocpp");
+    assert_eq!(answer["data"][0]["websocket_url"], shown.as_str());
+    assert_eq!(
+        api.get_ok(&path).await["data"][0]["websocket_url"],
+        shown.as_str()
+    );
+
+    let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
+    let connected = follower
+        .wait_for("cms to connect with the credentials", |l| {
+            l["connected"] == identity
+        })
+        .await;
+    assert_eq!(connected["user"], "ops", "{connected}");
+
+    // What a client read may be sent back: the stored password stays.
+    let body = json!({"vendor_role": "ROLE_LEADER", "servers": [{"websocket_url": shown, "role": "follower"}]});
+    let answer = api.expect(200, "PUT", &path, Some(&body)).await;
+    assert_eq!(answer["data"][0]["websocket_url"], shown.as_str());
+    assert!(
+        follower
+            .printed()
+            .iter()
+            .all(|l| l.get("refused").is_none())
+    );
+    // A mask for a server the charger does not have is refused: its password is unknown.
+    let elsewhere = json!({"vendor_role": "ROLE_LEADER", "servers": [
+        {"websocket_url": "wss://ops:***@elsewhere.example/ocpp", "role": "follower"}]});
+    let refused = api.expect_invalid("PUT", &path, Some(&elsewhere)).await;
+    assert!(refused["servers.0.websocket_url"].is_array(), "{refused}");
+    charger.finish().await;
+    follower.finish().await;
+}

@@ -7,6 +7,7 @@
 
 mod connectors;
 mod proxy;
+mod proxy_url;
 
 use crate::http::AppState;
 use crate::http::auth::Caller;

@@ -6,6 +6,7 @@
 //! or a list of at most [`MAX_SERVERS`] `{websocket_url, role}`, which replaces the charger's
 //! list (`null` or absent empties it).
 
+use super::proxy_url::{is_secure_websocket_url, masked, unmasked};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
@@ -39,7 +40,8 @@ pub const MAX_SERVERS: usize = 10;
 /// A proxy server of a charger.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProxyServerBody {
-    /// A secure websocket URL, `wss://host[:port]/path`.
+    /// A secure websocket URL, `wss://[user[:password]@]host[:port]/path`; a password is
+    /// shown as `***`.
     #[schema(format = "uri", example = "wss://proxy.example.com/ocpp")]
     pub websocket_url: String,
     #[schema(value_type = ServerRole)]
@@ -57,7 +59,7 @@ pub struct ProxyServerBody {
 impl From<ProxyServer> for ProxyServerBody {
     fn from(s: ProxyServer) -> Self {
         ProxyServerBody {
-            websocket_url: s.websocket_url,
+            websocket_url: masked(&s.websocket_url),
             role: s.role,
             connection_status: s.connection_status,
             last_connected_at: s.last_connected_at,
@@ -103,7 +105,8 @@ pub struct ProxyBody {
 #[derive(ToSchema)]
 #[allow(dead_code)] // Documents the body, which is read with `Input`.
 pub struct NewProxyServerBody {
-    /// `wss://host[:port]/path`, at most 255 characters.
+    /// `wss://[user[:password]@]host[:port]/path`, at most 255 characters; the credentials
+    /// are sent as Basic auth. `***` as the password keeps the one stored for the same URL.
     #[schema(
         max_length = 255,
         pattern = "^wss://[^/\\s]+",
@@ -170,7 +173,11 @@ pub async fn set_proxy(
         .one_of("vendor_role", Rules::required(), &VENDOR_ROLES)
         .flatten();
     let servers = match input.array("servers", Rules::optional().nullable()) {
-        Some(Some(items)) => proxy_servers(&mut input, items),
+        Some(Some(items)) => {
+            let stored = state.store.proxy_servers(charger.id).await?;
+            let stored: Vec<&str> = stored.iter().map(|s| s.websocket_url.as_str()).collect();
+            proxy_servers(&mut input, items, &stored)
+        }
         _ => Vec::new(),
     };
     input.finish()?;
@@ -194,7 +201,8 @@ pub async fn set_proxy(
 
 /// Checks the items of `servers`, recording failures under `servers.N.field` as Laravel keys
 /// nested fields; returns the valid ones.
-fn proxy_servers(input: &mut Input, items: Vec<Value>) -> Vec<NewProxyServer> {
+/// `stored`: the charger's URLs now, whose passwords a masked URL keeps.
+fn proxy_servers(input: &mut Input, items: Vec<Value>, stored: &[&str]) -> Vec<NewProxyServer> {
     if items.len() > MAX_SERVERS {
         input.fail(
             "servers",
@@ -221,13 +229,24 @@ fn proxy_servers(input: &mut Input, items: Vec<Value>) -> Vec<NewProxyServer> {
         );
         let url_field = format!("servers.{n}.websocket_url");
         let url = item.required_string(&url_field, 255.0);
+        let url = match url.map(|u| (unmasked(&u, stored.iter().copied()), u)) {
+            Some((None, _)) => {
+                let why = format!(
+                    "The servers.{n}.websocket url field hides a password this server does not have."
+                );
+                item.fail(&url_field, why);
+                None
+            }
+            Some((Some(url), _)) => Some(url),
+            None => None,
+        };
         if let Some(url) = &url {
             if !is_secure_websocket_url(url) {
                 item.fail(
                     &url_field,
                     format!("The servers.{n}.websocket url field must be a wss:// URL."),
                 );
-            } else if !seen.insert(url.clone()) {
+            } else if !seen.insert(masked(url)) {
                 item.fail(
                     &url_field,
                     format!("The servers.{n}.websocket url field has a duplicate value."),
@@ -261,49 +280,9 @@ fn proxy_servers(input: &mut Input, items: Vec<Value>) -> Vec<NewProxyServer> {
 
 /// `wss://` followed by a host (with an optional port) and an optional path, without
 /// whitespace or control characters.
-fn is_secure_websocket_url(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("wss://") else {
-        return false;
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    // The last colon starts a port unless it is inside an IPv6 host's brackets.
-    let (host, port) = match authority.rfind(':') {
-        Some(i) if !authority[i..].contains(']') => (&authority[..i], Some(&authority[i + 1..])),
-        _ => (authority, None),
-    };
-    let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    port_ok
-        && !host.is_empty()
-        && !host.contains('@')
-        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn proxy_servers_are_secure_websocket_urls() {
-        for good in [
-            "wss://proxy.example.com",
-            "wss://proxy.example.com/ocpp",
-            "wss://10.0.0.1:8443/ocpp/CP-1",
-            "wss://[::1]:8443/ocpp",
-        ] {
-            assert!(is_secure_websocket_url(good), "{good}");
-        }
-        for bad in [
-            "ws://proxy.example.com",
-            "https://proxy.example.com",
-            "wss://",
-            "wss:///path",
-            "wss://host:port/x",
-            "wss://user@host/x",
-            "wss://host/a b",
-        ] {
-            assert!(!is_secure_websocket_url(bad), "{bad}");
-        }
-    }
 
     #[test]
     fn the_documented_roles_are_the_accepted_ones() {
