@@ -367,7 +367,7 @@ async fn credentials_in_a_proxy_url_are_sent_as_basic_auth_and_never_shown() {
         shown.as_str()
     );
 
-    let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
+    let charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
     let connected = follower
         .wait_for("cms to connect with the credentials", |l| {
             l["connected"] == identity
