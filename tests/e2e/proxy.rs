@@ -393,3 +393,45 @@ async fn credentials_in_a_proxy_url_are_sent_as_basic_auth_and_never_shown() {
     charger.finish().await;
     follower.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_leader_or_follower_never_holds_the_charger_up_for_long() {
+    let upstreams = Upstreams::new();
+    // The leader answers the boot and the status, then nothing; the follower never answers.
+    let id = LEADER_TRANSACTION.to_string();
+    let options = ["--transaction-id", id.as_str(), "--silent-after", "2"];
+    let leader = upstreams.start(None, &options).await;
+    let follower = upstreams.start(None, &["--silent"]).await;
+    let identity = "CP-RELAYED-SILENT";
+    let (cms, uuid, api) = relaying_cms(&upstreams, identity).await;
+    let servers = json!([server(&leader, "leader"), server(&follower, "follower")]);
+    set_proxy(&api, &uuid, "ROLE_FOLLOWER", servers).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
+
+    // The leader does not answer in time: cms does, after the wait it allows the leader.
+    let asked = Instant::now();
+    let started = charger.send("start 1 SILENT-1").await;
+    let waited = asked.elapsed();
+    assert_ne!(started["transactionId"], LEADER_TRANSACTION, "{started}");
+    assert!(
+        waited >= Duration::from_secs(4) && waited < Duration::from_secs(9),
+        "cms answered after {waited:?}"
+    );
+    let metrics = api.metrics().await;
+    let fallbacks = metrics.sum("cms_proxy_leader_fallbacks_total", &[]);
+    assert!(
+        fallbacks >= Some(1.0),
+        "the fallback is counted: {fallbacks:?}"
+    );
+    // The silent follower held nothing up either: the next call is answered at once... by
+    // cms again, for the leader has not answered the last one yet.
+    let asked = Instant::now();
+    charger.send("authorize SILENT-2").await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        asked.elapsed()
+    );
+    charger.finish().await;
+}

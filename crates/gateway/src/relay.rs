@@ -17,7 +17,7 @@ use bytes::Bytes;
 use cms_bus::ProxySetup;
 use cms_ocpp::v16::Action;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -110,6 +110,9 @@ struct Queue {
     calls: mpsc::Sender<Relayed>,
     state: Arc<AtomicU8>,
     leader: bool,
+    /// Set when a wait for this leader's answer ran out, cleared when it answers again: until
+    /// then the charger is answered by cms at once, not after another wait.
+    lagging: Arc<AtomicBool>,
 }
 
 /// An upstream's state: connecting for the first time (a charger's first calls wait for the
@@ -151,6 +154,7 @@ impl Relay {
             .map(|upstream| {
                 let (queue, calls) = mpsc::channel(QUEUE);
                 let state = Arc::new(AtomicU8::new(CONNECTING));
+                let lagging = Arc::new(AtomicBool::new(false));
                 let link = upstream::Link {
                     websocket_url: upstream.websocket_url.clone(),
                     identity: identity.to_string(),
@@ -169,6 +173,7 @@ impl Relay {
                         session: session.to_string(),
                     }),
                     state: state.clone(),
+                    lagging: lagging.clone(),
                     stop: stop.clone(),
                 };
                 tokio::spawn(link.run(calls));
@@ -176,6 +181,7 @@ impl Relay {
                     calls: queue,
                     state,
                     leader: upstream.leader,
+                    lagging,
                 }
             })
             .collect();
@@ -186,6 +192,14 @@ impl Relay {
             dropped: metrics::counter!("cms_proxy_frames_dropped_total"),
             replay,
             stop,
+        }
+    }
+
+    /// The leader did not answer within [`LEADER_WAIT`]: the charger's next calls are answered
+    /// by cms at once until the leader answers again.
+    pub fn leader_missed(&self) {
+        for queue in self.queues.iter().filter(|q| q.leader) {
+            queue.lagging.store(true, Ordering::Release);
         }
     }
 
@@ -210,7 +224,9 @@ impl Relay {
         for queue in &self.queues {
             let (answer_to, answer) = match queue.leader {
                 // A leader that is down cannot answer: no point making the charger wait.
-                true if queue.state.load(Ordering::Acquire) != DOWN => {
+                true if queue.state.load(Ordering::Acquire) != DOWN
+                    && !queue.lagging.load(Ordering::Acquire) =>
+                {
                     let (tx, rx) = oneshot::channel();
                     (Some(tx), Some(rx))
                 }

@@ -424,7 +424,14 @@ impl LiveSession<'_> {
             .as_ref()
             .and_then(|r| r.relay(action, &record.value));
         let (record, answer) = match leader {
-            Some(leader) => leader_answer(leader, text, action, record, answer).await,
+            Some(leader) => {
+                let (record, answer, missed) =
+                    leader_answer(leader, text, action, record, answer).await;
+                if let (true, Some(relay)) = (missed, &self.relay) {
+                    relay.leader_missed();
+                }
+                (record, answer)
+            }
             None => (record, answer),
         };
         let durable = action.carries_data() && shared.config.ack_after == AckAfter::Broker;
@@ -524,7 +531,7 @@ impl LiveSession<'_> {
 
 /// The charger's answer when its leader proxy server answers it: the leader's, under the
 /// charger's message id, within [`LEADER_WAIT`]; cms's own otherwise (the charger keeps
-/// working). A StartTransaction is recorded under the transactionId the leader gave, which is
+/// working), and then `true` when the wait ran out. A StartTransaction is recorded under the transactionId the leader gave, which is
 /// the one the charger will use, and with the leader's verdict on the tag.
 async fn leader_answer(
     leader: tokio::sync::oneshot::Receiver<LeaderAnswer>,
@@ -532,12 +539,13 @@ async fn leader_answer(
     action: Action,
     mut record: Record,
     own: String,
-) -> (Record, String) {
+) -> (Record, String, bool) {
     let answer = match tokio::time::timeout(LEADER_WAIT, leader).await {
         Ok(Ok(answer)) => answer,
-        _ => {
+        waited => {
             metrics::counter!("cms_proxy_leader_fallbacks_total").increment(1);
-            return (record, own);
+            // Timed out (not merely dropped because the leader went away): it lags.
+            return (record, own, waited.is_err());
         }
     };
     let id = message_id_of(text);
@@ -559,7 +567,7 @@ async fn leader_answer(
             call_error(&id, code, &description)
         }
     };
-    (record, frame)
+    (record, frame, false)
 }
 
 fn set_header(record: &mut Record, name: &'static str, value: String) {

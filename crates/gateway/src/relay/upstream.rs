@@ -12,7 +12,7 @@ use cms_bus::{ActionCommand, RequestedBy};
 use cms_ocpp::{ErrorCode, Frame, call_error, parse_frame};
 use futures_util::{SinkExt, StreamExt};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -46,6 +46,8 @@ pub struct Link {
     /// [`super::CONNECTING`], [`super::UP`] or [`super::DOWN`]: the session asks before
     /// waiting for a leader's answer.
     pub state: Arc<AtomicU8>,
+    /// Cleared whenever the upstream answers (see [`super::Relay::leader_missed`]).
+    pub lagging: Arc<AtomicBool>,
     pub stop: CancellationToken,
 }
 
@@ -327,6 +329,7 @@ impl Link {
             }) => {
                 let answer = LeaderAnswer::Result(payload.get().to_string());
                 answered(awaiting, &message_id, answer, latency);
+                self.lagging.store(false, Ordering::Release);
                 return None;
             }
             Ok(Frame::CallError {
@@ -340,6 +343,7 @@ impl Link {
                     description: description.into_owned(),
                 };
                 answered(awaiting, &message_id, answer, latency);
+                self.lagging.store(false, Ordering::Release);
                 return None;
             }
             Ok(Frame::Call {
@@ -565,6 +569,7 @@ mod tests {
             },
             leader,
             state: Default::default(),
+            lagging: Default::default(),
             stop: CancellationToken::new(),
         }
     }
