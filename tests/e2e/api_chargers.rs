@@ -380,7 +380,7 @@ on_both_stores!(proxy_settings_are_validated, |cms| {
     let uuid = cms.add_charger("CP-PROXY-V").await;
     let api = Api::new(&cms, &cms.operator_token().await);
     let path = proxy_path(&uuid);
-    let server = |url: &str| json!({"websocket_url": url, "role": "leader"});
+    let server = |url: &str| json!({"websocket_url": url, "role": "follower"});
     let eleven: Vec<Value> = (0..11)
         .map(|n| server(&format!("wss://p{n}.example.com")))
         .collect();

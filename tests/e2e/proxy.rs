@@ -390,6 +390,12 @@ async fn credentials_in_a_proxy_url_are_sent_as_basic_auth_and_never_shown() {
         {"websocket_url": "wss://ops:***@elsewhere.example/ocpp", "role": "follower"}]});
     let refused = api.expect_invalid("PUT", &path, Some(&elsewhere)).await;
     assert!(refused["servers.0.websocket_url"].is_array(), "{refused}");
+    // One leader at most: two could not both answer the charger.
+    let two_leaders = json!({"vendor_role": "ROLE_FOLLOWER", "servers": [
+        {"websocket_url": "wss://a.example/ocpp", "role": "leader"},
+        {"websocket_url": "wss://b.example/ocpp", "role": "leader"}]});
+    let refused = api.expect_invalid("PUT", &path, Some(&two_leaders)).await;
+    assert!(refused["servers.1.role"].is_array(), "{refused}");
     charger.finish().await;
     follower.finish().await;
 }

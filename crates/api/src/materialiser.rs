@@ -380,7 +380,7 @@ fn connection_change(identity: String, value: &Bytes) -> Option<StateChange> {
         "upstream" => Some(StateChange::UpstreamState {
             identity,
             session,
-            websocket_url: event["websocket_url"].as_str()?.to_string(),
+            position: event["position"].as_i64()?,
             connected: event["status"].as_str()? == "connected",
             at,
         }),

@@ -109,18 +109,23 @@ pub fn registry_state(change: &RegistryChange) -> RegistryState {
 }
 
 /// A change of the store's id-tag log as the tag gateways hold; `None`: deleted. A tag with a
-/// status the store should never hold is held as Invalid, so that it lets nobody in.
+/// status or an expiry the store should never hold is held as Invalid, so that it lets nobody
+/// in.
 pub fn id_tag_entry(change: &IdTagChange) -> Option<IdTagEntry> {
     let tag = change.tag.as_ref()?;
-    let expiry_date = tag
-        .expiry_date
-        .as_deref()
-        .and_then(|e| chrono::DateTime::parse_from_rfc3339(e).ok())
-        .map(|e| e.timestamp());
+    let expiry_date = match tag.expiry_date.as_deref() {
+        Some(e) => chrono::DateTime::parse_from_rfc3339(e)
+            .ok()
+            .map(|e| e.timestamp()),
+        None => None,
+    };
+    // An expiry the store holds but cannot be read fails closed, like an unknown status.
+    let unreadable = tag.expiry_date.is_some() && expiry_date.is_none();
+    let status = IdTagStatus::parse(&tag.status).filter(|_| !unreadable);
     Some(IdTagEntry {
         team_id: change.team_id,
         id_tag: tag.id_tag.clone(),
-        status: IdTagStatus::parse(&tag.status).unwrap_or(IdTagStatus::Invalid),
+        status: status.unwrap_or(IdTagStatus::Invalid),
         expiry_date,
         parent_id_tag: tag.parent_id_tag.clone(),
     })

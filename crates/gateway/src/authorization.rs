@@ -94,6 +94,16 @@ impl Authority {
         verdict
     }
 
+    /// A StartTransaction the charger's leader proxy server answered: the transaction is open
+    /// under the leader's `transactionId` if the leader accepted the tag, and not at all if not.
+    pub fn leader_started(&self, identity: &str, own_id: i32, leaders_id: i32, accepted: bool) {
+        if accepted {
+            self.open.renumber(identity, own_id, leaders_id);
+        } else {
+            self.open.stopped(identity, own_id);
+        }
+    }
+
     /// StopTransaction.req: the transaction is no longer open; the verdict on the tag that
     /// stopped it, when it named one (never ConcurrentTx: the tag is ending its own session).
     pub fn stop(

@@ -97,7 +97,8 @@ impl OutgoingCalls {
             .in_flight
             .as_ref()
             .is_some_and(|f| f.command.uuid == answer.message_id());
-        let Some(in_flight) = self.in_flight.take().filter(|_| matches) else {
+        // Taken only when it matches: a stray or late answer must not end the call in flight.
+        let Some(in_flight) = self.in_flight.take_if(|_| matches) else {
             metrics::counter!("cms_gateway_unmatched_answers_total").increment(1);
             tracing::debug!(
                 message_id = answer.message_id(),

@@ -151,12 +151,14 @@ impl Relay {
         let queues = setup
             .upstreams
             .iter()
-            .map(|upstream| {
+            .enumerate()
+            .map(|(position, upstream)| {
                 let (queue, calls) = mpsc::channel(QUEUE);
                 let state = Arc::new(AtomicU8::new(CONNECTING));
                 let lagging = Arc::new(AtomicBool::new(false));
                 let link = upstream::Link {
                     websocket_url: upstream.websocket_url.clone(),
+                    position,
                     identity: identity.to_string(),
                     tls: context.tls.clone(),
                     ws_config: context.ws_config,
@@ -246,7 +248,12 @@ impl Relay {
                     self.queued.increment(1);
                     leader_answer = leader_answer.or(answer);
                 }
-                Err(_) => self.dropped.increment(1),
+                Err(_) => {
+                    self.dropped.increment(1);
+                    if queue.leader {
+                        metrics::counter!("cms_proxy_leader_fallbacks_total").increment(1);
+                    }
+                }
             }
         }
         leader_answer

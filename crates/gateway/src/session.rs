@@ -425,8 +425,16 @@ impl LiveSession<'_> {
             .and_then(|r| r.relay(action, &record.value));
         let (record, answer) = match leader {
             Some(leader) => {
+                let own_id = transaction_id_of(&record);
                 let (record, answer, missed) =
                     leader_answer(leader, text, action, record, answer).await;
+                if let (Some(own), Some(leaders)) = (own_id, transaction_id_of(&record))
+                    && own != leaders
+                {
+                    let accepted = record.header_str("id_tag_status") == Some("Accepted");
+                    let authority = &self.shared.authority;
+                    authority.leader_started(self.identity, own, leaders, accepted);
+                }
                 if let (true, Some(relay)) = (missed, &self.relay) {
                     relay.leader_missed();
                 }
@@ -568,6 +576,11 @@ async fn leader_answer(
         }
     };
     (record, frame, false)
+}
+
+/// The transactionId a StartTransaction record was given.
+fn transaction_id_of(record: &Record) -> Option<i32> {
+    record.header_str("transaction_id")?.parse().ok()
 }
 
 fn set_header(record: &mut Record, name: &'static str, value: String) {

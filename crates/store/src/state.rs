@@ -22,7 +22,9 @@ pub enum StateChange {
     UpstreamState {
         identity: String,
         session: String,
-        websocket_url: String,
+        /// The server's place in the charger's list (its URL may hold a password, which the
+        /// gateway keeps off the bus).
+        position: i64,
         connected: bool,
         at: String,
     },
@@ -120,7 +122,7 @@ async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
         UpstreamState {
             identity,
             session,
-            websocket_url,
+            position,
             connected,
             at,
         } => {
@@ -133,12 +135,12 @@ async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
             sqlx::query(
                 "UPDATE proxy_servers SET connection_status = $1,
                    last_connected_at = CASE WHEN $1 = 'connected' THEN $2 ELSE last_connected_at END
-                 WHERE websocket_url = $3 AND charger_id =
+                 WHERE position = $3 AND charger_id =
                    (SELECT id FROM chargers WHERE identity = $4 AND session = $5)",
             )
             .bind(status)
             .bind(at)
-            .bind(websocket_url)
+            .bind(position)
             .bind(identity)
             .bind(session)
             .execute(&mut *db)

@@ -4,14 +4,20 @@
 
 use super::short_tag::ShortTag;
 use dashmap::DashMap;
+use std::time::{Duration, Instant};
+
+/// How long a transaction counts as open without a StopTransaction seen here: its stop may have
+/// gone to another gateway (the charger moved) or been lost, and a tag must not be refused as
+/// concurrent forever for it. Longer than any charging session.
+const OPEN_AT_MOST: Duration = Duration::from_secs(24 * 3600);
 
 #[derive(Default)]
 pub struct OpenTransactions {
     /// Per charger: (connector, transactionId, tag) of each open transaction. A charger has a
     /// handful of connectors, so a small vector.
     by_charger: DashMap<Box<str>, Vec<(u32, i32, ShortTag)>>,
-    /// Per tag: the chargers it is charging at.
-    by_tag: DashMap<ShortTag, Vec<Box<str>>>,
+    /// Per tag: the chargers it is charging at, since when.
+    by_tag: DashMap<ShortTag, Vec<(Box<str>, Instant)>>,
 }
 
 impl OpenTransactions {
@@ -28,7 +34,11 @@ impl OpenTransactions {
         if let Some(old) = replaced {
             self.forget(old, identity);
         }
-        self.by_tag.entry(tag).or_default().push(identity.into());
+        let at = Instant::now();
+        self.by_tag
+            .entry(tag)
+            .or_default()
+            .push((identity.into(), at));
     }
 
     pub fn stopped(&self, identity: &str, transaction_id: i32) {
@@ -43,16 +53,27 @@ impl OpenTransactions {
         }
     }
 
+    /// The transaction `from` of `identity` is known to the charger as `to` (its leader proxy
+    /// server numbered it).
+    pub fn renumber(&self, identity: &str, from: i32, to: i32) {
+        if let Some(mut open) = self.by_charger.get_mut(identity)
+            && let Some(entry) = open.iter_mut().find(|(_, t, _)| *t == from)
+        {
+            entry.1 = to;
+        }
+    }
+
     /// Whether `tag` is charging at a charger other than `identity`.
     pub fn elsewhere(&self, tag: ShortTag, identity: &str) -> bool {
-        self.by_tag
-            .get(&tag)
-            .is_some_and(|at| at.iter().any(|i| &**i != identity))
+        self.by_tag.get(&tag).is_some_and(|at| {
+            at.iter()
+                .any(|(i, since)| &**i != identity && since.elapsed() < OPEN_AT_MOST)
+        })
     }
 
     fn forget(&self, tag: ShortTag, identity: &str) {
         if let Some(mut at) = self.by_tag.get_mut(&tag)
-            && let Some(i) = at.iter().position(|i| &**i == identity)
+            && let Some(i) = at.iter().position(|(i, _)| &**i == identity)
         {
             at.swap_remove(i);
         }
@@ -92,5 +113,19 @@ mod tests {
             open.elsewhere(tag("second"), "CP-2"),
             "an unknown stop changes nothing"
         );
+    }
+
+    #[test]
+    fn a_transaction_renumbered_by_the_leader_stops_under_its_new_number() {
+        let open = OpenTransactions::default();
+        open.started(tag("card"), "CP-1", 1, 100);
+        open.renumber("CP-1", 100, 9001);
+        open.stopped("CP-1", 100);
+        assert!(
+            open.elsewhere(tag("card"), "CP-2"),
+            "100 is no longer its number"
+        );
+        open.stopped("CP-1", 9001);
+        assert!(!open.elsewhere(tag("card"), "CP-2"));
     }
 }

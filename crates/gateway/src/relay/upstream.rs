@@ -30,10 +30,20 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an upstream has to answer a call before the next one goes.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 const FIRST_RETRY: Duration = Duration::from_secs(1);
+/// How long a connection must have lasted for the next failure to start from [`FIRST_RETRY`].
+const STEADY: Duration = Duration::from_secs(30);
+/// An upstream is pinged this often; one from which nothing came for [`SILENT`] is lost (a
+/// half-open connection that TCP alone would notice only after many minutes).
+const PING_EVERY: Duration = Duration::from_secs(20);
+const SILENT: Duration = Duration::from_secs(60);
+/// How long a write to an upstream may take: one that stopped reading is lost, not waited for.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 const LAST_RETRY: Duration = Duration::from_secs(60);
 
 pub struct Link {
     pub websocket_url: String,
+    /// Its place in the charger's list of proxy servers.
+    pub position: usize,
     pub identity: String,
     pub tls: Arc<rustls::ClientConfig>,
     pub ws_config: WebSocketConfig,
@@ -70,7 +80,9 @@ impl Link {
             "event": "upstream", "identity": self.identity,
             "session": String::from_utf8_lossy(&events.session),
             "gateway": String::from_utf8_lossy(&events.node), "at": at,
-            "websocket_url": self.websocket_url,
+            // Its place in the charger's list, and the URL without credentials: the password
+            // stays out of the connections topic.
+            "position": self.position, "websocket_url": redacted(&self.websocket_url),
             "status": if connected { "connected" } else { "disconnected" },
         });
         let record = cms_bus::Record {
@@ -138,7 +150,7 @@ impl Link {
                     tracing::info!(upstream = %target, "relaying to the upstream");
                     metrics::counter!("cms_proxy_upstream_connects_total", "outcome" => "connected")
                         .increment(1);
-                    retry = FIRST_RETRY;
+                    let up_since = Instant::now();
                     let gauge = metrics::gauge!("cms_proxy_upstreams_connected");
                     gauge.increment(1.0);
                     self.state.store(UP, Ordering::Release);
@@ -147,6 +159,11 @@ impl Link {
                     self.state.store(DOWN, Ordering::Release);
                     self.tell(false);
                     gauge.decrement(1.0);
+                    // An upstream that takes the upgrade and then hangs up at once (refusing
+                    // cms after all, crash-looping) is not tried again every second.
+                    if up_since.elapsed() >= STEADY {
+                        retry = FIRST_RETRY;
+                    }
                     ended
                 }
                 Ok(Err(why)) => Ended::Lost(why),
@@ -239,6 +256,8 @@ impl Link {
         let mut awaiting: Option<Awaiting> = None;
         let relayed = metrics::counter!("cms_proxy_frames_relayed_total");
         let latency = metrics::histogram!("cms_proxy_upstream_answer_seconds");
+        let mut last_read = Instant::now();
+        let mut ping = tokio::time::interval_at((Instant::now() + PING_EVERY).into(), PING_EVERY);
         loop {
             if awaiting.is_none()
                 && let Some(call) = replay.pop_front()
@@ -258,8 +277,16 @@ impl Link {
             };
             tokio::select! {
                 _ = self.stop.cancelled() => {
-                    let _ = ws.close(None).await;
+                    let _ = tokio::time::timeout(SEND_TIMEOUT, ws.close(None)).await;
                     return Ended::Stopped;
+                }
+                _ = ping.tick() => {
+                    if last_read.elapsed() >= SILENT {
+                        return Ended::Lost(format!("nothing from the upstream for {SILENT:?}"));
+                    }
+                    if let Err(e) = write(&mut ws, Message::Ping(Default::default())).await {
+                        return Ended::Lost(e);
+                    }
                 }
                 call = calls.recv(), if awaiting.is_none() => {
                     let Some(call) = call else { return Ended::Stopped };
@@ -274,11 +301,12 @@ impl Link {
                     awaiting = None;
                 }
                 Some(reply) = replies_out.recv() => {
-                    if let Err(e) = ws.send(Message::text(reply)).await {
-                        return Ended::Lost(e.to_string());
+                    if let Err(e) = write(&mut ws, Message::text(reply)).await {
+                        return Ended::Lost(e);
                     }
                 }
                 message = ws.next() => {
+                    last_read = Instant::now();
                     let text = match message {
                         Some(Ok(Message::Text(text))) => text,
                         Some(Ok(Message::Close(_))) | None => return Ended::Lost("closed by the upstream".into()),
@@ -286,9 +314,9 @@ impl Link {
                         Some(Ok(_)) => continue,
                     };
                     if let Some(reply) = self.on_frame(text.as_str(), &mut awaiting, &replies, &latency)
-                        && let Err(e) = ws.send(Message::text(reply)).await
+                        && let Err(e) = write(&mut ws, Message::text(reply)).await
                     {
-                        return Ended::Lost(e.to_string());
+                        return Ended::Lost(e);
                     }
                 }
             }
@@ -328,8 +356,9 @@ impl Link {
                 payload,
             }) => {
                 let answer = LeaderAnswer::Result(payload.get().to_string());
-                answered(awaiting, &message_id, answer, latency);
-                self.lagging.store(false, Ordering::Release);
+                if answered(awaiting, &message_id, answer, latency) {
+                    self.lagging.store(false, Ordering::Release);
+                }
                 return None;
             }
             Ok(Frame::CallError {
@@ -342,8 +371,9 @@ impl Link {
                     code: code.into_owned(),
                     description: description.into_owned(),
                 };
-                answered(awaiting, &message_id, answer, latency);
-                self.lagging.store(false, Ordering::Release);
+                if answered(awaiting, &message_id, answer, latency) {
+                    self.lagging.store(false, Ordering::Release);
+                }
                 return None;
             }
             Ok(Frame::Call {
@@ -413,29 +443,40 @@ impl Link {
     }
 }
 
-/// Ends the wait for `message_id`'s answer, handing it on when someone waits for it.
+/// Ends the wait for `message_id`'s answer, handing it on when someone waits for it; whether it
+/// was the answer awaited.
 fn answered(
     awaiting: &mut Option<Awaiting>,
     message_id: &str,
     answer: LeaderAnswer,
     latency: &metrics::Histogram,
-) {
+) -> bool {
     if awaiting.as_ref().is_none_or(|a| a.id != message_id) {
-        return;
+        return false;
     }
-    let Some(done) = awaiting.take() else { return };
+    let Some(done) = awaiting.take() else {
+        return false;
+    };
     latency.record(done.sent.elapsed().as_secs_f64());
     if let Some(answer_to) = done.answer_to {
         let _ = answer_to.send(answer);
     }
+    true
 }
 
 async fn send_call(ws: &mut Upstream, id: &str, call: &Relayed) -> Result<(), String> {
     let payload = std::str::from_utf8(&call.payload).map_err(|e| e.to_string())?;
     let frame = cms_ocpp::call(id, call.action.as_str(), payload);
-    ws.send(Message::text(frame))
-        .await
-        .map_err(|e| e.to_string())
+    write(ws, Message::text(frame)).await
+}
+
+/// Writes one message, giving up after [`SEND_TIMEOUT`]: an upstream that stopped reading must
+/// not hold the link (or the end of the session) forever.
+async fn write(ws: &mut Upstream, message: Message) -> Result<(), String> {
+    match tokio::time::timeout(SEND_TIMEOUT, ws.send(message)).await {
+        Ok(sent) => sent.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("the upstream took no data for {SEND_TIMEOUT:?}")),
+    }
 }
 
 /// Between half and all of `retry`: chargers whose upstream went down together do not all
@@ -447,11 +488,13 @@ fn jittered(retry: Duration) -> Duration {
 
 /// The URL without its password, for logs.
 fn redacted(url: &str) -> String {
-    match url
-        .split_once("://")
-        .and_then(|(s, rest)| Some((s, rest.split_once('@')?)))
-    {
-        Some((scheme, (_, host))) => format!("{scheme}://***@{host}"),
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}://{host}{path}"),
         None => url.to_string(),
     }
 }
@@ -550,12 +593,14 @@ mod tests {
         assert_eq!(UpstreamUrl::parse("wss://h/ocpp", "X").unwrap().port, 443);
         assert!(UpstreamUrl::parse("https://h/ocpp", "X").is_err());
         assert!(UpstreamUrl::parse("no url", "X").is_err());
-        assert_eq!(redacted("wss://ops:pw@h/ocpp"), "wss://***@h/ocpp");
+        assert_eq!(redacted("wss://ops:pw@h/ocpp"), "wss://h/ocpp");
+        assert_eq!(redacted("wss://ops:p@ss@h/x@y"), "wss://h/x@y");
     }
 
     fn link(leader: Option<LeaderSide>) -> Link {
         Link {
             websocket_url: "ws://127.0.0.1:9/ocpp".into(),
+            position: 0,
             identity: "CP-1".into(),
             tls: cms_tls::client_config(None).unwrap(),
             ws_config: WebSocketConfig::default(),

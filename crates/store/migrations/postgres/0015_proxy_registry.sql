@@ -19,7 +19,9 @@ BEGIN
 END;
 $$ LANGUAGE plpgsql;
 
-CREATE TRIGGER proxy_servers_registry_log AFTER INSERT OR UPDATE OR DELETE ON proxy_servers
+-- Not on an update of the connection status: what the gateway reports is no change of set-up.
+CREATE TRIGGER proxy_servers_registry_log
+    AFTER INSERT OR DELETE OR UPDATE OF charger_id, position, websocket_url, role ON proxy_servers
     FOR EACH ROW EXECUTE FUNCTION proxy_servers_registry_log();
 
 -- How the gateway holding the charger is connected to each proxy server (`connected`,

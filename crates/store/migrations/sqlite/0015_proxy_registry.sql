@@ -13,7 +13,8 @@ BEGIN
     INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id = NEW.charger_id;
 END;
 
-CREATE TRIGGER proxy_servers_registry_update AFTER UPDATE ON proxy_servers
+-- Not on an update of the connection status: what the gateway reports is no change of set-up.
+CREATE TRIGGER proxy_servers_registry_update AFTER UPDATE OF charger_id, position, websocket_url, role ON proxy_servers
 BEGIN
     INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id IN (OLD.charger_id, NEW.charger_id);
 END;

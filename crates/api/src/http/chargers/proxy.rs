@@ -212,6 +212,7 @@ fn proxy_servers(input: &mut Input, items: Vec<Value>, stored: &[&str]) -> Vec<N
     }
     let mut servers = Vec::with_capacity(items.len());
     let mut seen = HashSet::new();
+    let mut leader_seen = false;
     for (n, item) in items.into_iter().enumerate() {
         let Value::Object(fields) = item else {
             input.fail(
@@ -260,6 +261,12 @@ fn proxy_servers(input: &mut Input, items: Vec<Value>, stored: &[&str]) -> Vec<N
                 &SERVER_ROLES,
             )
             .flatten();
+        if role.as_deref() == Some("leader") && std::mem::replace(&mut leader_seen, true) {
+            item.fail(
+                &format!("servers.{n}.role"),
+                format!("The servers.{n}.role field may be leader for one server only."),
+            );
+        }
         match (item.finish(), url, role) {
             (Ok(()), Some(websocket_url), Some(role)) => servers.push(NewProxyServer {
                 websocket_url,

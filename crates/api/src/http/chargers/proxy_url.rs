@@ -23,9 +23,12 @@ pub fn is_secure_websocket_url(url: &str) -> bool {
     };
     let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     let user_ok = credentials.is_none_or(|c| !c.split(':').next().unwrap_or("").is_empty());
+    // The charger's identity is appended as the last path segment: a query or a fragment would
+    // end up before it.
     port_ok
         && user_ok
         && !host.is_empty()
+        && !url.contains(['?', '#'])
         && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
@@ -85,6 +88,8 @@ mod tests {
             "wss://@host/x",
             "wss://:pw@host/x",
             "wss://host/a b",
+            "wss://host/ocpp?token=x",
+            "wss://host/ocpp#x",
         ] {
             assert!(!is_secure_websocket_url(bad), "{bad}");
         }
