@@ -20,6 +20,9 @@ use tokio::sync::{Notify, oneshot};
 /// Actions one session may hold queued; past it an action fails at once (`QueueFull`) rather
 /// than wait behind hundreds of others and reach the charger long after it was asked for.
 pub const MAX_QUEUED: usize = 1_000;
+/// Calls of a charger's leader proxy server waiting (or in flight) at once; past it the leader
+/// is refused, so that its calls never fill the queue cms's own actions share.
+pub const MAX_RELAYED: usize = 16;
 
 /// The actions waiting for one session, in the order they were taken.
 #[derive(Default)]
@@ -82,10 +85,17 @@ impl CommandInbox {
         reply: oneshot::Sender<ChargerAnswer>,
     ) -> Result<(), Box<Refused>> {
         let uuid = command.uuid.clone();
-        self.replies
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(uuid.clone(), reply);
+        {
+            let mut replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
+            // A leader may not crowd out cms's own actions: a few of its calls wait at a time.
+            if replies.len() >= MAX_RELAYED {
+                return Err(Box::new(Refused {
+                    command,
+                    why: Refusal::Full,
+                }));
+            }
+            replies.insert(uuid.clone(), reply);
+        }
         self.push(command).inspect_err(|_| {
             self.take_reply(&uuid);
         })
@@ -301,5 +311,25 @@ mod tests {
         );
         assert_eq!(inbox.push(command(1)).unwrap_err().why, Refusal::Closed);
         assert!(inbox.pop().is_none());
+    }
+
+    #[test]
+    fn a_leader_has_a_few_calls_waiting_at_most_and_cms_keeps_its_room() {
+        let inbox = CommandInbox::default();
+        for n in 0..MAX_RELAYED as u32 {
+            inbox
+                .push_relayed(command(n), oneshot::channel().0)
+                .unwrap();
+        }
+        let refused = inbox
+            .push_relayed(command(99), oneshot::channel().0)
+            .unwrap_err();
+        assert_eq!(refused.why, Refusal::Full);
+        assert!(
+            inbox.push(command(100)).is_ok(),
+            "cms's own actions still fit"
+        );
+        assert!(inbox.take_reply(&command(0).uuid).is_some());
+        assert!(inbox.take_reply(&command(99).uuid).is_none());
     }
 }

@@ -53,7 +53,7 @@ impl OutgoingCalls {
         while let Some(command) = self.inbox.pop() {
             let now = Utc::now();
             if let Some((status, error)) = unsendable(&command, now) {
-                drop(self.inbox.take_reply(&command.uuid));
+                self.tell_leader(&command.uuid, &error);
                 let report = finished(shared, command, status, None, Some(error), None);
                 publish_report(shared, report).await;
                 continue;
@@ -71,6 +71,18 @@ impl OutgoingCalls {
             return Some(frame);
         }
         None
+    }
+
+    /// Tells the leader proxy server that made call `uuid`, if one did, why it ended without the
+    /// charger's answer.
+    fn tell_leader(&self, uuid: &str, error: &ActionError) {
+        if let Some(reply) = self.inbox.take_reply(uuid) {
+            let _ = reply.send(ChargerAnswer::Error {
+                message_id: uuid.to_string(),
+                code: error.code.clone(),
+                description: error.description.clone(),
+            });
+        }
     }
 
     /// Reports the call just written as sent.
@@ -162,7 +174,7 @@ impl OutgoingCalls {
     async fn end_in_flight(&mut self, shared: &Shared, error: ActionError) {
         if let Some(in_flight) = self.in_flight.take() {
             // A leader proxy server waiting for this call's answer learns it will not come.
-            drop(self.inbox.take_reply(&in_flight.command.uuid));
+            self.tell_leader(&in_flight.command.uuid, &error);
             let sent_at = Some(in_flight.sent_at);
             let report = finished(
                 shared,
