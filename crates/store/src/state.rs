@@ -133,10 +133,11 @@ async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
                 "disconnected"
             };
             sqlx::query(
-                "UPDATE proxy_servers SET connection_status = $1,
+                "UPDATE proxy_servers SET connection_status = $1, connection_status_at = $2,
                    last_connected_at = CASE WHEN $1 = 'connected' THEN $2 ELSE last_connected_at END
                  WHERE position = $3 AND charger_id =
-                   (SELECT id FROM chargers WHERE identity = $4 AND session = $5)",
+                   (SELECT id FROM chargers WHERE identity = $4 AND session = $5)
+                   AND (connection_status_at IS NULL OR connection_status_at <= $2)",
             )
             .bind(status)
             .bind(at)

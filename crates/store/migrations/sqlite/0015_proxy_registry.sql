@@ -28,3 +28,6 @@ END;
 -- `disconnected`), as it last reported, and when it last connected.
 ALTER TABLE proxy_servers ADD COLUMN connection_status TEXT NOT NULL DEFAULT 'disconnected';
 ALTER TABLE proxy_servers ADD COLUMN last_connected_at TEXT;
+-- When the gateway said so: a report older than the one kept (an upstream of a replaced set-up
+-- saying goodbye late) changes nothing.
+ALTER TABLE proxy_servers ADD COLUMN connection_status_at TEXT;
