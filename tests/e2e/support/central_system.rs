@@ -5,33 +5,21 @@
 //! it call a charger or close a connection. It is killed when dropped.
 
 use super::POLL_EVERY;
-use super::process::stdout_lines;
+use super::python_script::PythonScript;
 use serde_json::Value;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::Duration;
-use tempfile::TempDir;
-use tokio::sync::mpsc;
 
 /// How long the script may take to start Python and listen.
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long a line a test waits for may take to be printed; above the script's own 10 s
 /// time-out on a charger's answer, so that a `call` always ends with its `sent` line.
 pub const LINE_TIMEOUT: Duration = Duration::from_secs(20);
-/// How long the script may take to exit once its stdin is closed.
-const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct CentralSystem {
     /// `ws://127.0.0.1:PORT` (`wss://` with `--tls-cert`/`--tls-key`), without a path.
     url: String,
-    child: Option<Child>,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::UnboundedReceiver<String>,
-    /// Every line printed so far, parsed (a line that is not JSON is kept as a string).
-    printed: Vec<Value>,
-    /// Holds `stderr.log`, the script's stderr.
-    logs: TempDir,
+    script: PythonScript,
 }
 
 fn script() -> PathBuf {
@@ -43,28 +31,11 @@ impl CentralSystem {
     /// `--tls-cert F --tls-key F`, `--interval N`, `--transaction-id N`, `--silent`,
     /// `--silent-after N`) on a free port, and waits until it listens.
     pub async fn start(options: &[&str]) -> CentralSystem {
-        let logs = TempDir::new().expect("temp dir for the central system's stderr");
-        let stderr = std::fs::File::create(logs.path().join("stderr.log")).expect("stderr.log");
-        let mut child = Command::new("python3")
-            .arg(script())
-            .args(options)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr))
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "could not run python3 ({e}): the proxy tests need python3 with the \
-                     packages of tests/interop/requirements.txt (scripts/test installs them)"
-                )
-            });
+        let needs = "the proxy tests";
+        let name = "the central system".to_string();
         let mut central = CentralSystem {
             url: String::new(),
-            stdin: child.stdin.take(),
-            lines: stdout_lines(&mut child),
-            child: Some(child),
-            printed: Vec::new(),
-            logs,
+            script: PythonScript::start(name, &script(), options, needs),
         };
         let what = "`listening`, with python3 holding the packages of \
                     tests/interop/requirements.txt";
@@ -78,18 +49,44 @@ impl CentralSystem {
         central
     }
 
+    /// Every line printed so far.
+    pub fn printed(&mut self) -> &[Value] {
+        self.script.printed()
+    }
+
+    async fn wait_within(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> Value {
+        self.script.wait_within(limit, what, wanted).await
+    }
+
+    fn command(&mut self, line: &str) {
+        self.script.command(line);
+    }
+
+    /// Fails if it printed an `unexpected` line (a charger's call that broke its schema or that
+    /// it has no handler for, an upgrade without `ocpp1.6`, a charger's invalid answer, a stdin
+    /// command it could not carry out).
+    pub fn assert_nothing_unexpected(&mut self) {
+        self.script.assert_nothing_unexpected();
+    }
+
+    /// Closes its stdin (it closes every connection and exits) and fails unless it exited 0 with
+    /// nothing unexpected.
+    pub async fn finish(mut self) {
+        self.script.finish().await;
+    }
+
+    fn describe(&mut self) -> String {
+        self.script.describe()
+    }
+
     /// `ws://127.0.0.1:PORT` (or `wss://`); chargers are served at any `URL/…/IDENTITY`.
     pub fn url(&self) -> &str {
         &self.url
-    }
-
-    /// Every line printed so far.
-    pub fn printed(&mut self) -> &[Value] {
-        while let Ok(line) = self.lines.try_recv() {
-            let parsed = serde_json::from_str(&line).unwrap_or(Value::String(line));
-            self.printed.push(parsed);
-        }
-        &self.printed
     }
 
     /// The CALLs of `action` that arrived from any charger, in order (`{"received": ACTION,
@@ -111,32 +108,6 @@ impl CentralSystem {
         let what = format!("that it received a {action} as wanted");
         self.wait_for(&what, |l| l["received"] == action && wanted(l))
             .await
-    }
-
-    async fn wait_within(
-        &mut self,
-        limit: Duration,
-        what: &str,
-        wanted: impl Fn(&Value) -> bool,
-    ) -> Value {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            if let Some(found) = self.printed().iter().find(|l| wanted(l)) {
-                return found.clone();
-            }
-            let exited = self.exit_status();
-            if exited.is_some() || tokio::time::Instant::now() >= deadline {
-                let state = match exited {
-                    Some(status) => format!("it exited ({status})"),
-                    None => format!("it did not within {limit:?}"),
-                };
-                panic!(
-                    "expected the central system to print {what}, but {state}; it printed:\n{}",
-                    self.describe()
-                );
-            }
-            tokio::time::sleep(POLL_EVERY).await;
-        }
     }
 
     /// Sends the CALL `action` with `payload` to the latest connection of `identity` (a charger
@@ -182,79 +153,5 @@ impl CentralSystem {
             l["disconnected"] == identity && l["connection"] == connection
         })
         .await;
-    }
-
-    fn command(&mut self, line: &str) {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .expect("the central system's stdin is open");
-        writeln!(stdin, "{line}")
-            .and_then(|_| stdin.flush())
-            .unwrap_or_else(|e| panic!("could not tell the central system to {line}: {e}"));
-    }
-
-    /// Fails if it printed an `unexpected` line (a charger's call that broke its schema or that
-    /// it has no handler for, an upgrade without `ocpp1.6`, a charger's invalid answer, a stdin
-    /// command it could not carry out).
-    pub fn assert_nothing_unexpected(&mut self) {
-        let unexpected: Vec<Value> = self
-            .printed()
-            .iter()
-            .filter(|l| l.get("unexpected").is_some())
-            .cloned()
-            .collect();
-        assert!(
-            unexpected.is_empty(),
-            "the central system saw what it should not have: {unexpected:?}\nstderr:\n{}",
-            self.stderr()
-        );
-    }
-
-    /// Closes its stdin (it closes every connection and exits) and fails unless it exited 0 with
-    /// nothing unexpected.
-    pub async fn finish(mut self) {
-        self.stdin = None;
-        let mut child = self.child.take().expect("the central system is running");
-        let status = super::process::wait_exit(&mut child, EXIT_TIMEOUT).await;
-        self.assert_nothing_unexpected();
-        assert!(
-            status.is_some_and(|s| s.success()),
-            "expected the central system to exit 0 once its stdin closed, but it ended \
-             {status:?}; it printed:\n{}",
-            self.describe()
-        );
-    }
-
-    fn exit_status(&mut self) -> Option<ExitStatus> {
-        self.child.as_mut()?.try_wait().ok().flatten()
-    }
-
-    /// The end of its stderr (the `ocpp` package's logs, the tracebacks).
-    pub fn stderr(&self) -> String {
-        super::process::log_tail(&self.logs.path().join("stderr.log"), 40)
-    }
-
-    /// Its stdout (the last 60 lines) and stderr, for failure messages.
-    fn describe(&mut self) -> String {
-        let printed = self.printed();
-        let tail: Vec<String> = printed[printed.len().saturating_sub(60)..]
-            .iter()
-            .map(Value::to_string)
-            .collect();
-        format!("{}\nstderr:\n{}", tail.join("\n"), self.stderr())
-    }
-}
-
-impl Drop for CentralSystem {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if std::thread::panicking() {
-            let printed = self.describe();
-            eprintln!("---- central system (stdout, stderr) ----\n{printed}");
-        }
     }
 }

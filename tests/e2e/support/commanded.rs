@@ -6,34 +6,22 @@
 pub mod calls;
 
 use super::POLL_EVERY;
-use super::process::stdout_lines;
+use super::python_script::PythonScript;
 use calls::json_eq;
 use serde_json::Value;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::Duration;
-use tempfile::TempDir;
-use tokio::sync::mpsc;
 
 /// How long the charge point may take to start Python, connect and boot.
 const READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long a line a test waits for may take to be printed.
 pub const LINE_TIMEOUT: Duration = Duration::from_secs(20);
-/// How long the script may take to exit once its stdin is closed.
-const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct CommandedCharger {
     pub identity: String,
-    child: Option<Child>,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::UnboundedReceiver<String>,
-    /// Every line printed so far, parsed (a line that is not JSON is kept as a string).
-    printed: Vec<Value>,
+    script: PythonScript,
     /// Connections it made so far (it numbers them from 1).
     connections: u64,
-    /// Holds `stderr.log`, the script's stderr.
-    logs: TempDir,
 }
 
 fn script() -> PathBuf {
@@ -42,6 +30,40 @@ fn script() -> PathBuf {
 }
 
 impl CommandedCharger {
+    /// Every line printed so far.
+    pub fn printed(&mut self) -> &[Value] {
+        self.script.printed()
+    }
+
+    async fn wait_within(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> Value {
+        self.script.wait_within(limit, what, wanted).await
+    }
+
+    fn command(&mut self, line: &str) {
+        self.script.command(line);
+    }
+
+    /// Fails if it printed an `unexpected` line (a call that broke its schema, a handler that
+    /// failed, an answer of cms it could not accept).
+    pub fn assert_nothing_unexpected(&mut self) {
+        self.script.assert_nothing_unexpected();
+    }
+
+    /// Closes its stdin (it disconnects and exits) and fails unless it exited 0 with nothing
+    /// unexpected.
+    pub async fn finish(mut self) {
+        self.script.finish().await;
+    }
+
+    fn describe(&mut self) -> String {
+        self.script.describe()
+    }
+
     /// Starts the charge point on `url` (`ws://…/ocpp/IDENTITY`) and waits until it has sent
     /// BootNotification and StatusNotification.
     pub async fn connect(url: &str, identity: &str) -> CommandedCharger {
@@ -50,30 +72,14 @@ impl CommandedCharger {
 
     /// [`CommandedCharger::connect`] with the script's options (`--password P`, `--config JSON`).
     pub async fn connect_with(url: &str, identity: &str, options: &[&str]) -> CommandedCharger {
-        let logs = TempDir::new().expect("temp dir for the charge point's stderr");
-        let stderr = std::fs::File::create(logs.path().join("stderr.log")).expect("stderr.log");
-        let mut child = Command::new("python3")
-            .arg(script())
-            .args([url, identity])
-            .args(options)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr))
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "could not run python3 ({e}): the actions tests need python3 with the \
-                     packages of tests/interop/requirements.txt (scripts/test installs them)"
-                )
-            });
+        let mut args = vec![url, identity];
+        args.extend_from_slice(options);
+        let name = format!("the charge point {identity}");
+        let needs = "the tests of commanded chargers";
         let mut charger = CommandedCharger {
             identity: identity.to_string(),
-            stdin: child.stdin.take(),
-            lines: stdout_lines(&mut child),
-            child: Some(child),
-            printed: Vec::new(),
+            script: PythonScript::start(name, &script(), &args, needs),
             connections: 0,
-            logs,
         };
         charger.wait_ready().await;
         charger
@@ -98,15 +104,6 @@ impl CommandedCharger {
         self.connections
     }
 
-    /// Every line printed so far.
-    pub fn printed(&mut self) -> &[Value] {
-        while let Ok(line) = self.lines.try_recv() {
-            let parsed = serde_json::from_str(&line).unwrap_or(Value::String(line));
-            self.printed.push(parsed);
-        }
-        &self.printed
-    }
-
     /// The CALLs that arrived, in order (`{"received": ACTION, "payload", "unique_id",
     /// "connection", "unanswered", "at"}`).
     pub fn received(&mut self) -> Vec<Value> {
@@ -128,33 +125,6 @@ impl CommandedCharger {
     /// Waits (bounded) for a line satisfying `wanted`; returns the first such line.
     pub async fn wait_for(&mut self, what: &str, wanted: impl Fn(&Value) -> bool) -> Value {
         self.wait_within(LINE_TIMEOUT, what, wanted).await
-    }
-
-    async fn wait_within(
-        &mut self,
-        limit: Duration,
-        what: &str,
-        wanted: impl Fn(&Value) -> bool,
-    ) -> Value {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            if let Some(found) = self.printed().iter().find(|l| wanted(l)) {
-                return found.clone();
-            }
-            let exited = self.exit_status();
-            if exited.is_some() || tokio::time::Instant::now() >= deadline {
-                let state = match exited {
-                    Some(status) => format!("it exited ({status})"),
-                    None => format!("it did not within {limit:?}"),
-                };
-                let printed = self.describe();
-                panic!(
-                    "expected the charge point {} to print {what}, but {state}; it printed:\n{}",
-                    self.identity, printed
-                );
-            }
-            tokio::time::sleep(POLL_EVERY).await;
-        }
     }
 
     /// Waits for the CALL of `action` whose payload is `payload` to arrive; returns its line.
@@ -239,83 +209,5 @@ impl CommandedCharger {
     /// Sets its local list's version (the entries stay), as a list changed behind cms's back.
     pub fn set_local_list_version(&mut self, version: i64) {
         self.command(&format!("local-list-version {version}"));
-    }
-
-    fn command(&mut self, line: &str) {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .expect("the charge point's stdin is open");
-        writeln!(stdin, "{line}")
-            .and_then(|_| stdin.flush())
-            .unwrap_or_else(|e| panic!("could not tell the charge point to {line}: {e}"));
-    }
-
-    /// Fails if it printed an `unexpected` line (a call that broke its schema, a handler that
-    /// failed, an answer of cms it could not accept).
-    pub fn assert_nothing_unexpected(&mut self) {
-        let unexpected: Vec<Value> = self
-            .printed()
-            .iter()
-            .filter(|l| l.get("unexpected").is_some())
-            .cloned()
-            .collect();
-        assert!(
-            unexpected.is_empty(),
-            "the charge point {} saw what it should not have: {unexpected:?}\nstderr:\n{}",
-            self.identity,
-            self.stderr()
-        );
-    }
-
-    /// Closes its stdin (it disconnects and exits) and fails unless it exited 0 with nothing
-    /// unexpected.
-    pub async fn finish(mut self) {
-        self.stdin = None;
-        let mut child = self.child.take().expect("the charge point is running");
-        let status = super::process::wait_exit(&mut child, EXIT_TIMEOUT).await;
-        self.assert_nothing_unexpected();
-        let printed = self.describe();
-        assert!(
-            status.is_some_and(|s| s.success()),
-            "expected the charge point {} to exit 0 once its stdin closed, but it ended {status:?}\
-             ; it printed:\n{}",
-            self.identity,
-            printed
-        );
-    }
-
-    fn exit_status(&mut self) -> Option<ExitStatus> {
-        self.child.as_mut()?.try_wait().ok().flatten()
-    }
-
-    fn stderr(&self) -> String {
-        super::process::log_tail(&self.logs.path().join("stderr.log"), 40)
-    }
-
-    /// Its stdout (the last 60 lines) and stderr, for failure messages.
-    fn describe(&mut self) -> String {
-        let printed = self.printed();
-        let tail: Vec<String> = printed[printed.len().saturating_sub(60)..]
-            .iter()
-            .map(Value::to_string)
-            .collect();
-        format!("{}\nstderr:\n{}", tail.join("\n"), self.stderr())
-    }
-}
-
-impl Drop for CommandedCharger {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if std::thread::panicking() {
-            let printed = self.describe();
-            eprintln!(
-                "---- charge point {} (stdout, stderr) ----\n{printed}",
-                self.identity
-            );
-        }
     }
 }

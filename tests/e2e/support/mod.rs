@@ -12,6 +12,7 @@ pub mod fleet;
 mod metrics;
 mod process;
 pub mod python;
+pub mod python_script;
 pub mod rest;
 pub mod station;
 mod time;
