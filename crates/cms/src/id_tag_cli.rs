@@ -76,6 +76,8 @@ pub async fn import(args: IdTagImportArgs) -> Result<(), String> {
 /// The rows of an import file, or a `line N: reason` for each bad one (the header's faults
 /// alone when the header is bad).
 pub fn parse(text: &str) -> Result<Vec<IdTagFields>, Vec<String>> {
+    // Spreadsheets' "CSV UTF-8" starts with a byte-order mark, which is no part of the header.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
         .trim(csv::Trim::All)
@@ -201,6 +203,13 @@ async fn team_of(store: &cms_store::Store, uuid: &str) -> Result<cms_store::team
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spreadsheets_byte_order_mark_is_no_part_of_the_header() {
+        let tags = parse("\u{feff}id_tag,status\nCARD-1,Blocked\n").unwrap();
+        assert_eq!(tags.len(), 1);
+        assert_eq!(tags[0].id_tag, "CARD-1");
+    }
 
     #[test]
     fn quoted_fields_keep_their_commas_and_columns_come_in_any_order() {

@@ -72,39 +72,42 @@ mod tests {
     use crate::test_support::store_test;
     use std::time::Duration;
 
-    store_test!(changes_become_visible_in_the_order_of_their_numbers, |store| {
-        let team = store
-            .ensure_user_in("owner@example.com", false)
-            .await
-            .unwrap()
-            .personal_team_id;
-        let insert = "INSERT INTO id_tags (team_id, id_tag, id_tag_key, status, created_at,
+    store_test!(
+        changes_become_visible_in_the_order_of_their_numbers,
+        |store| {
+            let team = store
+                .ensure_user_in("owner@example.com", false)
+                .await
+                .unwrap()
+                .personal_team_id;
+            let insert = "INSERT INTO id_tags (team_id, id_tag, id_tag_key, status, created_at,
                       updated_at) VALUES ($1, $2, $2, 'Accepted', 'now', 'now')";
-        // A first writer takes its change number and has not committed yet...
-        let mut first = store.pool.begin().await.unwrap();
-        sqlx::query(insert)
-            .bind(team)
-            .bind("FIRST")
-            .execute(&mut *first)
-            .await
-            .unwrap();
-        // ...so a second one waits for it instead of committing a higher number before it,
-        // which a reader that moved past would then never see the first below.
-        let pool = store.pool.clone();
-        let second = tokio::spawn(async move {
+            // A first writer takes its change number and has not committed yet...
+            let mut first = store.pool.begin().await.unwrap();
             sqlx::query(insert)
                 .bind(team)
-                .bind("SECOND")
-                .execute(&pool)
+                .bind("FIRST")
+                .execute(&mut *first)
                 .await
                 .unwrap();
-        });
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(store.id_tag_changes_since(0, 10).await.unwrap().is_empty());
-        first.commit().await.unwrap();
-        second.await.unwrap();
-        let changes = store.id_tag_changes_since(0, 10).await.unwrap();
-        let order: Vec<&str> = changes.iter().map(|c| c.id_tag_key.as_str()).collect();
-        assert_eq!(order, ["FIRST", "SECOND"]);
-    });
+            // ...so a second one waits for it instead of committing a higher number before it,
+            // which a reader that moved past would then never see the first below.
+            let pool = store.pool.clone();
+            let second = tokio::spawn(async move {
+                sqlx::query(insert)
+                    .bind(team)
+                    .bind("SECOND")
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            });
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert!(store.id_tag_changes_since(0, 10).await.unwrap().is_empty());
+            first.commit().await.unwrap();
+            second.await.unwrap();
+            let changes = store.id_tag_changes_since(0, 10).await.unwrap();
+            let order: Vec<&str> = changes.iter().map(|c| c.id_tag_key.as_str()).collect();
+            assert_eq!(order, ["FIRST", "SECOND"]);
+        }
+    );
 }

@@ -97,8 +97,9 @@ pub struct EndedCall {
 pub enum CallOutcome {
     /// The update was accepted: the charger holds its version and entries.
     Accepted,
-    /// The version check answered; `matches`: it holds the version cms knew of.
-    Checked { matches: bool },
+    /// The version check answered; `matches`: it holds the version cms knew of; `reported`:
+    /// the version it said it holds (the next update numbers past it, whatever cms knew).
+    Checked { matches: bool, reported: i64 },
     /// A full update comes next, not before `retry_after`.
     NeedsFull { retry_after: Option<String> },
     /// The charger keeps no local list: nothing more on this session.
@@ -318,19 +319,35 @@ impl Store {
         outcome: &CallOutcome,
         at: &str,
     ) -> Result<bool> {
-        let (change, retry_after) = match outcome {
+        let (change, retry_after): (String, _) = match outcome {
             CallOutcome::Accepted => (
-                "version = pending_version, entries = pending_entries, needs_full = 0",
+                "version = pending_version, entries = pending_entries, needs_full = 0".into(),
                 None,
             ),
-            CallOutcome::Checked { matches: true } => ("checked_session = pending_session", None),
-            CallOutcome::Checked { matches: false } => {
-                ("checked_session = pending_session, needs_full = 1", None)
+            CallOutcome::Checked { matches: true, .. } => {
+                ("checked_session = pending_session".into(), None)
             }
-            CallOutcome::NeedsFull { retry_after } => ("needs_full = 1", retry_after.as_deref()),
-            CallOutcome::Unsupported => ("unsupported_session = pending_session", None),
+            // A list changed behind cms's back (by hand, or a lost update the charger took):
+            // a full update, numbered past the charger's own version so that it takes it.
+            CallOutcome::Checked {
+                matches: false,
+                reported,
+            } => (
+                format!(
+                    "checked_session = pending_session, needs_full = 1,
+                     version = CASE WHEN version < {reported} THEN {reported} ELSE version END"
+                ),
+                None,
+            ),
+            // The charger refused the update's number, or failed it: check its version again
+            // before the full update, so that the full one is numbered past it.
+            CallOutcome::NeedsFull { retry_after } => (
+                "needs_full = 1, checked_session = NULL".into(),
+                retry_after.as_deref(),
+            ),
+            CallOutcome::Unsupported => ("unsupported_session = pending_session".into(), None),
             CallOutcome::Retry { retry_after } => {
-                ("needs_full = needs_full", retry_after.as_deref())
+                ("needs_full = needs_full".into(), retry_after.as_deref())
             }
         };
         let settled = sqlx::query(&format!(

@@ -21,6 +21,7 @@ pub fn outcome_of(ended: &EndedCall, retry_at: &str) -> CallOutcome {
             Some(version) => CallOutcome::Checked {
                 matches: version == ended.expected_version
                     || (version == 0 && ended.held_entries == 0),
+                reported: version,
             },
             None => CallOutcome::Retry {
                 retry_after: later(),
@@ -124,10 +125,11 @@ mod tests {
             call.held_entries = held_entries;
             outcome_of(&call, LATER)
         };
-        assert_eq!(check(3, 2), CallOutcome::Checked { matches: true });
-        assert_eq!(check(4, 2), CallOutcome::Checked { matches: false });
-        assert_eq!(check(0, 2), CallOutcome::Checked { matches: false });
-        assert_eq!(check(0, 0), CallOutcome::Checked { matches: true });
+        let checked = |matches, reported| CallOutcome::Checked { matches, reported };
+        assert_eq!(check(3, 2), checked(true, 3));
+        assert_eq!(check(4, 2), checked(false, 4));
+        assert_eq!(check(0, 2), checked(false, 0));
+        assert_eq!(check(0, 0), checked(true, 0));
         assert_eq!(check(-1, 2), CallOutcome::Unsupported);
         let lost = ended("check", Some("timed_out"), "null", Some("Timeout"));
         assert_eq!(
