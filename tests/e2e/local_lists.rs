@@ -243,10 +243,13 @@ async fn a_version_mismatch_is_answered_with_a_full_update() {
     let cms = Cms::up().await;
     let mut bench = Bench::start(&cms, "CP-LL-3", (50, 10), &[("card-a", "Accepted")]).await;
     bench.wait_list(1, &[("card-a", "Accepted")]).await;
+    // The list changed behind cms's back: the charger holds version 100 now.
     bench.charger.set_local_list_version(100);
     bench.put("card-b", "Accepted").await;
+    // cms's differential update (2) is refused; it asks the charger's version and sends a full
+    // update numbered past it, which the charger takes.
     bench
-        .wait_list(2, &[("card-a", "Accepted"), ("card-b", "Accepted")])
+        .wait_list(101, &[("card-a", "Accepted"), ("card-b", "Accepted")])
         .await;
     let refused = bench
         .charger
@@ -261,12 +264,13 @@ async fn a_version_mismatch_is_answered_with_a_full_update() {
     assert_eq!(
         sent.last().unwrap().1,
         update(
-            2,
+            101,
             "Full",
             &[entry("card-a", "Accepted"), entry("card-b", "Accepted")]
         ),
         "{sent:?}"
     );
+    assert_eq!(bench.charger.received_of("GetLocalListVersion").len(), 2);
     bench.charger.finish().await;
 }
 
