@@ -70,8 +70,7 @@ impl Authority {
     /// Authorize.req: may `id_tag` charge at this charger now? `ConcurrentTx` when the tag is
     /// charging at another charger of this gateway.
     pub fn authorize(&self, identity: &str, id_tag: &str, now: DateTime<Utc>) -> Verdict {
-        let (verdict, checked) = self.verdict(identity, id_tag, now);
-        self.unless_elsewhere(verdict, checked, identity, id_tag)
+        self.verdict(identity, id_tag, now, true)
     }
 
     /// StartTransaction.req: the verdict on its tag, as Authorize, and an accepted transaction
@@ -85,8 +84,7 @@ impl Authority {
         transaction_id: i32,
         now: DateTime<Utc>,
     ) -> Verdict {
-        let (verdict, checked) = self.verdict(identity, id_tag, now);
-        let verdict = self.unless_elsewhere(verdict, checked, identity, id_tag);
+        let verdict = self.verdict(identity, id_tag, now, true);
         if let Some(tag) = ShortTag::upper(id_tag).filter(|_| verdict.is_accepted()) {
             self.open
                 .started(tag, identity, connector_id, transaction_id);
@@ -114,33 +112,29 @@ impl Authority {
         now: DateTime<Utc>,
     ) -> Option<Verdict> {
         self.open.stopped(identity, transaction_id);
-        id_tag.map(|tag| self.verdict(identity, tag, now).0)
+        id_tag.map(|tag| self.verdict(identity, tag, now, false))
     }
 
-    /// The verdict from the tags, and whether tags were checked at all (false on an open site).
-    fn verdict(&self, identity: &str, id_tag: &str, now: DateTime<Utc>) -> (Verdict, bool) {
-        match self.registry.authorization(identity) {
-            Some(SiteAuthorization::Open) => (Verdict::ACCEPTED, false),
-            Some(SiteAuthorization::IdTags { teams }) => {
-                (self.id_tags.verdict(&teams, id_tag, now), true)
-            }
-            // No longer registered (removed while connected): nobody may charge.
-            None => (Verdict::INVALID, true),
-        }
-    }
-
-    /// An Accepted tag already charging at another charger becomes ConcurrentTx, on sites that
-    /// check tags (an open site accepts every tag, as before tags existed).
-    fn unless_elsewhere(
+    /// The verdict on `id_tag` at this charger: Accepted on an open site; else from the tags of
+    /// the teams that apply, an Accepted tag charging at another charger becoming ConcurrentTx
+    /// when `concurrency` counts.
+    fn verdict(
         &self,
-        verdict: Verdict,
-        checked: bool,
         identity: &str,
         id_tag: &str,
+        now: DateTime<Utc>,
+        concurrency: bool,
     ) -> Verdict {
+        let teams = match self.registry.authorization(identity) {
+            Some(SiteAuthorization::Open) => return Verdict::ACCEPTED,
+            Some(SiteAuthorization::IdTags { teams }) => teams,
+            // No longer registered (removed while connected): nobody may charge.
+            None => return Verdict::INVALID,
+        };
+        let verdict = self.id_tags.verdict(&teams, id_tag, now);
         let elsewhere =
             || ShortTag::upper(id_tag).is_some_and(|t| self.open.elsewhere(t, identity));
-        if checked && verdict.is_accepted() && elsewhere() {
+        if concurrency && verdict.is_accepted() && elsewhere() {
             return Verdict {
                 status: "ConcurrentTx",
                 ..verdict

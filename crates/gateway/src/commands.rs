@@ -30,6 +30,8 @@ pub struct CommandInbox {
     state: Mutex<InboxState>,
     /// Wakes the session when an action arrives.
     pub ready: Notify,
+    /// Wakes the session when its charger's registration changed (its proxy set-up).
+    pub registration: Notify,
     /// Where the charger's answer to a call relayed from its leader proxy server goes, by the
     /// call's uuid (besides the report every call ends with).
     replies: Mutex<HashMap<String, oneshot::Sender<ChargerAnswer>>>,

@@ -1,6 +1,6 @@
-//! Connection events: a charger connected, or its session ended and why.
+//! Connection events: a charger connected, or its session ended and why; and, for a charger
+//! relayed to proxy servers, each upstream connected or lost.
 
-use crate::Shared;
 use crate::metrics::DisconnectReason;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -8,13 +8,31 @@ use cms_bus::{Header, Record};
 use std::borrow::Cow;
 
 pub enum ConnectionEvent {
-    Connected { remote_addr: String },
-    Disconnected { reason: DisconnectReason },
+    Connected {
+        remote_addr: String,
+    },
+    Disconnected {
+        reason: DisconnectReason,
+    },
+    Upstream {
+        /// The server's place in the charger's list of proxy servers.
+        position: usize,
+        /// Its URL without credentials: the password stays off the bus.
+        websocket_url: String,
+        connected: bool,
+    },
+}
+
+/// Where connection events go: the connections topic, in the name of this gateway.
+#[derive(Clone)]
+pub struct EventTarget {
+    pub topic: &'static str,
+    pub node: Bytes,
 }
 
 /// The record of a connection event: key = identity, value = a small JSON document.
 pub fn connection_record(
-    shared: &Shared,
+    target: &EventTarget,
     identity_key: &Bytes,
     session: &Bytes,
     event: ConnectionEvent,
@@ -23,7 +41,7 @@ pub fn connection_record(
     let at = crate::record_time::record_time(now);
     let identity = String::from_utf8_lossy(identity_key);
     let session_text = String::from_utf8_lossy(session);
-    let node = String::from_utf8_lossy(&shared.node);
+    let node = String::from_utf8_lossy(&target.node);
     let (name, value) = match &event {
         ConnectionEvent::Connected { remote_addr } => (
             "connected",
@@ -39,14 +57,26 @@ pub fn connection_record(
                 "gateway": node, "at": at, "reason": reason.as_str(),
             }),
         ),
+        ConnectionEvent::Upstream {
+            position,
+            websocket_url,
+            connected,
+        } => (
+            "upstream",
+            serde_json::json!({
+                "event": "upstream", "identity": identity, "session": session_text,
+                "gateway": node, "at": at, "position": position, "websocket_url": websocket_url,
+                "status": if *connected { "connected" } else { "disconnected" },
+            }),
+        ),
     };
     Record {
-        topic: Cow::Borrowed(shared.topics.connections),
+        topic: Cow::Borrowed(target.topic),
         key: identity_key.clone(),
         headers: vec![
             Header::new("event", name),
             Header::new("received_at", at),
-            Header::new("gateway", shared.node.clone()),
+            Header::new("gateway", target.node.clone()),
             Header::new("session", session.clone()),
         ],
         value: Bytes::from(value.to_string()),

@@ -212,8 +212,10 @@ impl Gateway {
             ws_config,
             shutdown: shutdown.clone(),
             bus: bus.clone(),
-            connections_topic: config.topics.connections,
-            node: Bytes::from(config.node_id.clone()),
+            events: events::EventTarget {
+                topic: config.topics.connections,
+                node: Bytes::from(config.node_id.clone()),
+            },
         };
         let shared = Arc::new(Shared {
             ws_config,
@@ -231,6 +233,18 @@ impl Gateway {
             metrics: metrics::GatewayMetrics::new(),
             shutdown,
         });
+        // A change of a connected charger's registration reaches its session (weakly: the
+        // registry outlives no gateway, but must not keep one alive).
+        let weak = Arc::downgrade(&shared);
+        shared.directory.on_change(Box::new(move |identity| {
+            let Some(shared) = weak.upgrade() else { return };
+            let Ok(identity) = ChargerIdentity::parse(identity) else {
+                return;
+            };
+            if let Some(entry) = shared.sessions.get(&identity) {
+                entry.inbox.registration.notify_one();
+            }
+        }));
         let (senders, receivers): (Vec<_>, Vec<_>) = (0..shard_count)
             .map(|_| tokio::sync::mpsc::channel(shard::HANDOVER_QUEUE))
             .unzip();

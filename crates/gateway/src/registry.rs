@@ -7,9 +7,11 @@ use crate::directory::{ChargerDirectory, DirectoryError, Registration};
 use crate::follow::Materialised;
 use cms_bus::{BoxFuture, Message, ProxySetup, RegistryState, SiteAuthorization, registry_state};
 use dashmap::DashMap;
-use std::sync::Arc;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use tokio::sync::Notify;
+
+/// What is told of a change of a charger's registration: its identity.
+pub type OnChange = Box<dyn Fn(&str) + Send + Sync>;
 
 #[derive(Default)]
 pub struct RegistryDirectory {
@@ -17,9 +19,9 @@ pub struct RegistryDirectory {
     /// False until the topic has been read up to where it stood at start: until then an
     /// unknown charger may just not be read yet, so handshakes are answered 503, not 404.
     caught_up: AtomicBool,
-    /// The live sessions that want to hear of a change of their charger's registration (its
-    /// proxy set-up): the newest session of each charger.
-    watchers: DashMap<Box<str>, Arc<Notify>>,
+    /// Told of every change of a charger's registration (the gateway tells the charger's live
+    /// session, which follows its proxy set-up).
+    on_change: OnceLock<OnChange>,
 }
 
 impl RegistryDirectory {
@@ -41,22 +43,17 @@ impl RegistryDirectory {
                 self.chargers.remove(identity);
             }
         }
-        if let Some(watcher) = self.watchers.get(identity) {
-            watcher.notify_one();
+        if let Some(on_change) = self.on_change.get() {
+            on_change(identity);
         }
     }
 
-    /// Tells the returned `Notify` of every change of `identity`'s registration, until
-    /// [`Self::unwatch`]; a newer watch of the same charger takes the place of an older one.
-    pub fn watch(&self, identity: &str) -> Arc<Notify> {
-        let notify = Arc::new(Notify::new());
-        self.watchers.insert(identity.into(), notify.clone());
-        notify
-    }
-
-    pub fn unwatch(&self, identity: &str, notify: &Arc<Notify>) {
-        self.watchers
-            .remove_if(identity, |_, watching| Arc::ptr_eq(watching, notify));
+    /// Calls `hook` with the identity of every charger whose registration changes from now on
+    /// (set once, by the gateway).
+    pub fn on_change(&self, hook: OnChange) {
+        if self.on_change.set(hook).is_err() {
+            tracing::warn!("the registry already tells another gateway of its changes");
+        }
     }
 
     /// The proxy set-up of a registered charger, if it is relayed.

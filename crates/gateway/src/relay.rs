@@ -13,6 +13,7 @@
 mod upstream;
 
 use crate::commands::CommandInbox;
+use crate::events::EventTarget;
 use bytes::Bytes;
 use cms_bus::ProxySetup;
 use cms_ocpp::v16::Action;
@@ -99,10 +100,10 @@ pub struct RelayContext {
     pub ws_config: WebSocketConfig,
     /// The gateway's shutdown.
     pub shutdown: CancellationToken,
-    /// Where each upstream's state is told (the connections topic), for the proxy resource.
+    /// Where each upstream's state is told (the connections topic), for the proxy resource;
+    /// the sessions' own connection events go there too.
     pub bus: Arc<dyn cms_bus::Publisher>,
-    pub connections_topic: &'static str,
-    pub node: Bytes,
+    pub events: EventTarget,
 }
 
 /// One upstream as the session sees it: where its calls queue, and whether it is up.
@@ -166,8 +167,8 @@ impl Relay {
                     replay_first: mid_session,
                     events: upstream::Events {
                         bus: context.bus.clone(),
-                        topic: context.connections_topic,
-                        node: context.node.clone(),
+                        target: context.events.clone(),
+                        identity_key: Bytes::copy_from_slice(identity.as_bytes()),
                         session: Bytes::copy_from_slice(session.as_bytes()),
                     },
                     leader: upstream.leader.then(|| upstream::LeaderSide {
@@ -218,10 +219,14 @@ impl Relay {
         action: Action,
         payload: &Bytes,
     ) -> Option<oneshot::Receiver<LeaderAnswer>> {
-        self.replay
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .note(action, payload);
+        // Only a boot or a status is kept for the replay: the lock is not taken per meter value.
+        if matches!(
+            action,
+            Action::BootNotification | Action::StatusNotification
+        ) {
+            let mut replay = self.replay.lock().unwrap_or_else(PoisonError::into_inner);
+            replay.note(action, payload);
+        }
         let mut leader_answer = None;
         for queue in &self.queues {
             let (answer_to, answer) = match queue.leader {

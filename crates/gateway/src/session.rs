@@ -22,7 +22,7 @@ use futures_util::{FutureExt, SinkExt, StreamExt};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::{Notify, OwnedSemaphorePermit, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
@@ -155,7 +155,6 @@ pub async fn serve(
             try_send: false,
             relay: None,
             replay: None,
-            registration_changed: shared.directory.watch(identity.as_str()),
         };
         live.follow_proxy_setup(false);
         live.publish_event(ConnectionEvent::Connected {
@@ -166,9 +165,6 @@ pub async fn serve(
         shared
             .sessions
             .remove_if(&identity, |_, entry| entry.session == session);
-        shared
-            .directory
-            .unwatch(identity.as_str(), &live.registration_changed);
         live.relay = None;
         live.outgoing.end(&shared).await;
         live.publish_event(ConnectionEvent::Disconnected { reason })
@@ -192,12 +188,11 @@ struct LiveSession<'a> {
     outgoing: OutgoingCalls,
     /// A call ended: send the next one waiting, if any, before reading on.
     try_send: bool,
-    /// The charger's upstreams, when it is relayed to proxy servers.
-    relay: Option<Relay>,
+    /// The charger's upstreams, when it is relayed to proxy servers (boxed: most chargers are
+    /// not, and every connection holds this field all its life).
+    relay: Option<Box<Relay>>,
     /// What an upstream is told first, kept across changes of the set-up once relayed.
     replay: Option<Arc<std::sync::Mutex<Replay>>>,
-    /// Told when the charger's registration changes (its proxy set-up above all).
-    registration_changed: Arc<Notify>,
 }
 
 impl LiveSession<'_> {
@@ -207,7 +202,7 @@ impl LiveSession<'_> {
     /// upstream starts with the replay.
     fn follow_proxy_setup(&mut self, mid_session: bool) {
         let setup = self.shared.directory.proxy(self.identity);
-        if self.relay.as_ref().map(Relay::setup) == setup.as_ref() {
+        if self.relay.as_ref().map(|r| r.setup()) == setup.as_ref() {
             return;
         }
         if setup.is_some() || self.relay.is_some() {
@@ -221,7 +216,7 @@ impl LiveSession<'_> {
         let replay = self.replay.get_or_insert_with(Default::default).clone();
         self.relay = setup.map(|setup| {
             let context = &self.shared.relay;
-            Relay::start(
+            Box::new(Relay::start(
                 context,
                 self.identity,
                 &session,
@@ -229,7 +224,7 @@ impl LiveSession<'_> {
                 inbox,
                 replay,
                 mid_session,
-            )
+            ))
         });
     }
 
@@ -263,7 +258,7 @@ impl LiveSession<'_> {
                     self.try_send = true;
                     continue;
                 }
-                _ = self.registration_changed.notified() => {
+                _ = self.outgoing.inbox.registration.notified() => {
                     self.follow_proxy_setup(true);
                     continue;
                 }
@@ -524,7 +519,7 @@ impl LiveSession<'_> {
 
     async fn publish_event(&self, event: ConnectionEvent) {
         let record = connection_record(
-            self.shared,
+            &self.shared.relay.events,
             &self.identity_key,
             self.session,
             event,

@@ -7,6 +7,7 @@ use super::{DOWN, UP};
 use super::{LeaderAnswer, Relayed, Replay};
 use crate::calls::ChargerAnswer;
 use crate::commands::CommandInbox;
+use crate::events::{ConnectionEvent, EventTarget, connection_record};
 use crate::record_time::record_time;
 use cms_bus::{ActionCommand, RequestedBy};
 use cms_ocpp::{ErrorCode, Frame, call_error, parse_frame};
@@ -65,8 +66,8 @@ pub struct Link {
 /// API keeps as the proxy server's `connection_status`.
 pub struct Events {
     pub bus: Arc<dyn cms_bus::Publisher>,
-    pub topic: &'static str,
-    pub node: bytes::Bytes,
+    pub target: EventTarget,
+    pub identity_key: bytes::Bytes,
     pub session: bytes::Bytes,
 }
 
@@ -74,28 +75,19 @@ impl Link {
     /// Publishes the upstream's state, without waiting: a lost event only leaves the proxy
     /// resource behind until the next one.
     fn tell(&self, connected: bool) {
-        let at = record_time(chrono::Utc::now());
         let events = &self.events;
-        let value = serde_json::json!({
-            "event": "upstream", "identity": self.identity,
-            "session": String::from_utf8_lossy(&events.session),
-            "gateway": String::from_utf8_lossy(&events.node), "at": at,
-            // Its place in the charger's list, and the URL without credentials: the password
-            // stays out of the connections topic.
-            "position": self.position, "websocket_url": redacted(&self.websocket_url),
-            "status": if connected { "connected" } else { "disconnected" },
-        });
-        let record = cms_bus::Record {
-            topic: std::borrow::Cow::Borrowed(events.topic),
-            key: bytes::Bytes::copy_from_slice(self.identity.as_bytes()),
-            headers: vec![
-                cms_bus::Header::new("event", "upstream"),
-                cms_bus::Header::new("received_at", at),
-                cms_bus::Header::new("gateway", events.node.clone()),
-                cms_bus::Header::new("session", events.session.clone()),
-            ],
-            value: bytes::Bytes::from(value.to_string()),
+        let event = ConnectionEvent::Upstream {
+            position: self.position,
+            websocket_url: redacted(&self.websocket_url),
+            connected,
         };
+        let record = connection_record(
+            &events.target,
+            &events.identity_key,
+            &events.session,
+            event,
+            chrono::Utc::now(),
+        );
         let delivery = events.bus.publish(record);
         tokio::spawn(async move {
             if let Err(e) = delivery.await {
@@ -608,8 +600,11 @@ mod tests {
             replay_first: false,
             events: Events {
                 bus: std::sync::Arc::new(cms_bus::InProcessBus::new(Default::default(), &[])),
-                topic: "t.ocpp.connections",
-                node: bytes::Bytes::from_static(b"gw"),
+                target: EventTarget {
+                    topic: "t.ocpp.connections",
+                    node: bytes::Bytes::from_static(b"gw"),
+                },
+                identity_key: bytes::Bytes::from_static(b"CP-1"),
                 session: bytes::Bytes::from_static(b"s-1"),
             },
             leader,
