@@ -13,6 +13,7 @@ use cms_bus::{
     command_of, report_record,
 };
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, oneshot};
@@ -28,10 +29,11 @@ pub const MAX_RELAYED: usize = 16;
 #[derive(Default)]
 pub struct CommandInbox {
     state: Mutex<InboxState>,
-    /// Wakes the session when an action arrives.
+    /// Wakes the session when an action arrives, or its charger's registration changed.
     pub ready: Notify,
-    /// Wakes the session when its charger's registration changed (its proxy set-up).
-    pub registration: Notify,
+    /// Set with `ready` when the charger's registration changed (its proxy set-up): one wake-up
+    /// for both, so that a session's loop waits on no more than it did before relaying.
+    registration_changed: AtomicBool,
     /// Where the charger's answer to a call relayed from its leader proxy server goes, by the
     /// call's uuid (besides the report every call ends with).
     replies: Mutex<HashMap<String, oneshot::Sender<ChargerAnswer>>>,
@@ -77,6 +79,17 @@ impl CommandInbox {
         queue_depth().increment(1.0);
         self.ready.notify_one();
         Ok(())
+    }
+
+    /// Tells the session that its charger's registration changed.
+    pub fn registration_changed(&self) {
+        self.registration_changed.store(true, Ordering::Release);
+        self.ready.notify_one();
+    }
+
+    /// Whether the registration changed since last asked.
+    pub fn take_registration_change(&self) -> bool {
+        self.registration_changed.swap(false, Ordering::AcqRel)
     }
 
     /// Queues a call of the charger's leader proxy server: the charger's answer goes to

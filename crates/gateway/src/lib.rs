@@ -242,7 +242,7 @@ impl Gateway {
                 return;
             };
             if let Some(entry) = shared.sessions.get(&identity) {
-                entry.inbox.registration.notify_one();
+                entry.inbox.registration_changed();
             }
         }));
         let (senders, receivers): (Vec<_>, Vec<_>) = (0..shard_count)

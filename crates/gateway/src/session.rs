@@ -255,14 +255,18 @@ impl LiveSession<'_> {
                     return DisconnectReason::Replaced;
                 }
                 _ = self.outgoing.inbox.ready.notified(), if !self.outgoing.busy() => {
+                    if self.outgoing.inbox.take_registration_change() {
+                        self.follow_proxy_setup(true);
+                    }
                     self.try_send = true;
                     continue;
                 }
-                _ = self.outgoing.inbox.registration.notified() => {
-                    self.follow_proxy_setup(true);
-                    continue;
-                }
                 _ = &mut timer => {
+                    // A registration change told while a call was in flight (its wake-up
+                    // waits for the call's end or this timer, whichever comes first).
+                    if self.outgoing.inbox.take_registration_change() {
+                        self.follow_proxy_setup(true);
+                    }
                     let now = Instant::now();
                     if self.outgoing.answer_by().is_some_and(|at| now >= at) {
                         self.outgoing.on_timer(self.shared, now).await;
