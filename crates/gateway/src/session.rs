@@ -425,8 +425,10 @@ impl LiveSession<'_> {
         let (record, answer) = match leader {
             Some(leader) => {
                 let own_id = transaction_id_of(&record);
+                // Boxed: the wait's state stays out of every frame's future (most chargers have
+                // no leader).
                 let (record, answer, missed) =
-                    leader_answer(leader, text, action, record, answer).await;
+                    Box::pin(leader_answer(leader, text, action, record, answer)).await;
                 if let (Some(own), Some(leaders)) = (own_id, transaction_id_of(&record))
                     && own != leaders
                 {
