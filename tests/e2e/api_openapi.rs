@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 /// Every endpoint the service must serve, as the document names it.
-const ENDPOINTS: [(&str, &str); 51] = [
+const ENDPOINTS: [(&str, &str); 54] = [
     ("GET", "/api/v3/chargers"),
     ("GET", "/api/v3/chargers/{charger_uuid}"),
     ("GET", "/api/v3/chargers/{charger_uuid}/connectors"),
@@ -34,6 +34,9 @@ const ENDPOINTS: [(&str, &str); 51] = [
     ("GET", "/api/v3/sites/{site_uuid}/chargers"),
     ("POST", "/api/v3/sites/{site_uuid}/chargers"),
     ("GET", "/api/v2/teams/{team_id}/sites/{site_id}/connectors"),
+    ("GET", "/api/v3/sites/{site_uuid}/smart-charging"),
+    ("PUT", "/api/v3/sites/{site_uuid}/smart-charging"),
+    ("GET", "/api/v3/sites/{site_uuid}/smart-charging/status"),
     ("POST", "/api/v3/sites/{site_uuid}/teams/invite"),
     ("POST", "/api/v3/sites/{site_uuid}/teams/invite/accept"),
     ("GET", "/api/v3/sites/{site_uuid}/teams"),

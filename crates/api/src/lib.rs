@@ -10,6 +10,7 @@ mod materialiser;
 mod normalise;
 mod registry;
 pub mod serve;
+mod smart_charging;
 
 pub use actions::{ActionTimes, Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
@@ -18,6 +19,7 @@ pub use http::{ActionBody, ApiError, ops_router};
 pub use local_lists::LocalListConfig;
 pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
 pub use serve::{HttpLimits, serve};
+pub use smart_charging::SmartChargingConfig;
 
 use bytes::Bytes;
 use cms_bus::{Bus, Topics};
@@ -50,6 +52,8 @@ pub struct ApiConfig {
     pub tls: Option<cms_tls::ServerTls>,
     /// How the keeper of the chargers' local authorization lists paces itself.
     pub local_lists: LocalListConfig,
+    /// How the smart charging balancer paces itself.
+    pub smart_charging: SmartChargingConfig,
 }
 
 /// A running API: HTTP listener plus materialiser.
@@ -62,8 +66,8 @@ pub struct Api {
     materialiser: JoinHandle<()>,
     stop_actions: CancellationToken,
     /// Following the reports, relaying the command line's actions, sweeping overdue ones,
-    /// keeping the chargers' local lists.
-    action_tasks: [JoinHandle<()>; 4],
+    /// keeping the chargers' local lists, balancing the smart charging sites.
+    action_tasks: [JoinHandle<()>; 5],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -123,6 +127,11 @@ impl Api {
             tokio::spawn(local_lists::keep_local_lists(
                 dispatch.clone(),
                 config.local_lists,
+                stop_actions.clone(),
+            )),
+            tokio::spawn(smart_charging::balance_sites(
+                dispatch.clone(),
+                config.smart_charging,
                 stop_actions.clone(),
             )),
         ];

@@ -7,7 +7,7 @@ use crate::observability::{self, LogFormat};
 use crate::store_args::StoreArgs;
 use crate::tls_args::HttpTlsArgs;
 use crate::up::HttpArgs;
-use cms_api::{Api, ApiConfig, LocalListConfig, RegistryPublisher};
+use cms_api::{Api, ApiConfig, LocalListConfig, RegistryPublisher, SmartChargingConfig};
 use cms_bus::{Bus, Topics};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -48,6 +48,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         http_limits: args.http.limits(),
         action_times: args.actions.times(),
         local_lists: LocalListConfig::default(),
+        smart_charging: SmartChargingConfig::default(),
         tls: args.http_tls.server_tls(&stop_tls)?,
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)

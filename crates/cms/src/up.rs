@@ -7,7 +7,7 @@ use crate::observability::{self, LogFormat};
 use crate::registry_feed;
 use crate::store_args::StoreArgs;
 use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
-use cms_api::{Api, ApiConfig, HttpLimits, LocalListConfig};
+use cms_api::{Api, ApiConfig, HttpLimits, LocalListConfig, SmartChargingConfig};
 use cms_bus::{Bus, BusError, InProcessBus, InProcessConfig, Topics};
 use cms_gateway::{AckAfter, Gateway, GatewayConfig};
 use std::net::SocketAddr;
@@ -195,6 +195,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         http_limits: args.http.limits(),
         action_times: args.actions.times(),
         local_lists: LocalListConfig::default(),
+        smart_charging: SmartChargingConfig::default(),
         tls: http_tls,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;

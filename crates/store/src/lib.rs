@@ -21,6 +21,7 @@ pub mod proxy;
 mod redact;
 mod registry;
 pub mod sites;
+pub mod smart_charging;
 mod state;
 pub mod teams;
 #[cfg(any(test, feature = "test-util"))]

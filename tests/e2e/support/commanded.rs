@@ -35,7 +35,7 @@ impl CommandedCharger {
         self.script.printed()
     }
 
-    async fn wait_within(
+    pub async fn wait_within(
         &mut self,
         limit: Duration,
         what: &str,

@@ -144,15 +144,25 @@ impl Dispatch {
         ended: oneshot::Receiver<ActionReport>,
         deadline: tokio::time::Instant,
     ) -> Result<bool, StoreError> {
+        Ok(self.end_of(uuid, ended, deadline).await?.is_some())
+    }
+
+    /// [`Dispatch::wait_for_end`], with the final report itself.
+    pub async fn end_of(
+        &self,
+        uuid: &str,
+        ended: oneshot::Receiver<ActionReport>,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<ActionReport>, StoreError> {
         match tokio::time::timeout_at(deadline, ended).await {
             Ok(Ok(report)) => {
                 let at = cms_store::now_record_time();
                 self.store.apply(&[report_change(&report, at)]).await?;
-                Ok(true)
+                Ok(Some(report))
             }
             _ => {
                 self.waiting.remove(uuid);
-                Ok(false)
+                Ok(None)
             }
         }
     }

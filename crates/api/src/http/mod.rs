@@ -17,6 +17,7 @@ pub mod schema;
 mod settings;
 mod site_teams;
 mod sites;
+mod smart_charging;
 mod teams;
 mod tokens;
 mod transactions;
@@ -59,6 +60,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(meters::routes())
         .merge(sites::routes())
         .merge(site_teams::routes())
+        .merge(smart_charging::routes())
         .merge(teams::routes())
         .merge(id_tags::routes())
         .merge(tokens::routes())

@@ -12,6 +12,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use cms_store::sites::{AUTHORIZATION_MODES, Site, SiteAuthorization, SiteChanges};
+use cms_store::smart_charging::{MODE_DISABLED, MODE_DYNAMIC};
 use cms_store::teams::Team;
 use cms_store::{ConnectorRow, Scope, StoreError};
 use serde::Serialize;
@@ -43,7 +44,9 @@ pub struct SiteBody {
     pub city: String,
     /// At most 2 characters (ISO 3166-1 alpha-2).
     pub country: String,
-    /// `disabled` (smart charging is not offered yet).
+    /// The smart-charging mode: `disabled`, `static` (a fixed grid limit) or `dynamic` (the
+    /// limit less what a CT meter measures); set through `PUT .../smart-charging`.
+    #[schema(value_type = crate::http::smart_charging::SmartChargingMode)]
     pub smart_charging: String,
     /// The site's chargers the caller sees.
     pub chargers_count: i64,
@@ -74,7 +77,8 @@ pub struct CapabilitiesBody {
     pub load_management: LoadManagementBody,
 }
 
-/// Load management the site is equipped for (none yet).
+/// Load management the site is equipped for: `dynamic` in the `dynamic` smart-charging mode
+/// (a CT meter measures the grid connection).
 #[derive(Serialize, ToSchema)]
 pub struct LoadManagementBody {
     pub dynamic: bool,
@@ -86,9 +90,9 @@ impl From<Site> for SiteBody {
     fn from(s: Site) -> Self {
         SiteBody {
             capabilities: CapabilitiesBody {
-                smart_charging: s.smart_charging != "disabled",
+                smart_charging: s.smart_charging != MODE_DISABLED,
                 load_management: LoadManagementBody {
-                    dynamic: false,
+                    dynamic: s.smart_charging == MODE_DYNAMIC,
                     peak_shaving: false,
                     solar: false,
                 },
