@@ -195,6 +195,24 @@ on_both_stores!(
                 json!({"mode": "static", "grid_limit_amps": true}),
                 "grid_limit_amps",
             ),
+            // No room for a connector at min_amps under the limit less the margin.
+            refused(
+                json!({"mode": "static", "grid_limit_amps": 0.0001, "fail_safe_amps": 0}),
+                "grid_limit_amps",
+            ),
+            refused(
+                json!({"mode": "static", "grid_limit_amps": 5, "fail_safe_amps": 0}),
+                "grid_limit_amps",
+            ),
+            refused(
+                json!({"mode": "dynamic", "grid_limit_amps": 5, "meter_uuid": meter,
+                    "fail_safe_amps": 0}),
+                "grid_limit_amps",
+            ),
+            refused(
+                limit(json!({"min_amps": 30, "safety_margin_amps": 2.5, "fail_safe_amps": 0})),
+                "grid_limit_amps",
+            ),
             refused(limit(json!({"strategy": "fastest"})), "strategy"),
             refused(limit(json!({"strategy": null})), "strategy"),
             refused(limit(json!({"min_amps": 5.9})), "min_amps"),
@@ -215,6 +233,15 @@ on_both_stores!(
             refused(limit(json!({"fail_safe_amps": 80.5})), "fail_safe_amps"),
             refused(
                 limit(json!({"min_amps": 10, "fail_safe_amps": 8})),
+                "fail_safe_amps",
+            ),
+            refused(
+                json!({"mode": "static", "grid_limit_amps": 7, "fail_safe_amps": 7.5}),
+                "fail_safe_amps",
+            ),
+            // The fail-safe may not exceed a limit in any mode (the default 6 here).
+            refused(
+                json!({"mode": "disabled", "grid_limit_amps": 5}),
                 "fail_safe_amps",
             ),
             refused(
@@ -250,6 +277,12 @@ on_both_stores!(
                 limit(json!({"priorities": {charger.clone(): "high"}})),
                 &format!("priorities.{charger}"),
             ),
+            // A NUL anywhere is refused on the field, and looked up nowhere.
+            refused(limit(json!({"priorities": {"ab\u{0}c": 1}})), "priorities"),
+            refused(
+                limit(json!({"priorities": {format!("{charger}\u{0}"): 1}})),
+                "priorities",
+            ),
             refused(
                 json!({"mode": "dynamic", "grid_limit_amps": 32}),
                 "meter_uuid",
@@ -267,6 +300,15 @@ on_both_stores!(
                 "meter_uuid",
             ),
             refused(limit(json!({"meter_uuid": other_meter})), "meter_uuid"),
+            refused(
+                json!({"mode": "dynamic", "grid_limit_amps": 40, "meter_uuid": "ab\u{0}c"}),
+                "meter_uuid",
+            ),
+            refused(limit(json!({"meter_uuid": "ab\u{0}c"})), "meter_uuid"),
+            refused(
+                json!({"mode": "dynamic", "grid_limit_amps": 40, "meter_uuid\u{0}": meter}),
+                "meter_uuid",
+            ),
         ];
         for (body, field) in cases {
             let errors = api.expect_invalid("PUT", &path, Some(&body)).await;
@@ -291,6 +333,34 @@ on_both_stores!(
             }),
             "every failure at once, in Laravel's wording"
         );
+        let body = json!({"mode": "dynamic", "grid_limit_amps": 40, "meter_uuid": "ab\u{0}c"});
+        let errors = api.expect_invalid("PUT", &path, Some(&body)).await;
+        assert_eq!(
+            errors,
+            json!({"meter_uuid": ["The meter uuid field must not contain NUL characters."]}),
+            "refused once, not looked up"
+        );
+        let body = json!({"mode": "static", "grid_limit_amps": 5, "fail_safe_amps": 5});
+        let errors = api.expect_invalid("PUT", &path, Some(&body)).await;
+        assert_eq!(
+            errors,
+            json!({"grid_limit_amps": ["The grid limit amps field minus the safety margin amps \
+                must be at least the min amps, to leave room for at least one charging \
+                connector at the minimum."],
+                "fail_safe_amps": ["The fail safe amps field must be 0 or between 6 and 80."]}),
+        );
+        // With the default fail-safe (6), a tiny limit fails both rules.
+        let body = json!({"mode": "static", "grid_limit_amps": 0.0001});
+        let errors = api.expect_invalid("PUT", &path, Some(&body)).await;
+        let names: Vec<&String> = errors.as_object().unwrap().keys().collect();
+        assert_eq!(names, ["fail_safe_amps", "grid_limit_amps"], "{errors}");
+        let body = json!({"mode": "static", "grid_limit_amps": 10, "fail_safe_amps": 12});
+        let errors = api.expect_invalid("PUT", &path, Some(&body)).await;
+        assert_eq!(
+            errors,
+            json!({"fail_safe_amps":
+                ["The fail safe amps field must be less than or equal to the grid limit amps."]}),
+        );
         for body in [json!("static"), json!([1])] {
             let answer = api.put(&path, &body).await;
             assert_eq!(answer.status, 400, "{body}: {}", answer.body);
@@ -298,13 +368,32 @@ on_both_stores!(
         let malformed = raw_put(&cms, &token, &path, "{\"mode\": ").await;
         assert_eq!(malformed, 400);
 
-        // The bounds themselves are taken.
-        let body = json!({
+        // The bounds themselves are taken: the limit less the margin just fits min_amps
+        // (decimals too), the fail-safe equals the limit.
+        let body = json!({"mode": "static", "grid_limit_amps": 6.6, "safety_margin_amps": 0.2,
+            "min_amps": 6.4, "fail_safe_amps": 6.6});
+        api.expect(200, "PUT", &path, Some(&body)).await;
+        let bounds = json!({
             "mode": "dynamic", "grid_limit_amps": 10000, "meter_uuid": meter, "min_amps": 6,
-            "safety_margin_amps": 9999.5, "fail_safe_amps": 80, "meter_timeout_seconds": 5,
+            "safety_margin_amps": 9994, "fail_safe_amps": 80, "meter_timeout_seconds": 5,
             "priorities": {charger.clone(): 0, hidden.clone(): 100}
         });
+        api.expect(200, "PUT", &path, Some(&bounds)).await;
+        // On the settings the PUT leads to: raising min_amps leaves no room under the stored
+        // limit and margin; lowering the limit below the stored fail-safe (even disabled).
+        let body = json!({"mode": "dynamic", "min_amps": 7});
+        let errors = api.expect_invalid("PUT", &path, Some(&body)).await;
+        let names: Vec<&String> = errors.as_object().unwrap().keys().collect();
+        assert_eq!(names, ["grid_limit_amps"], "{errors}");
+        let body = json!({"mode": "disabled", "grid_limit_amps": 70, "safety_margin_amps": 0});
+        let errors = api.expect_invalid("PUT", &path, Some(&body)).await;
+        let names: Vec<&String> = errors.as_object().unwrap().keys().collect();
+        assert_eq!(names, ["fail_safe_amps"], "{errors}");
+        // Disabled, a limit with no room for a connector is kept (it applies to no one).
+        let body = json!({"mode": "disabled", "grid_limit_amps": 5, "safety_margin_amps": 0,
+            "fail_safe_amps": 0});
         api.expect(200, "PUT", &path, Some(&body)).await;
+        api.expect(200, "PUT", &path, Some(&bounds)).await;
 
         // A guest of the site reads (only the chargers it was given) but does not change them.
         let access = json!({"can_access_all_assets": false,

@@ -96,8 +96,23 @@ impl Dispatch {
         request: serde_json::Value,
         requested_by: RequestedBy,
     ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
+        self.take_within(uuid, target, action, request, requested_by, self.times)
+            .await
+    }
+
+    /// [`Dispatch::take_as`] with its own times (a call that is worthless late, such as a
+    /// charging limit, gives up sooner than the default).
+    pub async fn take_within(
+        &self,
+        uuid: String,
+        target: &Target<'_>,
+        action: &str,
+        request: serde_json::Value,
+        requested_by: RequestedBy,
+        times: ActionTimes,
+    ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
         let now = chrono::Utc::now();
-        let ttl = chrono::Duration::from_std(self.times.ttl).unwrap_or_default();
+        let ttl = chrono::Duration::from_std(times.ttl).unwrap_or_default();
         let command = ActionCommand {
             uuid,
             identity: target.identity.to_string(),
@@ -107,7 +122,7 @@ impl Dispatch {
             requested_by,
             created_at: format_record_time(now),
             expires_at: format_record_time(now + ttl),
-            timeout_ms: self.times.timeout.as_millis() as u64,
+            timeout_ms: times.timeout.as_millis() as u64,
         };
         self.store
             .insert_action(&new_action(target.charger_id, &command, true))

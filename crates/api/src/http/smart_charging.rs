@@ -57,7 +57,8 @@ pub struct SmartChargingSettingsBody {
 #[allow(dead_code)] // Documents the request; it is read through `SettingsBody`.
 pub struct SmartChargingSettingsRequest {
     mode: SmartChargingMode,
-    /// Required for `static` and `dynamic`: a JSON number, > 0 and ≤ 10000.
+    /// Required for `static` and `dynamic`: a JSON number, > 0 and ≤ 10000; there, at least
+    /// `min_amps` + `safety_margin_amps` (room for one charging connector).
     #[schema(maximum = 10000, exclusive_minimum = 0)]
     grid_limit_amps: Option<f64>,
     /// Required for `dynamic`: a `ct_meter` attached to a charger of this site.
@@ -69,7 +70,7 @@ pub struct SmartChargingSettingsRequest {
     /// Less than the grid limit.
     #[schema(minimum = 0)]
     safety_margin_amps: Option<f64>,
-    /// 0, or from `min_amps` to 80.
+    /// 0, or from `min_amps` to 80; at most the grid limit when one is set.
     #[schema(minimum = 0, maximum = 80)]
     fail_safe_amps: Option<f64>,
     #[schema(minimum = 5, maximum = 3600)]

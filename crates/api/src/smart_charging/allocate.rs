@@ -2,10 +2,11 @@
 //!
 //! The connectors are put in order (priority first under the `priority` strategy; then the
 //! ones served now, then the paused ones by how long they waited, then the new ones by
-//! arrival), and admitted in that order while each can have at least the minimum. The
-//! admitted share the available current: `equal` fills them to one level (each capped at its
-//! maximum, what one cannot take goes to the others); `priority` gives everyone the minimum,
-//! then fills the highest priority to its maximum before the next. The rest are paused (0 A).
+//! arrival), and admitted in that order while each can have at least the minimum (a paused or
+//! new one with a margin to spare). The admitted share the available current: `equal` fills
+//! them to one level (each capped at its maximum, what one cannot take goes to the others);
+//! `priority` gives everyone the minimum, then fills the highest priority to its maximum
+//! before the next. The rest are paused (0 A).
 
 use std::cmp::Ordering;
 
@@ -45,6 +46,9 @@ pub struct Demand {
     pub since: String,
     /// The most its connector takes, per phase.
     pub max_amps: f64,
+    /// What it needs to spare beyond its minimum to be admitted (a paused or new one: so that
+    /// a site on the edge does not pause and resume it every round).
+    pub margin: f64,
 }
 
 /// OCPP carries limits with one decimal: allocations are cut down to tenths, never rounded
@@ -84,7 +88,7 @@ pub fn allocate(available: f64, min_amps: f64, strategy: Strategy, demands: &[De
     let mut committed = 0.0;
     for i in order(strategy, demands) {
         let floor = min_amps.min(demands[i].max_amps);
-        if floor <= 0.0 || committed + floor > available + 1e-9 {
+        if floor <= 0.0 || committed + floor + demands[i].margin > available + 1e-9 {
             continue;
         }
         committed += floor;
@@ -166,6 +170,7 @@ mod tests {
             standing,
             since: since.into(),
             max_amps,
+            margin: 0.0,
         }
     }
 
@@ -216,6 +221,22 @@ mod tests {
         assert_eq!(shares, vec![0.0, 6.5, 6.5]);
         let shares = allocate(7.0, 6.0, Strategy::Equal, &demands);
         assert_eq!(shares, vec![0.0, 0.0, 7.0]);
+    }
+
+    #[test]
+    fn a_paused_connector_comes_back_only_with_a_margin_to_spare() {
+        let mut paused = demand(Standing::Paused, "a", 32.0);
+        paused.margin = 1.0;
+        let served = demand(Standing::Served, "b", 32.0);
+        let demands = [served, paused];
+        assert_eq!(
+            allocate(12.5, 6.0, Strategy::Equal, &demands),
+            vec![12.5, 0.0]
+        );
+        assert_eq!(
+            allocate(13.0, 6.0, Strategy::Equal, &demands),
+            vec![6.5, 6.5]
+        );
     }
 
     #[test]

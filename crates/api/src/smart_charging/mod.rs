@@ -14,7 +14,7 @@ mod readings;
 
 pub use plan::Pacing;
 
-use crate::actions::{Dispatch, Target};
+use crate::actions::{ActionTimes, Dispatch, Target};
 use chrono::Utc;
 use cms_bus::{ActionReport, ActionStatus, RequestedBy};
 use cms_store::format_record_time;
@@ -22,7 +22,8 @@ use cms_store::smart_charging::balancer::{
     BalancedCharger, ChargingConnector, ConnectorComputation, LatestReading, SentLimit,
     SiteComputation,
 };
-use plan::{Inputs, PROFILE_ID_BASE, Plan, Step, TX_DEFAULT};
+use plan::{GridReading, Inputs, PROFILE_ID_BASE, Plan, Step, TX_DEFAULT};
+use readings::currents;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -51,6 +52,7 @@ impl Default for SmartChargingConfig {
             pacing: Pacing {
                 min_interval: Duration::from_secs(3),
                 retry_after: Duration::from_secs(30),
+                answer_grace: Duration::from_secs(2),
                 default_max_amps: 32.0,
             },
         }
@@ -59,6 +61,15 @@ impl Default for SmartChargingConfig {
 
 /// How often a site's status is written when nothing in it changed.
 const STATUS_REFRESH: Duration = Duration::from_secs(5);
+/// A limit is worthless late: one not sent within the first, or unanswered within the
+/// second, ends (and is sent again from what is known then).
+const CALL_TIMES: ActionTimes = ActionTimes {
+    ttl: Duration::from_secs(10),
+    timeout: Duration::from_secs(10),
+};
+/// How long after its call's times the end of a limit is waited for (the gateway's report,
+/// or the sweep's).
+const END_MARGIN: Duration = Duration::from_secs(5);
 
 /// Balances the sites until `stop`, then lets go of them.
 pub async fn balance_sites(
@@ -74,6 +85,7 @@ pub async fn balance_sites(
         wake: Arc::new(Notify::new()),
         waiters: JoinSet::new(),
         written: HashMap::new(),
+        grids: HashMap::new(),
         last_poll: Instant::now(),
         fail_safe_time: Duration::ZERO,
     };
@@ -112,6 +124,9 @@ struct Balancer {
     waiters: JoinSet<()>,
     /// What it last wrote of each site's status, and when.
     written: HashMap<i64, (SiteComputation, Vec<ConnectorComputation>, Instant)>,
+    /// Each site's last grid reading: kept when the meter's charger sends a reading without
+    /// the current (an energy register alone), which replaces it in the store.
+    grids: HashMap<i64, GridReading>,
     last_poll: Instant,
     /// Time in fail-safe not yet counted in whole seconds.
     fail_safe_time: Duration,
@@ -122,17 +137,20 @@ impl Balancer {
         let store = self.dispatch.store.clone();
         let now = Utc::now();
         let lease = chrono::Duration::from_std(self.config.lease).unwrap_or_default();
+        // Renewed once two thirds of it are left, not every round: most rounds only read.
         let sites = store
             .claim_smart_charging_sites(
                 &self.name,
                 &format_record_time(now),
+                &format_record_time(now + lease * 2 / 3),
                 &format_record_time(now + lease),
             )
             .await?;
         let elapsed = std::mem::replace(&mut self.last_poll, Instant::now()).elapsed();
         metrics::gauge!("cms_smart_charging_sites_balanced").set(sites.len() as f64);
-        self.written
-            .retain(|id, _| sites.iter().any(|s| s.site_id == *id));
+        let held = |id: &i64| sites.iter().any(|s| s.site_id == *id);
+        self.written.retain(|id, _| held(id));
+        self.grids.retain(|id, _| held(id));
         if sites.is_empty() {
             metrics::gauge!("cms_smart_charging_sites_in_fail_safe").set(0.0);
             return Ok(());
@@ -162,11 +180,26 @@ impl Balancer {
                 .filter(|l| on_site(&l.charger_id))
                 .map(|l| ((l.charger_id, l.connector_id), l))
                 .collect();
+            let meter = site.meter_charger_id.and_then(|id| readings.get(&(id, 0)));
+            if let Some(reading) = meter
+                && let Some(phases) = currents(&reading.meter_value, "Inlet")
+            {
+                let at = reading
+                    .measured_at
+                    .as_str()
+                    .min(reading.updated_at.as_str());
+                let grid = GridReading {
+                    phases,
+                    at: at.to_string(),
+                };
+                self.grids.insert(site.site_id, grid);
+            }
             let plan = plan::plan(&Inputs {
                 site,
                 chargers: &site_chargers,
                 charging: &site_charging,
                 readings: &readings,
+                grid: self.grids.get(&site.site_id),
                 limits: &site_limits,
                 in_flight: &in_flight,
                 now,
@@ -190,7 +223,10 @@ impl Balancer {
                 metrics::gauge!("cms_smart_charging_headroom_amps", "site" => site.site_uuid.clone())
                     .set(headroom);
             }
-            self.carry_out(site.site_id, plan).await?;
+            // One site's failure (the store busy, say) is not the others'.
+            if let Err(e) = self.carry_out(site.site_id, plan).await {
+                tracing::error!(error = %e, site = %site.site_uuid, "cannot balance a site this round");
+            }
         }
         metrics::gauge!("cms_smart_charging_sites_in_fail_safe").set(in_fail_safe as f64);
         Ok(())
@@ -259,18 +295,26 @@ impl Balancer {
         };
         let taken = self
             .dispatch
-            .take_as(
+            .take_within(
                 limit.action_uuid.clone(),
                 &target,
                 action,
                 request,
                 RequestedBy::system(),
+                CALL_TIMES,
             )
             .await;
+        if action == "SetChargingProfile" {
+            metrics::counter!("cms_smart_charging_limits_total", "outcome" => "sent").increment(1);
+        }
         let ended = match taken {
             Ok((_, ended)) => ended,
             Err(e) => {
                 tracing::error!(error = %e, identity, "cannot send {action}");
+                if action == "SetChargingProfile" {
+                    metrics::counter!("cms_smart_charging_limits_total", "outcome" => "failed")
+                        .increment(1);
+                }
                 store
                     .record_limit_answer(
                         limit.charger_id,
@@ -283,9 +327,6 @@ impl Balancer {
                 return Ok(());
             }
         };
-        if action == "SetChargingProfile" {
-            metrics::counter!("cms_smart_charging_limits_total", "outcome" => "sent").increment(1);
-        }
         self.in_flight
             .lock()
             .expect("in flight")
@@ -293,8 +334,7 @@ impl Balancer {
         let dispatch = self.dispatch.clone();
         let in_flight = self.in_flight.clone();
         let wake = self.wake.clone();
-        let times = dispatch.times;
-        let deadline = Instant::now() + times.ttl + times.timeout;
+        let deadline = Instant::now() + CALL_TIMES.ttl + CALL_TIMES.timeout + END_MARGIN;
         let identity = identity.to_string();
         self.waiters.spawn(async move {
             let report = dispatch
@@ -345,12 +385,18 @@ async fn settle(
     let outcome = match answer {
         Some("Accepted") => "accepted",
         Some(_) => {
+            let meaning = if limit.purpose == TX_DEFAULT {
+                "new transactions start unlimited until their own limit comes"
+            } else {
+                "taken to draw its connector's maximum"
+            };
             tracing::warn!(
                 identity,
                 connector_id = limit.connector_id,
+                purpose = limit.purpose,
                 limit_amps = limit.limit_amps,
                 answer,
-                "the charger rejected its charging limit: taken to draw its connector's maximum"
+                "the charger rejected its charging limit: {meaning}"
             );
             "rejected"
         }
@@ -373,7 +419,9 @@ async fn settle(
 fn set_charging_profile(limit: &SentLimit) -> Value {
     let mut profile = json!({
         "chargingProfileId": PROFILE_ID_BASE + limit.connector_id,
-        "stackLevel": if limit.purpose == TX_DEFAULT { 0 } else { 1 },
+        // One stack level per connector: OCPP 1.6 replaces a profile of the same stack level
+        // and purpose, which some chargers read across connectors.
+        "stackLevel": if limit.purpose == TX_DEFAULT { 0 } else { limit.connector_id },
         "chargingProfilePurpose": limit.purpose,
         "chargingProfileKind": "Relative",
         "chargingSchedule": {
@@ -397,6 +445,7 @@ mod tests {
             charger_id: 1,
             connector_id: 2,
             limit_amps: 12.5,
+            applied_amps: None,
             purpose: plan::TX_PROFILE.into(),
             transaction_id: Some(77),
             session: "s".into(),
@@ -410,7 +459,7 @@ mod tests {
         assert_eq!(
             set_charging_profile(&limit),
             json!({"connectorId": 2, "csChargingProfiles": {
-                "chargingProfileId": 1002, "stackLevel": 1, "transactionId": 77,
+                "chargingProfileId": 1002, "stackLevel": 2, "transactionId": 77,
                 "chargingProfilePurpose": "TxProfile", "chargingProfileKind": "Relative",
                 "chargingSchedule": {"chargingRateUnit": "A",
                   "chargingSchedulePeriod": [{"startPeriod": 0, "limit": 12.5}]}}})

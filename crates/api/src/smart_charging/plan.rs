@@ -1,14 +1,19 @@
 //! One site's round: what it draws, what each charging connector gets, and which profiles to
 //! send, forget or clear. Pure: the caller reads the inputs and carries the steps out.
 
+mod connector;
+mod decide;
+
 use super::allocate::{Demand, Standing, Strategy, allocate};
-use super::readings::currents;
+use super::readings::Currents;
 use chrono::{DateTime, Utc};
 use cms_store::format_record_time;
 use cms_store::smart_charging::balancer::{
     BalancedCharger, BalancedSite, ChargingConnector, ConnectorComputation, LatestReading,
     SentLimit, SiteComputation,
 };
+use connector::Charging;
+use decide::{Change, clear_or_wait, decide, default_profile_due};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
@@ -17,8 +22,11 @@ use std::time::Duration;
 pub struct Pacing {
     /// At most one raise per connector per this long (a cut goes at once).
     pub min_interval: Duration,
-    /// How long after a charger rejected a profile it is tried again.
+    /// How long after a charger rejected a profile, or failed to answer, it is tried again.
     pub retry_after: Duration,
+    /// How long a call may stay unanswered before its connector is taken to draw the most it
+    /// may, and no longer counted on to follow.
+    pub answer_grace: Duration,
     /// A connector's maximum when the charger never said (connectors.max_amperage).
     pub default_max_amps: f64,
 }
@@ -29,10 +37,14 @@ pub const TX_DEFAULT: &str = "TxDefaultProfile";
 pub const TX_PROFILE: &str = "TxProfile";
 pub const PROFILE_ID_BASE: i64 = 1000;
 
+/// A connector paused or new is admitted only with this much to spare beyond the minimum, so
+/// that a site on the edge does not pause and resume a connector every round.
+const ADMISSION_MARGIN: f64 = 1.0;
+
 /// Something to do for one connector (0: the charger's default profile).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
-    /// Send this limit (the stored row is the record of it).
+    /// Send this limit (the stored row is the record of it) to the charger named.
     Send(SentLimit, String),
     /// The transaction the limit was for ended, and the profile with it: drop the record.
     Forget(SentLimit),
@@ -45,7 +57,18 @@ pub enum Step {
 pub struct Plan {
     pub computation: SiteComputation,
     pub connectors: Vec<ConnectorComputation>,
+    /// Cuts first, then raises, then the rest.
     pub steps: Vec<Step>,
+}
+
+/// The grid's current as the site's CT meter last reported it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridReading {
+    pub phases: Currents,
+    /// When it was measured: the earlier of the meter's sample time and the store's, so that
+    /// neither a replayed backlog nor a meter's clock running ahead passes an old reading off
+    /// as fresh.
+    pub at: String,
 }
 
 /// What a site's round reads.
@@ -54,6 +77,7 @@ pub struct Inputs<'a> {
     pub chargers: &'a [&'a BalancedCharger],
     pub charging: &'a [&'a ChargingConnector],
     pub readings: &'a HashMap<(i64, i64), &'a LatestReading>,
+    pub grid: Option<&'a GridReading>,
     pub limits: &'a HashMap<(i64, i64), &'a SentLimit>,
     /// Calls this balancer has in flight, by action uuid (a `pending` record not among them
     /// was left by a balancer before: its answer will never be seen, so it is sent again).
@@ -62,43 +86,28 @@ pub struct Inputs<'a> {
     pub pacing: Pacing,
 }
 
-/// The status's figures, free of floating-point dust (41.00000000000001).
-fn hundredths(amps: f64) -> f64 {
-    (amps * 100.0).round() / 100.0
-}
-
-fn since(at: &str, now: DateTime<Utc>) -> Duration {
+pub(super) fn since(at: &str, now: DateTime<Utc>) -> Duration {
     DateTime::parse_from_rfc3339(at)
         .map(|t| (now - t.with_timezone(&Utc)).to_std().unwrap_or_default())
         .unwrap_or(Duration::MAX)
 }
 
-/// One connector being balanced this round.
-struct Charging<'a> {
-    connector: &'a ChargingConnector,
-    charger: &'a BalancedCharger,
-    session: Option<&'a str>,
-    max_amps: f64,
-    /// Its limit, when it is for this transaction.
-    held: Option<&'a SentLimit>,
-    /// The same, when it went to this session (else it is to be sent again).
-    current: Option<&'a SentLimit>,
-    measured: Option<f64>,
+/// The status's figures, free of floating-point dust (41.00000000000001).
+fn hundredths(amps: f64) -> f64 {
+    (amps * 100.0).round() / 100.0
 }
 
 pub fn plan(inputs: &Inputs<'_>) -> Plan {
     let site = inputs.site;
-    let now = inputs.now;
-    let now_text = format_record_time(now);
-    let mut steps = Vec::new();
-    let chargers: HashMap<i64, &BalancedCharger> =
-        inputs.chargers.iter().map(|c| (c.charger_id, *c)).collect();
+    let now_text = format_record_time(inputs.now);
     let mut computation = SiteComputation {
         computed_at: now_text.clone(),
         ..SiteComputation::default()
     };
-    let active = site.mode != "disabled" && site.grid_limit_amps.is_some();
-    if !active {
+    let chargers: HashMap<i64, &BalancedCharger> =
+        inputs.chargers.iter().map(|c| (c.charger_id, *c)).collect();
+    if site.mode == "disabled" || site.grid_limit_amps.is_none() {
+        let mut steps = Vec::new();
         for limit in inputs.limits.values() {
             clear_or_wait(inputs, &chargers, limit, &mut steps);
         }
@@ -109,101 +118,42 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
         };
     }
     let grid_limit = site.grid_limit_amps.unwrap_or(0.0);
-    let timeout = Duration::from_secs(site.meter_timeout_seconds.max(1) as u64);
-
-    // The transactions going on, each with what is known of it.
-    let charging: Vec<Charging<'_>> = inputs
-        .charging
-        .iter()
-        .filter_map(|connector| {
-            let charger = chargers.get(&connector.charger_id)?;
-            let session = charger.session.as_deref();
-            let key = (connector.charger_id, connector.connector_id);
-            let held = inputs
-                .limits
-                .get(&key)
-                .copied()
-                .filter(|l| l.transaction_id == Some(connector.transaction_id));
-            let current = held.filter(|l| Some(l.session.as_str()) == session);
-            let measured = inputs
-                .readings
-                .get(&key)
-                .filter(|r| since(&r.updated_at, now) <= timeout.max(Duration::from_secs(60)))
-                .and_then(|r| currents(&r.meter_value, "Outlet"))
-                .and_then(|c| c.highest());
-            Some(Charging {
-                connector,
-                charger,
-                session,
-                max_amps: connector
-                    .max_amperage
-                    .filter(|&a| a > 0)
-                    .map_or(inputs.pacing.default_max_amps, |a| a as f64),
-                held,
-                current,
-                measured,
-            })
-        })
-        .collect();
-
+    let charging = connector::charging(inputs, &chargers);
+    let mut forgets = Vec::new();
     // Records of transactions no longer going on: their profiles ended with them.
     for limit in inputs.limits.values() {
         if limit.connector_id > 0 && !charging.iter().any(|c| c.held == Some(*limit)) {
-            steps.push(Step::Forget((*limit).clone()));
+            forgets.push(Step::Forget((*limit).clone()));
         }
     }
 
-    // What a connector is taken to draw: its own reading, else its limit, else the default
-    // profile every transaction starts at; a charger that rejected its limit, its maximum.
-    // A rejection stands until it is time to try again.
-    let rejected = |c: &Charging<'_>| {
-        c.held.is_some_and(|l| {
-            l.status == "rejected" && since(&l.sent_at, now) < inputs.pacing.retry_after
-        })
-    };
-    let draw = |c: &Charging<'_>| {
-        if rejected(c) {
-            return c.max_amps;
-        }
-        c.measured
-            .or(c.held.map(|l| l.limit_amps))
-            .unwrap_or(site.fail_safe_amps.min(c.max_amps))
-    };
-    // What the meter saw of the chargers. A connector with neither a reading nor a limit has
-    // just started: the meter's reading likely predates it, and counting it would hide as much
-    // of the site's own load. Left out, the base load can only come out high: the safe side.
-    let drawn: f64 = charging
+    // What the connectors the balancer cannot steer this round take, off the top.
+    let unsteered: f64 = charging
         .iter()
-        .filter(|c| c.measured.is_some() || c.held.is_some())
-        .map(draw)
+        .filter(|c| !c.steerable)
+        .map(|c| c.assumed)
         .sum();
-    // Connectors the balancer cannot steer this round: offline, or rejecting its limits.
-    let steered = |c: &Charging<'_>| c.session.is_some() && !rejected(c);
-    let unsteered: f64 = charging.iter().filter(|c| !steered(c)).map(draw).sum();
-
-    let meter = site
-        .meter_charger_id
-        .and_then(|id| inputs.readings.get(&(id, 0)))
-        .and_then(|r| currents(&r.meter_value, "Inlet").map(|c| (c, *r)));
+    let timeout = Duration::from_secs(site.meter_timeout_seconds.max(1) as u64);
     let mut fail_safe = false;
     let available = if site.mode == "dynamic" {
-        match &meter {
-            Some((phases, reading)) if since(&reading.updated_at, now) <= timeout => {
-                let grid = phases.highest().unwrap_or(0.0);
+        let grid = inputs.grid;
+        if let Some(reading) = grid {
+            computation.meter_amps = reading.phases.highest();
+            computation.meter_phases = Some(reading.phases.to_json());
+            computation.meter_measured_at = Some(reading.at.clone());
+        }
+        match grid {
+            Some(reading) if since(&reading.at, inputs.now) <= timeout => {
+                let grid = reading.phases.highest().unwrap_or(0.0);
+                // What the meter saw of the chargers (new connectors left out: the reading
+                // likely predates them, and counting them would hide the site's own load).
+                let drawn: f64 = charging.iter().filter_map(|c| c.seen_drawing).sum();
                 let base = (grid - drawn).max(0.0);
-                computation.meter_amps = Some(grid);
-                computation.meter_phases = Some(phases.to_json());
-                computation.meter_measured_at = Some(reading.updated_at.clone());
                 computation.base_load_amps = Some(hundredths(base));
                 computation.headroom_amps = Some(hundredths(grid_limit - grid));
                 grid_limit - site.safety_margin_amps - base - unsteered
             }
-            quiet => {
-                if let Some((phases, reading)) = quiet {
-                    computation.meter_amps = phases.highest();
-                    computation.meter_phases = Some(phases.to_json());
-                    computation.meter_measured_at = Some(reading.updated_at.clone());
-                }
+            _ => {
                 fail_safe = true;
                 0.0
             }
@@ -217,40 +167,15 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
             .unwrap_or_else(|| now_text.clone())
     });
 
-    // The shares.
-    let steerable: Vec<&Charging<'_>> = charging.iter().filter(|c| steered(c)).collect();
-    let targets: Vec<f64> = if fail_safe {
-        steerable
-            .iter()
-            .map(|c| site.fail_safe_amps.min(c.max_amps))
-            .collect()
+    let steerable: Vec<&Charging<'_>> = charging.iter().filter(|c| c.steerable).collect();
+    let targets = if fail_safe {
+        fail_safe_shares(site, &steerable)
     } else {
-        let demands: Vec<Demand> = steerable
-            .iter()
-            .map(|c| {
-                let (standing, since) = match c.held {
-                    Some(l) if l.limit_amps > 0.0 => {
-                        (Standing::Served, c.connector.started_at.clone())
-                    }
-                    Some(l) => (
-                        Standing::Paused,
-                        l.paused_since.clone().unwrap_or_else(|| l.sent_at.clone()),
-                    ),
-                    None => (Standing::New, c.connector.started_at.clone()),
-                };
-                Demand {
-                    priority: c.charger.priority,
-                    standing,
-                    since,
-                    max_amps: c.max_amps,
-                }
-            })
-            .collect();
         allocate(
             available,
             site.min_amps,
             Strategy::parse(&site.strategy),
-            &demands,
+            &demands(&steerable),
         )
     };
     computation.available_amps = (!fail_safe).then_some(hundredths(available.max(0.0)));
@@ -260,25 +185,14 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
         computation.headroom_amps = Some(hundredths(grid_limit - allocated));
     }
 
-    // When what the connectors hold adds up to more than is available, every cut is needed
+    // When what the connectors may draw adds up to more than is available, every cut is needed
     // however small: the hysteresis is for raises and for cuts made out of fairness.
-    let held_total: f64 = steerable
-        .iter()
-        .map(|c| {
-            c.current
-                .map_or(site.fail_safe_amps.min(c.max_amps), |l| l.limit_amps)
-        })
-        .sum();
-    let over = fail_safe || held_total > available + 0.05;
-    // Cuts go first and at once; raises wait for the cuts in flight on the site to land.
-    let site_busy = inputs
-        .limits
-        .values()
-        .any(|l| l.status == "pending" && inputs.in_flight.contains(&l.action_uuid));
-    let mut connectors = Vec::new();
+    let may_draw: f64 = steerable.iter().map(|c| c.assumed).sum();
+    let over = fail_safe || may_draw > available + 0.05;
+    let mut cuts = Vec::new();
     let mut raises = Vec::new();
+    let mut connectors = Vec::new();
     for (c, &target) in steerable.iter().zip(&targets) {
-        let key = (c.connector.charger_id, c.connector.connector_id);
         let paused_since = (target == 0.0).then(|| {
             c.held
                 .filter(|l| l.limit_amps == 0.0)
@@ -286,17 +200,21 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
                 .unwrap_or_else(|| now_text.clone())
         });
         connectors.push(ConnectorComputation {
-            charger_id: key.0,
-            connector_id: key.1,
+            charger_id: c.connector.charger_id,
+            connector_id: c.connector.connector_id,
             measured_amps: c.measured,
             paused_since: paused_since.clone(),
         });
         let Some(session) = c.session else { continue };
-        let change = decide(inputs, c.current, target, over);
+        let change = decide(inputs, c, target, over);
+        if matches!(change, Change::None) {
+            continue;
+        }
         let limit = SentLimit {
-            charger_id: key.0,
-            connector_id: key.1,
+            charger_id: c.connector.charger_id,
+            connector_id: c.connector.connector_id,
             limit_amps: target,
+            applied_amps: c.held.and_then(|l| l.applied_amps),
             purpose: TX_PROFILE.into(),
             transaction_id: Some(c.connector.transaction_id),
             session: session.into(),
@@ -307,17 +225,89 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
             measured_amps: c.measured,
             paused_since,
         };
+        let step = Step::Send(limit, c.charger.identity.clone());
         match change {
-            Change::None => {}
-            Change::Cut => steps.push(Step::Send(limit, c.charger.identity.clone())),
-            Change::Raise => raises.push(Step::Send(limit, c.charger.identity.clone())),
+            Change::Cut => cuts.push(step),
+            _ => raises.push(step),
         }
     }
-    if !site_busy && !steps.iter().any(|s| matches!(s, Step::Send(..))) {
+    // Raises wait for the cuts: sent this round, or in flight (current moves from one
+    // connector to another without passing over the limit on the way).
+    let cutting = inputs.limits.values().any(|l| {
+        l.purpose == TX_PROFILE
+            && l.status == "pending"
+            && inputs.in_flight.contains(&l.action_uuid)
+            && l.applied_amps.is_none_or(|applied| l.limit_amps < applied)
+    });
+    let mut steps = cuts;
+    if steps.is_empty() && !cutting {
         steps.extend(raises);
     }
+    steps.extend(default_profiles(inputs, &now_text));
+    steps.extend(forgets);
+    Plan {
+        computation,
+        connectors,
+        steps,
+    }
+}
 
-    // Every online charger starts its transactions at the fail-safe level.
+/// Where each connector stands before the allocation.
+fn demands(steerable: &[&Charging<'_>]) -> Vec<Demand> {
+    steerable
+        .iter()
+        .map(|c| {
+            let (standing, since) = match c.held {
+                Some(l) if l.limit_amps > 0.0 => (Standing::Served, c.connector.started_at.clone()),
+                Some(l) => (
+                    Standing::Paused,
+                    l.paused_since.clone().unwrap_or_else(|| l.sent_at.clone()),
+                ),
+                None => (Standing::New, c.connector.started_at.clone()),
+            };
+            Demand {
+                priority: c.charger.priority,
+                standing,
+                since,
+                max_amps: c.max_amps,
+                // Paused or new: admitted only with some to spare.
+                margin: if standing == Standing::Served {
+                    0.0
+                } else {
+                    ADMISSION_MARGIN
+                },
+            }
+        })
+        .collect()
+}
+
+/// The fail-safe current is per charger: a charger's charging connectors share it.
+fn fail_safe_shares(site: &BalancedSite, steerable: &[&Charging<'_>]) -> Vec<f64> {
+    let mut targets = vec![0.0; steerable.len()];
+    let mut by_charger: HashMap<i64, Vec<usize>> = HashMap::new();
+    for (i, c) in steerable.iter().enumerate() {
+        by_charger.entry(c.charger.charger_id).or_default().push(i);
+    }
+    for indexes in by_charger.values() {
+        let own: Vec<&Charging<'_>> = indexes.iter().map(|&i| steerable[i]).collect();
+        let shares = allocate(
+            site.fail_safe_amps,
+            site.min_amps,
+            Strategy::Equal,
+            &demands(&own),
+        );
+        for (&i, share) in indexes.iter().zip(shares) {
+            targets[i] = share;
+        }
+    }
+    targets
+}
+
+/// Every online charger holds a default profile at the fail-safe level: what a new transaction
+/// starts at until its share comes.
+fn default_profiles(inputs: &Inputs<'_>, now_text: &str) -> Vec<Step> {
+    let site = inputs.site;
+    let mut steps = Vec::new();
     for charger in inputs.chargers {
         let Some(session) = charger.session.as_deref() else {
             continue;
@@ -328,117 +318,25 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
             .copied()
             .filter(|l| l.session == session);
         if default_profile_due(inputs, held, site.fail_safe_amps) {
-            steps.push(Step::Send(
-                SentLimit {
-                    charger_id: charger.charger_id,
-                    connector_id: 0,
-                    limit_amps: site.fail_safe_amps,
-                    purpose: TX_DEFAULT.into(),
-                    transaction_id: None,
-                    session: session.into(),
-                    action_uuid: uuid::Uuid::new_v4().to_string(),
-                    status: "pending".into(),
-                    sent_at: now_text.clone(),
-                    answered_at: None,
-                    measured_amps: None,
-                    paused_since: None,
-                },
-                charger.identity.clone(),
-            ));
-        }
-    }
-    Plan {
-        computation,
-        connectors,
-        steps,
-    }
-}
-
-enum Change {
-    None,
-    Cut,
-    Raise,
-}
-
-/// Whether a connector's limit is to be sent now, and as a cut or a raise; `over`: the site's
-/// connectors hold more than is available (or the fail-safe applies), so every cut counts.
-fn decide(inputs: &Inputs<'_>, held: Option<&SentLimit>, target: f64, over: bool) -> Change {
-    let Some(held) = held else {
-        return Change::Cut;
-    };
-    let elapsed = since(&held.sent_at, inputs.now);
-    match held.status.as_str() {
-        "pending" if inputs.in_flight.contains(&held.action_uuid) => return Change::None,
-        "pending" => return Change::Cut,
-        "rejected" => {
-            return if elapsed >= inputs.pacing.retry_after {
-                Change::Cut
-            } else {
-                Change::None
+            let limit = SentLimit {
+                charger_id: charger.charger_id,
+                connector_id: 0,
+                limit_amps: site.fail_safe_amps,
+                applied_amps: held.and_then(|l| l.applied_amps),
+                purpose: TX_DEFAULT.into(),
+                transaction_id: None,
+                session: session.into(),
+                action_uuid: uuid::Uuid::new_v4().to_string(),
+                status: "pending".into(),
+                sent_at: now_text.to_string(),
+                answered_at: None,
+                measured_amps: None,
+                paused_since: None,
             };
+            steps.push(Step::Send(limit, charger.identity.clone()));
         }
-        "failed" => {
-            return if elapsed >= inputs.pacing.min_interval {
-                Change::Cut
-            } else {
-                Change::None
-            };
-        }
-        _ => {}
     }
-    let last = held.limit_amps;
-    let pause_changes = (target == 0.0) != (last == 0.0);
-    let delta = (target - last).abs();
-    let needed_cut = over && target < last && delta >= 0.1;
-    if !pause_changes && !needed_cut && (delta < 1.0 || delta < 0.05 * last) {
-        return Change::None;
-    }
-    if target < last {
-        Change::Cut
-    } else if elapsed >= inputs.pacing.min_interval {
-        Change::Raise
-    } else {
-        Change::None
-    }
-}
-
-/// Whether a charger's default profile is to be (re)sent.
-fn default_profile_due(inputs: &Inputs<'_>, held: Option<&SentLimit>, amps: f64) -> bool {
-    let Some(held) = held else { return true };
-    let elapsed = since(&held.sent_at, inputs.now);
-    match held.status.as_str() {
-        "pending" => !inputs.in_flight.contains(&held.action_uuid),
-        "rejected" => elapsed >= inputs.pacing.retry_after,
-        "failed" => elapsed >= inputs.pacing.min_interval,
-        _ => (held.limit_amps - amps).abs() >= 0.1,
-    }
-}
-
-/// Smart charging is off: the profiles cms set are cleared from online chargers.
-fn clear_or_wait(
-    inputs: &Inputs<'_>,
-    chargers: &HashMap<i64, &BalancedCharger>,
-    limit: &SentLimit,
-    steps: &mut Vec<Step>,
-) {
-    if inputs.in_flight.contains(&limit.action_uuid) {
-        return;
-    }
-    let Some(charger) = chargers.get(&limit.charger_id) else {
-        return;
-    };
-    let Some(session) = charger.session.as_deref() else {
-        return;
-    };
-    if limit.status == "clearing" && since(&limit.sent_at, inputs.now) < inputs.pacing.retry_after {
-        return;
-    }
-    let mut clearing = limit.clone();
-    clearing.status = "clearing".into();
-    clearing.session = session.into();
-    clearing.action_uuid = uuid::Uuid::new_v4().to_string();
-    clearing.sent_at = format_record_time(inputs.now);
-    steps.push(Step::Clear(clearing, charger.identity.clone()));
+    steps
 }
 
 #[cfg(test)]

@@ -46,6 +46,9 @@ CREATE TABLE smart_charging_limits (
     charger_id     BIGINT NOT NULL REFERENCES chargers(id) ON DELETE CASCADE,
     connector_id   BIGINT NOT NULL,
     limit_amps     DOUBLE PRECISION NOT NULL,
+    -- The last limit the charger accepted for this transaction (what it is held to while a
+    -- newer one is unanswered); null before any.
+    applied_amps   DOUBLE PRECISION,
     -- `TxProfile` or `TxDefaultProfile`.
     purpose        TEXT NOT NULL,
     transaction_id BIGINT,
@@ -61,3 +64,7 @@ CREATE TABLE smart_charging_limits (
     paused_since   TEXT,
     PRIMARY KEY (charger_id, connector_id)
 );
+
+-- The balancer reads the open transactions of its sites every round.
+CREATE INDEX transactions_open ON transactions (charger_id, connector_id, started_at)
+    WHERE stopped_at IS NULL;

@@ -56,7 +56,9 @@ pub struct LatestReading {
     pub connector_id: i64,
     /// The REST `meterValue` array.
     pub meter_value: String,
-    /// When the store took it (the store's clock, not the charger's).
+    /// Its newest sample's time (the charger's clock).
+    pub measured_at: String,
+    /// When the store took it (the store's clock).
     pub updated_at: String,
 }
 
@@ -66,6 +68,9 @@ pub struct SentLimit {
     pub charger_id: i64,
     pub connector_id: i64,
     pub limit_amps: f64,
+    /// The last limit the charger accepted for this transaction, while a newer one is
+    /// unanswered or was refused.
+    pub applied_amps: Option<f64>,
     pub purpose: String,
     pub transaction_id: Option<i64>,
     pub session: String,
@@ -103,67 +108,73 @@ pub struct ConnectorComputation {
     pub paused_since: Option<String>,
 }
 
+/// A site needs a balancer: smart charging is on, or limits sent to its chargers are to be
+/// cleared.
+const NEEDED: &str = "(site_id IN (SELECT id FROM sites WHERE smart_charging <> 'disabled')
+     OR site_id IN (SELECT c.site_id FROM smart_charging_limits l
+                    JOIN chargers c ON c.id = l.charger_id))";
+
 /// The sites a balancer holds: `site_smart_charging.balancer = $1`.
 const HELD: &str = "JOIN site_smart_charging h ON h.site_id = c.site_id AND h.balancer = $1";
 
 impl Store {
-    /// Takes or renews the lease, until `until`, on every site that needs a balancer (smart
-    /// charging on, or limits sent that are to be cleared) and that no other balancer holds
-    /// at `now`; returns the sites held, with their settings.
+    /// Takes the lease, until `until`, on every site that needs a balancer (smart charging on,
+    /// or limits sent that are to be cleared) and that no other balancer holds at `now`, and
+    /// renews the ones it holds once they would run out before `renew_before`; returns the
+    /// sites held, with their settings. Writes only when there is something to take, renew or
+    /// let go: most rounds are reads.
     pub async fn claim_smart_charging_sites(
         &self,
         balancer: &str,
         now: &str,
+        renew_before: &str,
         until: &str,
     ) -> Result<Vec<BalancedSite>> {
-        // Most deployments balance no site: a read, not a write, finds that out every round.
-        let any: Option<i64> = sqlx::query_scalar(
-            "SELECT 1 FROM site_smart_charging WHERE balancer = $1
-                OR site_id IN (SELECT id FROM sites WHERE smart_charging <> 'disabled')
-                OR site_id IN (SELECT c.site_id FROM smart_charging_limits l
-                               JOIN chargers c ON c.id = l.charger_id)
-             LIMIT 1",
-        )
+        let due: Option<i64> = sqlx::query_scalar(&format!(
+            "SELECT 1 FROM site_smart_charging
+             WHERE (balancer = $1 AND lease_until < $2)
+                OR ((balancer IS NULL OR lease_until IS NULL OR lease_until < $3) AND {NEEDED})
+                OR (balancer = $1 AND NOT {NEEDED})
+             LIMIT 1"
+        ))
         .bind(balancer)
+        .bind(renew_before)
+        .bind(now)
         .fetch_optional(&self.pool)
         .await?;
-        if any.is_none() {
-            return Ok(Vec::new());
+        if due.is_some() {
+            let mut tx = self.begin_write().await?;
+            sqlx::query(&format!(
+                "UPDATE site_smart_charging SET balancer = $1, lease_until = $2
+                 WHERE (balancer = $1 OR balancer IS NULL OR lease_until IS NULL
+                        OR lease_until < $3) AND {NEEDED}"
+            ))
+            .bind(balancer)
+            .bind(until)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            // A site turned off with nothing left to clear is let go.
+            sqlx::query(&format!(
+                "UPDATE site_smart_charging SET balancer = NULL, lease_until = NULL
+                 WHERE balancer = $1 AND NOT {NEEDED}"
+            ))
+            .bind(balancer)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
         }
-        sqlx::query(
-            "UPDATE site_smart_charging SET balancer = $1, lease_until = $2
-             WHERE (balancer = $1 OR balancer IS NULL OR lease_until IS NULL OR lease_until < $3)
-               AND (site_id IN (SELECT id FROM sites WHERE smart_charging <> 'disabled')
-                    OR site_id IN (SELECT c.site_id FROM smart_charging_limits l
-                                   JOIN chargers c ON c.id = l.charger_id))",
-        )
-        .bind(balancer)
-        .bind(until)
-        .bind(now)
-        .execute(&self.pool)
-        .await?;
-        // A site turned off with nothing to clear is let go.
-        sqlx::query(
-            "UPDATE site_smart_charging SET balancer = NULL, lease_until = NULL
-             WHERE balancer = $1
-               AND site_id IN (SELECT id FROM sites WHERE smart_charging = 'disabled')
-               AND site_id NOT IN (SELECT c.site_id FROM smart_charging_limits l
-                                   JOIN chargers c ON c.id = l.charger_id)",
-        )
-        .bind(balancer)
-        .execute(&self.pool)
-        .await?;
         let rows = sqlx::query(
             "SELECT s.id, s.uuid, s.smart_charging, h.grid_limit_amps, h.strategy, h.min_amps,
                h.safety_margin_amps, h.fail_safe_amps, h.meter_timeout_seconds, h.fail_safe_since,
                m.charger_id AS meter_charger_id
              FROM site_smart_charging h JOIN sites s ON s.id = h.site_id
              LEFT JOIN meters m ON m.id = h.meter_id
-             WHERE h.balancer = $1 AND h.lease_until = $2
+             WHERE h.balancer = $1 AND h.lease_until >= $2
              ORDER BY s.id",
         )
         .bind(balancer)
-        .bind(until)
+        .bind(now)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(balanced_site).collect()
@@ -254,7 +265,7 @@ impl Store {
     /// The latest readings of every connector of the held sites (connector 0 included).
     pub async fn balanced_readings(&self, balancer: &str) -> Result<Vec<LatestReading>> {
         let rows = sqlx::query(&format!(
-            "SELECT v.charger_id, v.connector_id, v.meter_value, v.updated_at
+            "SELECT v.charger_id, v.connector_id, v.meter_value, v.measured_at, v.updated_at
              FROM latest_meter_values v JOIN chargers c ON c.id = v.charger_id {HELD}"
         ))
         .bind(balancer)
@@ -266,6 +277,7 @@ impl Store {
                     charger_id: row.try_get("charger_id")?,
                     connector_id: row.try_get("connector_id")?,
                     meter_value: row.try_get("meter_value")?,
+                    measured_at: row.try_get("measured_at")?,
                     updated_at: row.try_get("updated_at")?,
                 })
             })
@@ -275,7 +287,8 @@ impl Store {
     /// The limits sent to the chargers of the held sites.
     pub async fn sent_limits(&self, balancer: &str) -> Result<Vec<SentLimit>> {
         let rows = sqlx::query(&format!(
-            "SELECT l.charger_id, l.connector_id, l.limit_amps, l.purpose, l.transaction_id,
+            "SELECT l.charger_id, l.connector_id, l.limit_amps, l.applied_amps, l.purpose,
+               l.transaction_id,
                l.session, l.action_uuid, l.status, l.sent_at, l.answered_at, l.measured_amps,
                l.paused_since
              FROM smart_charging_limits l JOIN chargers c ON c.id = l.charger_id {HELD}
@@ -293,13 +306,14 @@ impl Store {
         let done = sqlx::query(
             "INSERT INTO smart_charging_limits (charger_id, connector_id, limit_amps, purpose,
                transaction_id, session, action_uuid, status, sent_at, answered_at, measured_amps,
-               paused_since)
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+               paused_since, applied_amps)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $15
              WHERE EXISTS (SELECT 1 FROM chargers c
                            JOIN site_smart_charging h ON h.site_id = c.site_id
                            WHERE c.id = $1 AND h.balancer = $13 AND h.lease_until >= $14)
              ON CONFLICT (charger_id, connector_id) DO UPDATE SET
-               limit_amps = excluded.limit_amps, purpose = excluded.purpose,
+               limit_amps = excluded.limit_amps, applied_amps = excluded.applied_amps,
+               purpose = excluded.purpose,
                transaction_id = excluded.transaction_id, session = excluded.session,
                action_uuid = excluded.action_uuid, status = excluded.status,
                sent_at = excluded.sent_at, answered_at = excluded.answered_at,
@@ -319,13 +333,14 @@ impl Store {
         .bind(&limit.paused_since)
         .bind(balancer)
         .bind(now)
+        .bind(limit.applied_amps)
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() > 0)
     }
 
     /// Records the charger's answer to the limit sent as `action_uuid` (a later one replaced
-    /// it: nothing changes).
+    /// it: nothing changes); an accepted limit is the one applied from then on.
     pub async fn record_limit_answer(
         &self,
         charger_id: i64,
@@ -335,7 +350,8 @@ impl Store {
         at: &str,
     ) -> Result<()> {
         sqlx::query(
-            "UPDATE smart_charging_limits SET status = $1, answered_at = $2
+            "UPDATE smart_charging_limits SET status = $1, answered_at = $2,
+               applied_amps = CASE WHEN $1 = 'accepted' THEN limit_amps ELSE applied_amps END
              WHERE charger_id = $3 AND connector_id = $4 AND action_uuid = $5",
         )
         .bind(status)
@@ -432,6 +448,7 @@ fn sent_limit(row: &AnyRow) -> Result<SentLimit> {
         charger_id: row.try_get("charger_id")?,
         connector_id: row.try_get("connector_id")?,
         limit_amps: row.try_get("limit_amps")?,
+        applied_amps: row.try_get("applied_amps")?,
         purpose: row.try_get("purpose")?,
         transaction_id: row.try_get("transaction_id")?,
         session: row.try_get("session")?,

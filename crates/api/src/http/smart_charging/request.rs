@@ -18,6 +18,9 @@ const MAX_GRID_LIMIT: f64 = 10_000.0;
 /// IEC 61851-1: a vehicle cannot be offered less than 6 A; a connector takes at most 80 A.
 const MIN_AMPS: f64 = 6.0;
 const MAX_AMPS: f64 = 80.0;
+/// Amps come as decimal JSON numbers: a difference in their last binary digits (6.6 − 0.2 is
+/// a little less than 6.4) is no difference.
+const TOLERANCE: f64 = 1e-9;
 
 /// The settings update as read: the checked input, and its raw fields to tell a number from
 /// text of one.
@@ -153,11 +156,22 @@ impl SettingsBody {
             let message = format!("The grid limit amps field is required when mode is {mode}.");
             self.input.fail("grid_limit_amps", message);
         }
-        if let (Some(margin), Some(Some(limit))) = (margin, grid_limit)
+        let limit = grid_limit.flatten();
+        if let (Some(margin), Some(limit)) = (margin, limit)
             && margin >= limit
         {
             let message = "The safety margin amps field must be less than the grid limit amps.";
             self.input.fail("safety_margin_amps", message);
+        } else if let (Some(mode), Some(margin), Some(limit), Some(min)) =
+            (mode, margin, limit, min_amps)
+            && mode != MODE_DISABLED
+            && limit - margin < min - TOLERANCE
+        {
+            // Else every connector would be given less than the minimum: paused for good.
+            let message = "The grid limit amps field minus the safety margin amps must be at \
+                least the min amps, to leave room for at least one charging connector at the \
+                minimum.";
+            self.input.fail("grid_limit_amps", message);
         }
         // Between 0 (pause) and the least a vehicle can take there is no valid limit.
         if let (Some(fail_safe), Some(min)) = (fail_safe, min_amps)
@@ -167,7 +181,21 @@ impl SettingsBody {
             let message =
                 format!("The fail safe amps field must be 0 or between {min} and {MAX_AMPS}.");
             self.input.fail("fail_safe_amps", message);
+        } else if let (Some(fail_safe), Some(limit)) = (fail_safe, limit)
+            && fail_safe > limit
+        {
+            let message = "The fail safe amps field must be less than or equal to the grid \
+                limit amps.";
+            self.input.fail("fail_safe_amps", message);
         }
+    }
+
+    /// Whether `field` was refused already when the body was read: it holds a NUL character
+    /// (in its name, a string or a key), which no store takes (see `Input::new`).
+    fn refused_for_nul(&self, field: &str) -> bool {
+        self.fields.iter().any(|(name, value)| {
+            name.replace('\0', "") == field && (name.contains('\0') || holds_nul(value))
+        })
     }
 
     /// Whether `field` came as text where `kind` ("a number", "an integer") belongs (the
@@ -229,6 +257,10 @@ impl SettingsBody {
     /// `priorities`: null (none), or an object of the site's chargers' uuids to integers from
     /// 0 to 100; by uuid.
     fn priorities(&mut self, chargers: &HashMap<String, i64>) -> Field<Vec<(String, i64)>> {
+        // A NUL in a key is refused on `priorities` already, not as a key of its own.
+        if self.refused_for_nul("priorities") {
+            return Field::Failed;
+        }
         if !self.input.has("priorities") {
             return Field::Absent;
         }
@@ -289,6 +321,10 @@ impl SettingsBody {
         stored: &SmartChargingSettings,
     ) -> Result<Option<i64>, ApiError> {
         let field = "meter_uuid";
+        // Refused already: not to be looked up (PostgreSQL fails on a NUL in a query).
+        if self.refused_for_nul(field) {
+            return Ok(None);
+        }
         let given = self.input.has(field);
         let uuid = match self
             .input
@@ -317,5 +353,15 @@ impl SettingsBody {
                 .fail(field, "The selected meter uuid is invalid.");
         }
         Ok(meter)
+    }
+}
+
+/// Whether any string (or key) in `value` holds a NUL character.
+fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
     }
 }

@@ -53,6 +53,7 @@ fn limit(id: i64, amps: f64, status: &str, sent: i64) -> SentLimit {
         charger_id: id,
         connector_id: 1,
         limit_amps: amps,
+        applied_amps: (status == "accepted").then_some(amps),
         purpose: TX_PROFILE.into(),
         transaction_id: Some(id * 10),
         session: format!("session-{id}"),
@@ -90,6 +91,7 @@ fn reading(
         meter_value: format!(
             r#"[{{"timestamp":"x","sampledValue":[{{"value":"{amps}","measurand":"Current.Import","phase":"L1","location":"{location}"}}]}}]"#
         ),
+        measured_at: ago(age),
         updated_at: ago(age),
     }
 }
@@ -128,17 +130,28 @@ impl Case {
             .iter()
             .map(|l| ((l.charger_id, l.connector_id), l))
             .collect();
+        // The grid: the meter's charger's Inlet reading, as the balancer keeps it.
+        let grid = self
+            .readings
+            .iter()
+            .find(|r| (r.charger_id, r.connector_id) == (99, 0))
+            .map(|r| GridReading {
+                phases: crate::smart_charging::readings::currents(&r.meter_value, "Inlet").unwrap(),
+                at: r.measured_at.clone(),
+            });
         plan(&Inputs {
             site: &self.site,
             chargers: &chargers,
             charging: &charging,
             readings: &readings,
+            grid: grid.as_ref(),
             limits: &limits,
             in_flight: &self.in_flight,
             now: now(),
             pacing: Pacing {
                 min_interval: Duration::from_secs(3),
                 retry_after: Duration::from_secs(30),
+                answer_grace: Duration::from_secs(2),
                 default_max_amps: 32.0,
             },
         })
@@ -317,7 +330,9 @@ fn a_new_session_or_transaction_is_sent_its_limit_and_an_ended_one_forgotten() {
     case.chargers[0].session = Some("reconnected".into());
     case.charging[1].transaction_id = 999;
     let plan = case.plan();
-    assert_eq!(sent(&plan), vec![(1, 32.0), (2, 32.0)]);
+    // Charger 1 is sent its limit again at once; charger 2's new transaction starts at the
+    // default 8 A, so its 32 A is a raise, which waits for that round's cuts.
+    assert_eq!(sent(&plan), vec![(1, 32.0)]);
     let forgotten: Vec<i64> = plan
         .steps
         .iter()
@@ -355,11 +370,11 @@ fn turned_off_every_profile_cms_set_is_cleared_from_online_chargers() {
 #[test]
 fn a_paused_connector_records_since_when_and_keeps_it() {
     let mut case = Case::new("static", 3);
-    case.site.grid_limit_amps = Some(16.0);
+    case.site.grid_limit_amps = Some(17.0);
     case.limits.clear();
     let plan = case.plan();
-    // 12 A: room for two at 6 A; the third is paused.
-    assert_eq!(sent(&plan), vec![(1, 6.0), (2, 6.0), (3, 0.0)]);
+    // 13 A: room for two at 6 A (and the margin a newcomer needs); the third is paused.
+    assert_eq!(sent(&plan), vec![(1, 6.5), (2, 6.5), (3, 0.0)]);
     let paused: Vec<_> = plan
         .connectors
         .iter()
@@ -409,4 +424,120 @@ fn a_car_that_just_started_is_not_taken_off_the_meter_s_reading() {
         "{:?}",
         sent(&plan)
     );
+}
+
+#[test]
+fn a_limit_unanswered_or_failed_counts_at_the_higher_of_it_and_the_last_accepted() {
+    let mut case = Case::new("static", 4);
+    // Charger 1 holds 32 A; its cut to 24 A failed a second ago: it may still draw 32 A.
+    let mut failed = limit(1, 24.0, "failed", 1);
+    failed.applied_amps = Some(32.0);
+    case.limits.push(failed);
+    for id in 2..=4 {
+        case.limits.push(limit(id, 24.0, "accepted", 60));
+    }
+    let plan = case.plan();
+    // 96 - 32 = 64 for three: 21.3 each, cuts; nothing to charger 1 before its retry.
+    assert_eq!(sent(&plan), vec![(2, 21.3), (3, 21.3), (4, 21.3)]);
+    assert_eq!(plan.computation.allocated_amps, Some(95.9));
+
+    // Stuck: a cut in flight for longer than the grace counts the same way.
+    case.limits[4].status = "pending".into();
+    case.limits[4].sent_at = ago(3);
+    case.in_flight.insert("action-1".into());
+    assert_eq!(sent(&case.plan()), vec![(2, 21.3), (3, 21.3), (4, 21.3)]);
+    // Within the grace it is waited for, and counted on.
+    case.limits[4].sent_at = ago(1);
+    assert_eq!(sent(&case.plan()), vec![]);
+}
+
+#[test]
+fn a_reading_from_before_an_accepted_cut_counts_no_more_than_the_cut() {
+    let mut case = Case::new("dynamic", 2);
+    // The grid reads 62 A; charger 1 was cut to 6 A, its last reading (before) says 30 A.
+    case.readings.push(reading(99, 0, "Inlet", 62.0, 0));
+    case.readings.push(reading(1, 1, "Outlet", 30.0, 20));
+    case.readings.push(reading(2, 1, "Outlet", 6.0, 0));
+    case.limits.push(limit(1, 6.0, "accepted", 4));
+    case.limits.push(limit(2, 6.0, "accepted", 4));
+    let plan = case.plan();
+    // Base 62 - 12 = 50, not 62 - 36 = 26.
+    assert_eq!(plan.computation.base_load_amps, Some(50.0));
+    assert_eq!(plan.computation.available_amps, Some(46.0));
+}
+
+#[test]
+fn a_grid_reading_from_before_a_cut_is_matched_with_the_draws_of_before() {
+    let mut case = Case::new("dynamic", 2);
+    // Both drew 30 A when the grid read 110 A; both were cut to 6 A since (answered a second
+    // ago, after that reading): the base load is 50 A, not 110 - 12 = 98 A.
+    case.readings.push(reading(99, 0, "Inlet", 110.0, 2));
+    case.readings.push(reading(1, 1, "Outlet", 30.0, 2));
+    case.readings.push(reading(2, 1, "Outlet", 30.0, 2));
+    for id in 1..=2 {
+        let mut cut = limit(id, 6.0, "accepted", 1);
+        cut.answered_at = Some(ago(1));
+        case.limits.push(cut);
+    }
+    let plan = case.plan();
+    assert_eq!(plan.computation.base_load_amps, Some(50.0));
+    assert_eq!(plan.computation.available_amps, Some(46.0));
+}
+
+#[test]
+fn the_fail_safe_is_per_charger_and_its_connectors_share_it() {
+    let mut case = Case::new("dynamic", 1);
+    let mut second = charging(1);
+    second.connector_id = 2;
+    second.transaction_id = 11;
+    case.charging.push(second);
+    case.readings.push(reading(99, 0, "Inlet", 30.0, 11));
+    let plan = case.plan();
+    assert!(plan.computation.fail_safe_since.is_some());
+    let mut limits: Vec<(i64, f64)> = plan
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Send(l, _) if l.purpose == TX_PROFILE => Some((l.connector_id, l.limit_amps)),
+            _ => None,
+        })
+        .collect();
+    limits.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    // 8 A for the charger: not 6 A each for two, so one has it and the other waits.
+    assert_eq!(limits, vec![(1, 8.0), (2, 0.0)]);
+}
+
+#[test]
+fn a_profile_whose_clear_went_unanswered_is_sent_again_when_turned_back_on() {
+    let mut case = Case::new("static", 1);
+    case.limits[0].status = "clearing".into();
+    let mut cleared = limit(1, 24.0, "clearing", 5);
+    cleared.applied_amps = Some(24.0);
+    case.limits.push(cleared);
+    let plan = case.plan();
+    let defaults = plan
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Send(l, _) if l.purpose == TX_DEFAULT))
+        .count();
+    assert_eq!(defaults, 1);
+    assert_eq!(sent(&plan), vec![(1, 32.0)]);
+}
+
+#[test]
+fn tx_profiles_take_one_stack_level_per_connector_above_the_default() {
+    let mut case = Case::new("static", 1);
+    case.limits.clear();
+    let plan = case.plan();
+    let tx = plan
+        .steps
+        .iter()
+        .find_map(|s| match s {
+            Step::Send(l, _) if l.purpose == TX_PROFILE => Some(l.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let request = crate::smart_charging::set_charging_profile(&tx);
+    assert_eq!(request["csChargingProfiles"]["stackLevel"], 1);
+    assert_eq!(request["csChargingProfiles"]["chargingProfileId"], 1001);
 }

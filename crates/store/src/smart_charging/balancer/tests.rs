@@ -54,6 +54,13 @@ async fn charging_site(store: &Store) -> (i64, i64) {
     (charger, site)
 }
 
+async fn lease_until(store: &Store) -> String {
+    sqlx::query_scalar("SELECT lease_until FROM site_smart_charging")
+        .fetch_one(&store.pool)
+        .await
+        .unwrap()
+}
+
 fn limit(charger_id: i64, uuid: &str) -> SentLimit {
     SentLimit {
         charger_id,
@@ -68,6 +75,7 @@ fn limit(charger_id: i64, uuid: &str) -> SentLimit {
         answered_at: None,
         measured_amps: None,
         paused_since: None,
+        applied_amps: None,
     }
 }
 
@@ -82,7 +90,7 @@ store_test!(
     |store| {
         let (charger, site) = charging_site(&store).await;
         let held = store
-            .claim_smart_charging_sites("a", T0, T10)
+            .claim_smart_charging_sites("a", T0, T10, T10)
             .await
             .unwrap();
         assert_eq!(held.len(), 1);
@@ -91,7 +99,12 @@ store_test!(
         assert_eq!(held[0].min_amps, 6.0);
         assert!(
             store
-                .claim_smart_charging_sites("b", T5, "2026-11-24T12:00:15.000000Z")
+                .claim_smart_charging_sites(
+                    "b",
+                    T5,
+                    "2026-11-24T12:00:15.000000Z",
+                    "2026-11-24T12:00:15.000000Z"
+                )
                 .await
                 .unwrap()
                 .is_empty()
@@ -99,7 +112,7 @@ store_test!(
         // Renewed by its holder, then let lapse: the other takes it.
         assert_eq!(
             store
-                .claim_smart_charging_sites("a", T5, T10)
+                .claim_smart_charging_sites("a", T5, T10, T10)
                 .await
                 .unwrap()
                 .len(),
@@ -107,7 +120,7 @@ store_test!(
         );
         assert_eq!(
             store
-                .claim_smart_charging_sites("b", T11, T21)
+                .claim_smart_charging_sites("b", T11, T21, T21)
                 .await
                 .unwrap()
                 .len(),
@@ -129,11 +142,27 @@ store_test!(
         let limits = store.sent_limits("b").await.unwrap();
         assert_eq!(limits, vec![limit(charger, "from-b")]);
         assert!(store.sent_limits("a").await.unwrap().is_empty());
+        // Held until T21, it is renewed only once it would run out before the time asked.
+        let later = "2026-11-24T12:00:30.000000Z";
+        store
+            .claim_smart_charging_sites("b", T11, T10, later)
+            .await
+            .unwrap();
+        assert_eq!(
+            lease_until(&store).await,
+            T21,
+            "not renewed: it runs past T10"
+        );
+        store
+            .claim_smart_charging_sites("b", T11, "2026-11-24T12:00:25.000000Z", later)
+            .await
+            .unwrap();
+        assert_eq!(lease_until(&store).await, later, "renewed");
         // Released, it is the first comer's at once.
         store.release_smart_charging_sites("b").await.unwrap();
         assert_eq!(
             store
-                .claim_smart_charging_sites("a", T11, T21)
+                .claim_smart_charging_sites("a", T11, T21, T21)
                 .await
                 .unwrap()
                 .len(),
@@ -147,7 +176,7 @@ store_test!(
     |store| {
         let (charger, _) = charging_site(&store).await;
         store
-            .claim_smart_charging_sites("a", T0, T10)
+            .claim_smart_charging_sites("a", T0, T10, T10)
             .await
             .unwrap();
         let chargers = store.balanced_chargers("a").await.unwrap();
@@ -179,6 +208,22 @@ store_test!(
             (held.status.as_str(), held.answered_at.as_deref()),
             ("accepted", Some(T5))
         );
+        assert_eq!(
+            held.applied_amps,
+            Some(12.5),
+            "accepted: applied from now on"
+        );
+        // A newer limit that fails leaves the accepted one as what the charger holds.
+        let mut newer = limit(charger, "second");
+        newer.limit_amps = 6.0;
+        newer.applied_amps = held.applied_amps;
+        store.record_limit("a", T0, &newer).await.unwrap();
+        store
+            .record_limit_answer(charger, 1, "second", "failed", T5)
+            .await
+            .unwrap();
+        let held = &store.sent_limits("a").await.unwrap()[0];
+        assert_eq!((held.limit_amps, held.applied_amps), (6.0, Some(12.5)));
         let computed = SiteComputation {
             computed_at: T5.into(),
             headroom_amps: Some(-1.5),
@@ -191,7 +236,7 @@ store_test!(
             paused_since: None,
         };
         let site = store
-            .claim_smart_charging_sites("a", T0, T10)
+            .claim_smart_charging_sites("a", T0, T10, T10)
             .await
             .unwrap()[0]
             .site_id;
@@ -203,7 +248,7 @@ store_test!(
             store.sent_limits("a").await.unwrap()[0].measured_amps,
             Some(11.0)
         );
-        store.forget_limit(charger, 1, "first").await.unwrap();
+        store.forget_limit(charger, 1, "second").await.unwrap();
         assert!(store.sent_limits("a").await.unwrap().is_empty());
     }
 );
@@ -213,7 +258,7 @@ store_test!(
     |store| {
         let (charger, _) = charging_site(&store).await;
         store
-            .claim_smart_charging_sites("a", T0, T10)
+            .claim_smart_charging_sites("a", T0, T10, T10)
             .await
             .unwrap();
         store
@@ -222,7 +267,7 @@ store_test!(
             .unwrap();
         exec(&store, "UPDATE sites SET smart_charging = 'disabled' WHERE id = (SELECT site_id FROM chargers WHERE id = $1)", charger).await;
         let held = store
-            .claim_smart_charging_sites("a", T5, T10)
+            .claim_smart_charging_sites("a", T5, T10, T10)
             .await
             .unwrap();
         assert_eq!(held.len(), 1);
@@ -230,7 +275,7 @@ store_test!(
         store.forget_limit(charger, 1, "x").await.unwrap();
         assert!(
             store
-                .claim_smart_charging_sites("a", T5, T10)
+                .claim_smart_charging_sites("a", T5, T10, T10)
                 .await
                 .unwrap()
                 .is_empty()
