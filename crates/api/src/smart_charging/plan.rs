@@ -191,6 +191,7 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
     let over = fail_safe || may_draw > available + 0.05;
     let mut cuts = Vec::new();
     let mut raises = Vec::new();
+    let mut paced_cuts = false;
     let mut connectors = Vec::new();
     for (c, &target) in steerable.iter().zip(&targets) {
         let paused_since = (target == 0.0).then(|| {
@@ -207,8 +208,13 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
         });
         let Some(session) = c.session else { continue };
         let change = decide(inputs, c, target, over);
-        if matches!(change, Change::None) {
-            continue;
+        match change {
+            Change::None => continue,
+            Change::PacedCut => {
+                paced_cuts = true;
+                continue;
+            }
+            Change::Cut | Change::Raise => {}
         }
         let limit = SentLimit {
             charger_id: c.connector.charger_id,
@@ -240,7 +246,7 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
             && l.applied_amps.is_none_or(|applied| l.limit_amps < applied)
     });
     let mut steps = cuts;
-    if steps.is_empty() && !cutting {
+    if steps.is_empty() && !cutting && !paced_cuts {
         steps.extend(raises);
     }
     steps.extend(default_profiles(inputs, &now_text));

@@ -301,7 +301,9 @@ impl Store {
     }
 
     /// Records a limit about to be sent, only while `balancer` holds the charger's site at
-    /// `now`; `false` (nothing recorded, nothing to send) when it does not.
+    /// `now`; `false` (nothing recorded, nothing to send) when it does not. Not a prepared
+    /// statement kept for reuse: its parameters' types would be those of the first values bound
+    /// (a null where a number comes later fails on PostgreSQL).
     pub async fn record_limit(&self, balancer: &str, now: &str, limit: &SentLimit) -> Result<bool> {
         let done = sqlx::query(
             "INSERT INTO smart_charging_limits (charger_id, connector_id, limit_amps, purpose,
@@ -319,6 +321,7 @@ impl Store {
                sent_at = excluded.sent_at, answered_at = excluded.answered_at,
                measured_amps = excluded.measured_amps, paused_since = excluded.paused_since",
         )
+        .persistent(false)
         .bind(limit.charger_id)
         .bind(limit.connector_id)
         .bind(limit.limit_amps)

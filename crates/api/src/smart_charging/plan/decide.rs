@@ -10,6 +10,9 @@ pub(super) enum Change {
     None,
     /// To or below what the connector may draw now: at once.
     Cut,
+    /// A cut out of fairness (the site is not over) within the pacing interval: later, and
+    /// the raises it would make room for wait with it.
+    PacedCut,
     /// Above it: after the cuts, and not sooner than the pacing allows.
     Raise,
 }
@@ -41,12 +44,13 @@ pub(super) fn decide(inputs: &Inputs<'_>, c: &Charging<'_>, target: f64, over: b
     if !pause_changes && !needed_cut && (delta < 1.0 || delta < 0.05 * last) {
         return Change::None;
     }
-    if target < last {
-        Change::Cut
-    } else if since(&held.sent_at, inputs.now) >= inputs.pacing.min_interval {
-        Change::Raise
-    } else {
-        Change::None
+    let paced = since(&held.sent_at, inputs.now) < inputs.pacing.min_interval;
+    match (target < last, paced) {
+        (true, _) if over => Change::Cut,
+        (true, false) => Change::Cut,
+        (true, true) => Change::PacedCut,
+        (false, false) => Change::Raise,
+        (false, true) => Change::None,
     }
 }
 

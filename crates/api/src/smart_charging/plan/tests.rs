@@ -541,3 +541,28 @@ fn tx_profiles_take_one_stack_level_per_connector_above_the_default() {
     assert_eq!(request["csChargingProfiles"]["stackLevel"], 1);
     assert_eq!(request["csChargingProfiles"]["chargingProfileId"], 1001);
 }
+
+#[test]
+fn a_cut_out_of_fairness_is_paced_and_holds_the_raises_it_makes_room_for() {
+    let mut case = Case::new("static", 2);
+    // 96 A: charger 1 holds 40 A, charger 2 was paused a second ago (room now: a raise).
+    case.charging[0].max_amperage = Some(48);
+    case.charging[1].max_amperage = Some(48);
+    case.limits.push(limit(1, 40.0, "accepted", 1));
+    case.limits.push(limit(2, 0.0, "accepted", 1));
+    case.site.grid_limit_amps = Some(60.0);
+    // 56 A for two: 28 each. Not over (40 + 0 <= 56): charger 1's cut waits its interval, and
+    // charger 2's raise with it, so the two never add up past the limit.
+    assert_eq!(sent(&case.plan()), vec![]);
+    for limit in &mut case.limits[2..] {
+        limit.sent_at = ago(3);
+    }
+    assert_eq!(sent(&case.plan()), vec![(1, 28.0)], "the cut first");
+    // Over the limit, a cut goes at once however recent the last.
+    case.site.grid_limit_amps = Some(40.0);
+    for limit in &mut case.limits[2..] {
+        limit.sent_at = ago(0);
+    }
+    // 36 A for two: 18 each; charger 2's raise waits for the cut.
+    assert_eq!(sent(&case.plan()), vec![(1, 18.0)]);
+}

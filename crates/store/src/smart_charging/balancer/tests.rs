@@ -141,6 +141,17 @@ store_test!(
         );
         let limits = store.sent_limits("b").await.unwrap();
         assert_eq!(limits, vec![limit(charger, "from-b")]);
+        // Numbers after nulls in the same statement (PostgreSQL types them from the first).
+        let mut default = limit(charger, "default");
+        default.connector_id = 0;
+        default.transaction_id = None;
+        assert!(store.record_limit("b", T11, &default).await.unwrap());
+        let mut measured = limit(charger, "measured");
+        measured.measured_amps = Some(9.5);
+        measured.applied_amps = Some(12.5);
+        assert!(store.record_limit("b", T11, &measured).await.unwrap());
+        let limits = store.sent_limits("b").await.unwrap();
+        assert_eq!(limits, vec![default, measured]);
         assert!(store.sent_limits("a").await.unwrap().is_empty());
         // Held until T21, it is renewed only once it would run out before the time asked.
         let later = "2026-11-24T12:00:30.000000Z";
