@@ -191,6 +191,11 @@ impl Api {
         self.ready.store(true, Ordering::Relaxed);
     }
 
+    /// From now on `/readyz` says 503 again: the process is stopping (its gateway draining).
+    pub fn mark_unready(&self) {
+        self.ready.store(false, Ordering::Relaxed);
+    }
+
     /// Waits for the materialiser to drain the (closed) bus, then stops serving HTTP and the
     /// actions' background work.
     pub async fn shutdown(self) {

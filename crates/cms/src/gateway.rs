@@ -11,6 +11,7 @@ use cms_bus::Bus;
 use cms_gateway::{Gateway, IdTagDirectory, RegistryDirectory, follow};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -73,9 +74,14 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     ];
     // Ready once both are loaded: before, a known charger would be refused, or its driver's
     // tag answered Invalid.
+    // Unready again from the first signal on: a load balancer sends no one here any more.
+    let stopping = Arc::new(AtomicBool::new(false));
     let ready = {
         let (directory, id_tags) = (directory.clone(), id_tags.clone());
-        Arc::new(move || directory.is_caught_up() && id_tags.is_caught_up())
+        let stopping = stopping.clone();
+        Arc::new(move || {
+            !stopping.load(Ordering::Relaxed) && directory.is_caught_up() && id_tags.is_caught_up()
+        })
     };
     let router = cms_api::ops_router(metrics, ready);
     let ops = serve_ops(args.http_addr, router, args.http.limits(), http_tls).await?;
@@ -96,9 +102,14 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     .map_err(|e| format!("cannot listen for chargers: {e}"))?;
     crate::tls_args::print_ocpp_addresses(&gateway);
     println!("cms: serving metrics on http://{}", ops.addr);
-    crate::shutdown::signal().await;
-    tracing::info!("shutting down: closing charger sessions");
-    gateway.shutdown(FLUSH).await;
+    let mut signals = crate::shutdown::Signals::listen();
+    signals.recv().await;
+    // Unready first, then the drain stops accepting and closes the sessions over the period.
+    stopping.store(true, Ordering::Relaxed);
+    let period = args.gateway.drain_period;
+    tracing::info!(drain_period = ?period, "shutting down: closing charger sessions");
+    // A second signal ends the drain at once; what chargers were answered for is still flushed.
+    gateway.drain(period, signals.recv(), FLUSH).await;
     stop_tls.cancel();
     if let Err(e) = bus.flush(FLUSH).await {
         tracing::error!(error = %e, "records still unacknowledged at shutdown");

@@ -1,10 +1,13 @@
 //! Logs (tracing, to stderr) and metrics (Prometheus), set up once per process.
 
+mod process;
+
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// How often histogram samples are drained into their buckets when nobody scrapes.
+/// How often histogram samples are drained into their buckets when nobody scrapes, and the
+/// process's CPU, memory and file figures read again.
 const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 
 /// Installs the Prometheus recorder (once) and returns the handle that renders `/metrics`.
@@ -28,11 +31,14 @@ pub fn metrics() -> PrometheusHandle {
             // but nobody may be scraping, so drain them on a clock too, or memory grows with
             // every frame (a few hundred MB an hour at fleet rates).
             let upkeep = handle.clone();
+            let process = process::ProcessMetrics::new();
+            process.sample();
             let _ = std::thread::Builder::new()
                 .name("metrics-upkeep".into())
                 .spawn(move || {
                     loop {
                         std::thread::sleep(UPKEEP_EVERY);
+                        process.sample();
                         upkeep.run_upkeep();
                     }
                 });

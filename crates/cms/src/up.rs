@@ -83,6 +83,12 @@ pub struct GatewayArgs {
     /// roots: chargers with proxy servers are relayed to them (docs/proxy.md).
     #[arg(long, env = "CMS_PROXY_CA_FILE", value_name = "FILE")]
     pub proxy_ca_file: Option<std::path::PathBuf>,
+    /// On SIGTERM or SIGINT: turn unready, stop accepting, then close the chargers' sessions
+    /// one by one spread evenly over this period (never slower than 100 a second), so that they
+    /// reconnect to the other gateways at a bounded rate; `0` closes them all at once. A second
+    /// signal closes the rest at once.
+    #[arg(long, env = "CMS_DRAIN_PERIOD", default_value = "30s", value_parser = parse_duration)]
+    pub drain_period: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -177,8 +183,9 @@ pub enum UpError {
     Bus(#[from] BusError),
 }
 
-/// Runs until SIGTERM or SIGINT, then shuts down in order: chargers first (each told 1001),
-/// then the bus drains into the store, then the API stops.
+/// Runs until SIGTERM or SIGINT, then shuts down in order: unready, chargers first (each told
+/// 1001, spread over `--drain-period`; a second signal closes the rest at once), then the bus
+/// drains into the store, then the API stops.
 pub async fn run(args: UpArgs) -> Result<(), UpError> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
@@ -222,9 +229,17 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     };
     println!("cms: serving REST on {scheme}://{}", api.local_addr());
     tracing::info!(store = %args.store.describe(), "cms up");
-    crate::shutdown::signal().await;
-    tracing::info!("shutting down: closing charger sessions");
-    gateway.shutdown(Duration::from_secs(30)).await;
+    let mut signals = crate::shutdown::Signals::listen();
+    signals.recv().await;
+    api.mark_unready();
+    tracing::info!(drain_period = ?args.gateway.drain_period, "shutting down: closing charger sessions");
+    gateway
+        .drain(
+            args.gateway.drain_period,
+            signals.recv(),
+            Duration::from_secs(30),
+        )
+        .await;
     stop_tls.cancel();
     stop_registry.cancel();
     let _ = registry.await;

@@ -140,6 +140,10 @@ impl GatewayConfig {
     }
 }
 
+/// The longest a drain waits between two closes: at least 100 chargers a second go, however
+/// long the period, so a gateway with few chargers stops in N/100 s.
+pub const DRAIN_MAX_STEP: Duration = Duration::from_millis(10);
+
 /// What every shard shares.
 pub(crate) struct Shared {
     config: GatewayConfig,
@@ -160,7 +164,10 @@ pub(crate) struct Shared {
     proxies: Option<TrustedProxies>,
     transaction_ids: transactions::TransactionIds,
     metrics: metrics::GatewayMetrics,
+    /// Cancelled: every session closes at once (and the listeners stop).
     shutdown: CancellationToken,
+    /// Cancelled: the listeners stop; the sessions go on (a child of `shutdown`).
+    stop_accepting: CancellationToken,
 }
 
 /// A running gateway.
@@ -231,6 +238,7 @@ impl Gateway {
             sessions: DashMap::new(),
             transaction_ids: Default::default(),
             metrics: metrics::GatewayMetrics::new(),
+            stop_accepting: shutdown.child_token(),
             shutdown,
         });
         // A change of a connected charger's registration reaches its session (weakly: the
@@ -297,7 +305,70 @@ impl Gateway {
     /// returns when all shards are done, or after `grace` (sessions still waiting for the bus
     /// to acknowledge a record, when the broker is down, are then abandoned unanswered).
     pub async fn shutdown(self, grace: Duration) {
-        self.shared.shutdown.cancel();
+        self.drain(Duration::ZERO, std::future::pending(), grace)
+            .await;
+    }
+
+    /// A graceful drain: stops accepting, then closes the live sessions one by one, spread
+    /// evenly over `period` (each with 1001, each publishing its disconnect), so that their
+    /// chargers reconnect elsewhere at a bounded rate (never slower than one every
+    /// [`DRAIN_MAX_STEP`]). Sessions that began meanwhile (their
+    /// handshake was under way) are closed at the end. When `hurry` completes first (a second
+    /// signal), every session left is closed at once. Then as [`Gateway::shutdown`]: returns
+    /// when all shards are done, or `grace` after the drain.
+    pub async fn drain(
+        self,
+        period: Duration,
+        hurry: impl std::future::Future<Output = ()>,
+        grace: Duration,
+    ) {
+        let shared = self.shared.clone();
+        shared.stop_accepting.cancel();
+        let started = tokio::time::Instant::now();
+        let live: Vec<(ChargerIdentity, Bytes)> = shared
+            .sessions
+            .iter()
+            .map(|entry| (entry.key().clone(), entry.session.clone()))
+            .collect();
+        let total = live.len();
+        tracing::info!(sessions = total, ?period, "drain started");
+        let mut drained = 0usize;
+        let in_turn = async {
+            if period.is_zero() {
+                return;
+            }
+            // Evenly over the period, but never slower than `DRAIN_MAX_STEP` apart: a handful of
+            // chargers is no storm, and need not keep the process a whole period.
+            let step = period.div_f64(total.max(1) as f64).min(DRAIN_MAX_STEP);
+            for (i, (identity, session)) in live.iter().enumerate() {
+                let due = started + step.mul_f64(i as f64);
+                if due > tokio::time::Instant::now() {
+                    tokio::time::sleep_until(due).await;
+                }
+                // Out of the map first: a command for it now finds no session to wait in.
+                let removed = shared
+                    .sessions
+                    .remove_if(identity, |_, entry| entry.session == *session);
+                if let Some((_, entry)) = removed {
+                    let _ = entry.end.send(session::Ending::Drained);
+                    shared.metrics.drained.increment(1);
+                    drained += 1;
+                }
+            }
+        };
+        let cut_short = tokio::select! {
+            _ = in_turn => false,
+            _ = hurry => true,
+        };
+        let at_once = shared.sessions.len();
+        if cut_short {
+            tracing::warn!(
+                drained,
+                left = at_once,
+                "drain cut short by a second signal: closing the rest at once"
+            );
+        }
+        shared.shutdown.cancel();
         let threads: Vec<_> = self.shards.into_iter().chain(self.tls).collect();
         let joined = tokio::task::spawn_blocking(move || {
             for thread in threads {
@@ -305,12 +376,19 @@ impl Gateway {
             }
         });
         if tokio::time::timeout(grace, joined).await.is_err() {
-            let left = self.shared.sessions.len();
+            let left = shared.sessions.len();
             tracing::warn!(
                 sessions = left,
                 "shutdown grace period over; abandoning sessions"
             );
         }
+        tracing::info!(
+            drained,
+            closed_at_once = at_once,
+            cut_short,
+            took = ?started.elapsed(),
+            "drain ended"
+        );
         // No session is left to take an action; what is still on the topic the API expires.
         self.commands.abort();
     }

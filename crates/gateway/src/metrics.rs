@@ -66,6 +66,8 @@ pub struct GatewayMetrics {
     error_codes: Vec<Counter>,
     pub publish_latency: Histogram,
     pub publish_failures: Counter,
+    /// Sessions a draining gateway closed in turn (`Gateway::drain`).
+    pub drained: Counter,
 }
 
 impl GatewayMetrics {
@@ -95,6 +97,7 @@ impl GatewayMetrics {
                 .collect(),
             publish_latency: histogram!("cms_gateway_publish_latency_seconds"),
             publish_failures: counter!("cms_gateway_publish_failures_total"),
+            drained: counter!("cms_gateway_drained_total"),
         }
     }
 

@@ -34,11 +34,20 @@ type Ws = WebSocketStream<ChargerStream>;
 /// How many already-received frames are answered before one flush.
 const BATCH: usize = 16;
 
+/// Why a live session is told to end by someone else than the charger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// A newer connection of the same charger took its place.
+    Replaced,
+    /// The gateway is draining (`Gateway::drain`): its turn to go has come.
+    Drained,
+}
+
 /// The entry of a live session in the gateway's registry: what a newer connection of the same
-/// charger uses to end it, and where actions for the session are queued.
+/// charger or a draining gateway uses to end it, and where actions for the session are queued.
 pub struct SessionEntry {
     pub session: Bytes,
-    pub replace: oneshot::Sender<()>,
+    pub end: oneshot::Sender<Ending>,
     /// Whether this session's charger gave its password.
     pub authenticated: bool,
     pub inbox: Arc<CommandInbox>,
@@ -115,11 +124,11 @@ pub async fn serve(
     let identity = accepted.identity;
     let authenticated = accepted.authenticated;
     async move {
-        let (replace, replaced) = oneshot::channel();
+        let (end, ended) = oneshot::channel();
         let inbox = Arc::new(CommandInbox::default());
         let entry = SessionEntry {
             session: session.clone(),
-            replace,
+            end,
             authenticated,
             inbox: inbox.clone(),
         };
@@ -135,7 +144,7 @@ pub async fn serve(
             Entry::Occupied(mut live) => {
                 tracing::info!("replacing the previous connection of this charger");
                 let previous = live.insert(entry);
-                let _ = previous.replace.send(());
+                let _ = previous.end.send(Ending::Replaced);
             }
             Entry::Vacant(vacant) => {
                 vacant.insert(entry);
@@ -161,7 +170,7 @@ pub async fn serve(
             remote_addr: peer.to_string(),
         })
         .await;
-        let reason = live.run(&mut ws, replaced).await;
+        let reason = live.run(&mut ws, ended).await;
         shared
             .sessions
             .remove_if(&identity, |_, entry| entry.session == session);
@@ -228,7 +237,7 @@ impl LiveSession<'_> {
         });
     }
 
-    async fn run(&mut self, ws: &mut Ws, mut replaced: oneshot::Receiver<()>) -> DisconnectReason {
+    async fn run(&mut self, ws: &mut Ws, mut ended: oneshot::Receiver<Ending>) -> DisconnectReason {
         let config = &self.shared.config;
         let mut next_ping = Instant::now() + config.ping_interval;
         // Wakes for the next ping, the idle deadline or the time-out of the call in flight,
@@ -250,7 +259,13 @@ impl LiveSession<'_> {
                     close(ws, CloseCode::Away, "server shutting down").await;
                     return DisconnectReason::Shutdown;
                 }
-                _ = &mut replaced => {
+                ending = &mut ended => {
+                    // 1001 as at shutdown: this gateway goes away, the charger should connect
+                    // again at once (to another one). 1012 would ask it to wait 5-30 s more.
+                    if matches!(ending, Ok(Ending::Drained)) {
+                        close(ws, CloseCode::Away, "server shutting down").await;
+                        return DisconnectReason::Shutdown;
+                    }
                     close(ws, CloseCode::Normal, "replaced by a newer connection").await;
                     return DisconnectReason::Replaced;
                 }
@@ -618,7 +633,7 @@ mod tests {
     fn entry(authenticated: bool) -> SessionEntry {
         SessionEntry {
             session: Bytes::from_static(b"s"),
-            replace: oneshot::channel().0,
+            end: oneshot::channel().0,
             authenticated,
             inbox: Default::default(),
         }

@@ -50,9 +50,10 @@ pub fn spawn(
         .spawn(move || runtime.block_on(accept_loop(index, listener, handovers, shared)))
 }
 
-/// Accepts until shutdown. Each connection holds a permit of the process-wide cap
-/// (`capacity.rs`) from its accept to its end; past the cap it is refused with 503. A shard
-/// without a plain listener (`--ocpp-addr off`) serves only what the TLS runtime hands it.
+/// Accepts until the gateway stops accepting (`Gateway::drain`), then waits for its sessions.
+/// Each connection holds a permit of the process-wide cap (`capacity.rs`) from its accept to
+/// its end; past the cap it is refused with 503. A shard without a plain listener
+/// (`--ocpp-addr off`) serves only what the TLS runtime hands it.
 async fn accept_loop(
     index: usize,
     listener: Option<std::net::TcpListener>,
@@ -66,7 +67,7 @@ async fn accept_loop(
     let sessions = TaskTracker::new();
     loop {
         tokio::select! {
-            _ = shared.shutdown.cancelled() => break,
+            _ = shared.stop_accepting.cancelled() => break,
             Some(handover) = handovers.recv() => {
                 let Handover { mut stream, peer, permit, client_names } = handover;
                 if let Err(e) = stream.get_mut().0.rebind() {

@@ -88,7 +88,7 @@ async fn accept_loop(
     let tasks = TaskTracker::new();
     loop {
         let (tcp, peer) = tokio::select! {
-            _ = shared.shutdown.cancelled() => break,
+            _ = shared.stop_accepting.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {

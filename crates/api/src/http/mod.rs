@@ -13,6 +13,7 @@ mod oauth;
 mod oauth_grants;
 mod openapi;
 mod pagination;
+mod request_metrics;
 pub mod schema;
 mod settings;
 mod site_teams;
@@ -93,6 +94,8 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(render_metrics))
         .fallback(|| async { ApiError::NotFound("Not Found.".into()) })
+        // Last, over every route and the fallback: it reads the route each request matched.
+        .layer(axum::middleware::from_fn(request_metrics::record))
         .with_state(state)
 }
 
@@ -155,4 +158,5 @@ pub fn ops_router(metrics: PrometheusHandle, ready: Arc<dyn Fn() -> bool + Send 
                 async move { text }
             }),
         )
+        .layer(axum::middleware::from_fn(request_metrics::record))
 }
