@@ -28,6 +28,7 @@ mod gateway_drain;
 mod http_metrics;
 mod interop;
 mod kafka_actions;
+mod kafka_consumer_lag;
 mod kafka_faults;
 mod kafka_fleet;
 mod kafka_smart_charging;

@@ -5,11 +5,13 @@ use crate::{KafkaConfig, client_config, failed};
 use bytes::Bytes;
 use cms_bus::{BoxFuture, BusError, Header, Message, Record, Subscriber};
 use futures_util::{FutureExt as _, StreamExt as _};
-use rdkafka::consumer::{CommitMode, Consumer as _, StreamConsumer};
+use metrics::{Gauge, gauge};
+use rdkafka::consumer::{CommitMode, Consumer as _, ConsumerContext, StreamConsumer};
 use rdkafka::message::{BorrowedMessage, Headers as _, Message as _};
-use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+use rdkafka::statistics::{Partition, Statistics};
+use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -31,9 +33,13 @@ pub(crate) fn consumer_config(config: &KafkaConfig) -> ClientConfig {
     client
 }
 
+/// How often librdkafka reports a group member's statistics, from which
+/// `cms_kafka_consumer_lag` is set.
+const LAG_INTERVAL: &str = "5000";
+
 /// A member of a consumer group.
 pub(crate) struct GroupSubscriber {
-    consumer: StreamConsumer,
+    consumer: StreamConsumer<LagContext>,
     closed: watch::Receiver<bool>,
     topics: Vec<&'static str>,
 }
@@ -45,7 +51,7 @@ impl GroupSubscriber {
         topics: &[&str],
         closed: watch::Receiver<bool>,
     ) -> Result<GroupSubscriber, BusError> {
-        let consumer: StreamConsumer = consumer_config(config)
+        let consumer: StreamConsumer<LagContext> = consumer_config(config)
             .set("group.id", group)
             // librdkafka's defaults (45 s session, 5 min poll interval) make a group join take
             // ~23 s on tansu; these make it ~3 s and notice a dead member within 6 s. The cost:
@@ -53,7 +59,10 @@ impl GroupSubscriber {
             .set("session.timeout.ms", "6000")
             .set("heartbeat.interval.ms", "2000")
             .set("max.poll.interval.ms", "7000")
-            .create()
+            // Statistics (for the lag gauge) come as an event on the consumer's queue, handled
+            // while the stream is polled: a JSON parse every few seconds, nothing per message.
+            .set("statistics.interval.ms", LAG_INTERVAL)
+            .create_with_context(LagContext::default())
             .map_err(|e| failed("consumer", e))?;
         consumer
             .subscribe(topics)
@@ -96,6 +105,69 @@ impl Subscriber for GroupSubscriber {
             .commit(&offsets, CommitMode::Async)
             .map_err(|e| failed("commit", e))
     }
+}
+
+/// Sets `cms_kafka_consumer_lag{topic,partition}` of the partitions assigned to this member
+/// from librdkafka's statistics; a partition no longer assigned reads 0 here (its new owner
+/// reports it).
+#[derive(Default)]
+pub(crate) struct LagContext {
+    /// Per partition seen assigned: its gauge and the statistics report that last set it.
+    gauges: Mutex<HashMap<(String, i32), (Gauge, u64)>>,
+    reports: std::sync::atomic::AtomicU64,
+}
+
+impl ClientContext for LagContext {
+    fn stats(&self, statistics: Statistics) {
+        let report = 1 + self
+            .reports
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut gauges = self.gauges.lock().unwrap_or_else(|e| e.into_inner());
+        for (name, topic) in &statistics.topics {
+            for partition in topic.partitions.values() {
+                let Some(lag) = lag(partition) else { continue };
+                let key = (name.clone(), partition.partition);
+                let (gauge, set_by) = gauges.entry(key).or_insert_with(|| {
+                    let gauge = gauge!(
+                        "cms_kafka_consumer_lag",
+                        "topic" => name.clone(),
+                        "partition" => partition.partition.to_string(),
+                    );
+                    (gauge, 0)
+                });
+                gauge.set(lag as f64);
+                *set_by = report;
+            }
+        }
+        for (gauge, set_by) in gauges.values() {
+            if *set_by != report {
+                gauge.set(0.0);
+            }
+        }
+    }
+}
+
+impl ConsumerContext for LagContext {}
+
+/// Records between the group's position in an assigned partition and its high watermark: from
+/// the committed offset, else the offset handed out last, else the low watermark (where
+/// `auto.offset.reset` starts). `None` for a partition not assigned or not yet known.
+fn lag(partition: &Partition) -> Option<i64> {
+    let assigned = matches!(
+        partition.fetch_state.as_str(),
+        "active" | "offset-query" | "offset-wait"
+    );
+    if partition.partition < 0 || !assigned || partition.hi_offset < 0 {
+        return None;
+    }
+    let position = [
+        partition.committed_offset,
+        partition.app_offset,
+        partition.lo_offset,
+    ]
+    .into_iter()
+    .find(|offset| *offset >= 0)?;
+    Some((partition.hi_offset - position).max(0))
 }
 
 /// A read of one topic from its beginning, outside any group: every partition assigned, nothing
@@ -208,8 +280,8 @@ pub(crate) fn watermarks(
 }
 
 /// Waits for one message (or the bus closing), then takes what is already fetched, up to `max`.
-pub(crate) async fn read_batch(
-    consumer: &StreamConsumer,
+pub(crate) async fn read_batch<C: ConsumerContext + 'static>(
+    consumer: &StreamConsumer<C>,
     closed: &mut watch::Receiver<bool>,
     topics: &[&'static str],
     out: &mut Vec<Message>,
@@ -309,5 +381,43 @@ pub(crate) fn intern(topic: &str) -> &'static str {
             names.insert(name);
             name
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn partition(fetch_state: &str, committed: i64, app: i64, lo: i64, hi: i64) -> Partition {
+        Partition {
+            partition: 3,
+            fetch_state: fetch_state.into(),
+            committed_offset: committed,
+            app_offset: app,
+            lo_offset: lo,
+            hi_offset: hi,
+            ..Partition::default()
+        }
+    }
+
+    #[test]
+    fn lag_counts_from_the_committed_offset_else_the_position_else_the_low_watermark() {
+        assert_eq!(lag(&partition("active", 40, 45, 0, 50)), Some(10));
+        assert_eq!(lag(&partition("active", -1001, 45, 0, 50)), Some(5));
+        assert_eq!(
+            lag(&partition("offset-query", -1001, -1001, 7, 50)),
+            Some(43)
+        );
+        assert_eq!(lag(&partition("active", 50, 50, 0, 50)), Some(0));
+    }
+
+    #[test]
+    fn no_lag_for_a_partition_not_assigned_or_not_yet_known() {
+        assert_eq!(lag(&partition("none", 40, 45, 0, 50)), None);
+        assert_eq!(lag(&partition("stopped", 40, 45, 0, 50)), None);
+        assert_eq!(lag(&partition("active", 40, 45, 0, -1001)), None);
+        let mut internal = partition("active", 40, 45, 0, 50);
+        internal.partition = -1;
+        assert_eq!(lag(&internal), None);
     }
 }

@@ -39,7 +39,7 @@ pub struct KafkaConfig {
 
 /// The librdkafka options cms sets itself, for the guarantees of docs/bus.md or from flags of
 /// its own: `KafkaConfig::options` may not change them.
-pub const OWN_OPTIONS: [&str; 23] = [
+pub const OWN_OPTIONS: [&str; 24] = [
     "acks",
     "auto.offset.reset",
     "batch.num.messages",
@@ -63,6 +63,7 @@ pub const OWN_OPTIONS: [&str; 23] = [
     "retries",
     "retry.backoff.ms",
     "session.timeout.ms",
+    "statistics.interval.ms",
 ];
 
 impl Default for KafkaConfig {

@@ -66,6 +66,8 @@ pub struct GatewayMetrics {
     error_codes: Vec<Counter>,
     pub publish_latency: Histogram,
     pub publish_failures: Counter,
+    /// From a ping the gateway sent to the pong that answered it.
+    pub ping_rtt: Histogram,
     /// Sessions a draining gateway closed in turn (`Gateway::drain`).
     pub drained: Counter,
 }
@@ -97,6 +99,7 @@ impl GatewayMetrics {
                 .collect(),
             publish_latency: histogram!("cms_gateway_publish_latency_seconds"),
             publish_failures: counter!("cms_gateway_publish_failures_total"),
+            ping_rtt: histogram!("cms_gateway_ws_ping_rtt_seconds"),
             drained: counter!("cms_gateway_drained_total"),
         }
     }

@@ -159,6 +159,7 @@ pub async fn serve(
             identity: identity.as_str(),
             session: &session,
             last_seen: Instant::now(),
+            ping_sent: None,
             closed_by_charger: false,
             outgoing: OutgoingCalls::new(inbox),
             try_send: false,
@@ -193,6 +194,8 @@ struct LiveSession<'a> {
     session: &'a Bytes,
     /// Any frame or pong counts as a sign of life.
     last_seen: Instant,
+    /// When the ping not yet answered by a pong was sent, for `cms_gateway_ws_ping_rtt_seconds`.
+    ping_sent: Option<Instant>,
     closed_by_charger: bool,
     outgoing: OutgoingCalls,
     /// A call ended: send the next one waiting, if any, before reading on.
@@ -295,6 +298,8 @@ impl LiveSession<'_> {
                         if ws.send(Message::Ping(Bytes::new())).await.is_err() {
                             return DisconnectReason::ConnectionLost;
                         }
+                        // A ping left unanswered is forgotten: the next pong answers this one.
+                        self.ping_sent = Some(now);
                         next_ping = now + config.ping_interval;
                     }
                     timer.as_mut().reset(self.wake_at(next_ping).into());
@@ -383,7 +388,15 @@ impl LiveSession<'_> {
                 self.closed_by_charger = true;
                 None
             }
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => None,
+            Message::Pong(_) => {
+                // `last_seen` is when it was read: no clock read of its own.
+                if let Some(sent) = self.ping_sent.take() {
+                    let rtt = self.last_seen.saturating_duration_since(sent);
+                    self.shared.metrics.ping_rtt.record(rtt);
+                }
+                None
+            }
+            Message::Ping(_) | Message::Frame(_) => None,
         };
         if let Some(reply) = reply {
             ws.feed(Message::text(reply))
