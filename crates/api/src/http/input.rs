@@ -430,7 +430,7 @@ impl Input {
 }
 
 /// Whether any string (or key) in `value` holds a NUL character.
-fn holds_nul(value: &Value) -> bool {
+pub fn holds_nul(value: &Value) -> bool {
     match value {
         Value::String(text) => text.contains('\0'),
         Value::Array(items) => items.iter().any(holds_nul),
@@ -439,18 +439,23 @@ fn holds_nul(value: &Value) -> bool {
     }
 }
 
+/// A request's body, or the answer every endpoint gives when it cannot be read (413 past the
+/// limit, else 400).
+pub async fn request_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, state)
+        .await
+        .map_err(|e| match e.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge,
+            _ => ApiError::BadRequest(e.body_text()),
+        })
+}
+
 /// A JSON request body as [`Input`] (any content type; empty means no fields).
 impl<S: Send + Sync> FromRequest<S> for Input {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Input, ApiError> {
-        let body = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| match e.status() {
-                StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge,
-                _ => ApiError::BadRequest(e.body_text()),
-            })?;
-        Input::from_json(&body)
+        Input::from_json(&request_body(req, state).await?)
     }
 }
 

@@ -3,10 +3,8 @@
 
 use crate::http::AppState;
 use crate::http::error::ApiError;
-use crate::http::input::{Input, Rules, attribute};
-use axum::body::Bytes;
+use crate::http::input::{Input, Rules, attribute, holds_nul, request_body};
 use axum::extract::{FromRequest, Request};
-use axum::http::StatusCode;
 use cms_store::smart_charging::SmartChargingSettings;
 use cms_store::smart_charging::{MODE_DISABLED, MODE_DYNAMIC, MODES, STRATEGIES};
 use serde_json::{Map, Value};
@@ -62,12 +60,7 @@ impl<S: Send + Sync> FromRequest<S> for SettingsBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<SettingsBody, ApiError> {
-        let body = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| match e.status() {
-                StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge,
-                _ => ApiError::BadRequest(e.body_text()),
-            })?;
+        let body = request_body(req, state).await?;
         // The same answers as every other body (400 for one that is not a JSON object).
         let input = Input::from_json(&body)?;
         let fields = serde_json::from_slice(&body).unwrap_or_default();
@@ -353,15 +346,5 @@ impl SettingsBody {
                 .fail(field, "The selected meter uuid is invalid.");
         }
         Ok(meter)
-    }
-}
-
-/// Whether any string (or key) in `value` holds a NUL character.
-fn holds_nul(value: &Value) -> bool {
-    match value {
-        Value::String(text) => text.contains('\0'),
-        Value::Array(items) => items.iter().any(holds_nul),
-        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
-        _ => false,
     }
 }
