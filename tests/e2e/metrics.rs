@@ -50,6 +50,31 @@ async fn metrics_count_connections_frames_and_publishes() {
         "cms_gateway_publish_latency_seconds should be a histogram with buckets:\n{}",
         metrics.text
     );
+    // Every CALL answered is timed by its action: one boot, two heartbeats, none of the rest.
+    let answered = |action: &str| {
+        metrics.sum(
+            "cms_gateway_answer_latency_seconds_count",
+            &[("action", action)],
+        )
+    };
+    assert_eq!(
+        (
+            answered("BootNotification"),
+            answered("Heartbeat"),
+            answered("MeterValues")
+        ),
+        (Some(1.0), Some(2.0), Some(0.0)),
+        "answer latency counts by action:\n{}",
+        metrics.text
+    );
+    let heartbeat_time = metrics.sum(
+        "cms_gateway_answer_latency_seconds_sum",
+        &[("action", "Heartbeat")],
+    );
+    assert!(
+        heartbeat_time.is_some_and(|s| s > 0.0 && s < 2.0),
+        "two heartbeats answered on the loopback take more than nothing, well under a second each: {heartbeat_time:?}"
+    );
     assert!(
         metrics.sum("cms_bus_queue_depth", &[]).is_some(),
         "no cms_bus_queue_depth:\n{}",

@@ -14,6 +14,8 @@ mod smart_charging;
 
 pub use actions::{ActionTimes, Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
+#[doc(hidden)]
+pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
 pub use http::{ActionBody, ApiError, ops_router};
 pub use local_lists::LocalListConfig;

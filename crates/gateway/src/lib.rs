@@ -20,6 +20,8 @@ mod commands;
 mod directory;
 mod events;
 mod follow;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handshake;
 mod identity;
 mod metrics;

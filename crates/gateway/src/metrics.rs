@@ -65,6 +65,9 @@ pub struct GatewayMetrics {
     errors_out: Counter,
     error_codes: Vec<Counter>,
     pub publish_latency: Histogram,
+    /// From a charger's CALL read off the socket to its answer handed to the socket, by action:
+    /// parsing, the bus acknowledgement when the answer waits for it, and any proxy leader.
+    answer_latency: Vec<Histogram>,
     pub publish_failures: Counter,
     /// From a ping the gateway sent to the pong that answered it.
     pub ping_rtt: Histogram,
@@ -98,6 +101,10 @@ impl GatewayMetrics {
                 .map(|c| counter!("cms_gateway_errors_total", "code" => c.as_str()))
                 .collect(),
             publish_latency: histogram!("cms_gateway_publish_latency_seconds"),
+            answer_latency: Action::ALL
+                .iter()
+                .map(|a| histogram!("cms_gateway_answer_latency_seconds", "action" => a.as_str()))
+                .collect(),
             publish_failures: counter!("cms_gateway_publish_failures_total"),
             ping_rtt: histogram!("cms_gateway_ws_ping_rtt_seconds"),
             drained: counter!("cms_gateway_drained_total"),
@@ -123,6 +130,11 @@ impl GatewayMetrics {
 
     pub fn result_out(&self, action: Action) {
         self.results_out[action_index(action)].increment(1);
+    }
+
+    /// The answer to a CALL of `action` read at `read` is on its way to the charger.
+    pub fn answered(&self, action: Action, read: std::time::Instant) {
+        self.answer_latency[action_index(action)].record(read.elapsed());
     }
 
     /// A CALLERROR sent, counted by its code.

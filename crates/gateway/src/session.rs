@@ -481,6 +481,8 @@ impl LiveSession<'_> {
             ws.send(Message::text(early))
                 .await
                 .map_err(|_| DisconnectReason::ConnectionLost)?;
+            // `last_seen` is when this frame was read: no clock read of its own.
+            shared.metrics.answered(action, self.last_seen);
         }
         let published = delivery.await;
         if action == Action::BootNotification
@@ -509,6 +511,7 @@ impl LiveSession<'_> {
         Ok(Some(match published {
             Ok(_) => {
                 shared.metrics.result_out(action);
+                shared.metrics.answered(action, self.last_seen);
                 answer
             }
             Err(e) => {

@@ -310,7 +310,7 @@ pub fn wait_of(query: HashMap<String, String>) -> Result<Duration, ApiError> {
 }
 
 /// The request payload: the body as a JSON object; an empty body is `{}`.
-fn payload_of(body: &[u8]) -> Result<Value, ApiError> {
+pub(crate) fn payload_of(body: &[u8]) -> Result<Value, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));
     }

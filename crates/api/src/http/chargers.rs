@@ -6,7 +6,7 @@
 //! which only the owner team of its site has) is a 403.
 
 mod connectors;
-mod proxy;
+pub(crate) mod proxy;
 mod proxy_url;
 
 use crate::http::AppState;

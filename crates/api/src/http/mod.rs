@@ -4,6 +4,7 @@ pub(crate) mod actions;
 pub mod auth;
 mod chargers;
 mod error;
+pub mod fuzzing;
 pub mod id_tag_input;
 mod id_tags;
 pub mod input;

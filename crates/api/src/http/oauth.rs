@@ -6,12 +6,12 @@
 
 mod authorize;
 mod client_address;
-mod codec;
+pub(crate) mod codec;
 mod limits;
 mod login;
 mod page;
 mod throttle;
-mod token;
+pub(crate) mod token;
 
 use crate::http::AppState;
 use axum::Extension;

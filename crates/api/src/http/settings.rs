@@ -192,7 +192,7 @@ pub async fn change(
 
 /// `settings`: an object of 1 or more keys (1 to 50 characters) to string values (at most
 /// 500), none of them read-only; in the order given.
-fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String, String)> {
+pub(crate) fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String, String)> {
     let Some(Some(settings)) = input.object("settings", crate::http::input::Rules::required())
     else {
         return Vec::new();

@@ -226,7 +226,7 @@ pub(super) async fn read_acting_team(
 }
 
 /// Reads the site fields: all required when `creating`, else those present.
-fn read_site(input: &mut Input, creating: bool) -> SiteChanges {
+pub(crate) fn read_site(input: &mut Input, creating: bool) -> SiteChanges {
     // A present field must have a value, as Laravel's `sometimes|required`.
     let rules = |input: &Input, field: &str| (creating || input.has(field)).then(Rules::required);
     let text = |input: &mut Input, field: &str, max: f64| {

@@ -161,7 +161,7 @@ pub async fn list(
 
 /// The query string as input; `filter[key]=value` pairs become keys of the `filter` object
 /// (merged into a `filter={...}` given as well).
-fn query_input(pairs: Vec<(String, String)>) -> Input {
+pub(crate) fn query_input(pairs: Vec<(String, String)>) -> Input {
     let mut bracketed = Map::new();
     let mut rest = Vec::new();
     for (key, value) in pairs {
@@ -191,7 +191,7 @@ fn query_input(pairs: Vec<(String, String)>) -> Input {
 }
 
 /// Checks the filter's keys, recording failures under `filter.<key>` in `input`.
-fn read_filter(input: &mut Input, fields: Map<String, Value>) -> TransactionFilter {
+pub(crate) fn read_filter(input: &mut Input, fields: Map<String, Value>) -> TransactionFilter {
     let unknown: Vec<String> = fields
         .keys()
         .filter(|key| !FILTER_KEYS.contains(&key.as_str()))

@@ -202,7 +202,11 @@ pub async fn set_proxy(
 /// Checks the items of `servers`, recording failures under `servers.N.field` as Laravel keys
 /// nested fields; returns the valid ones.
 /// `stored`: the charger's URLs now, whose passwords a masked URL keeps.
-fn proxy_servers(input: &mut Input, items: Vec<Value>, stored: &[&str]) -> Vec<NewProxyServer> {
+pub(crate) fn proxy_servers(
+    input: &mut Input,
+    items: Vec<Value>,
+    stored: &[&str],
+) -> Vec<NewProxyServer> {
     if items.len() > MAX_SERVERS {
         input.fail(
             "servers",

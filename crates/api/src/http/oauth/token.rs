@@ -219,7 +219,7 @@ fn required<'a>(params: &'a Params, name: &str) -> Result<&'a str, Refusal> {
 
 /// A JSON object's members as parameters: strings, and numbers as their text (Passport's
 /// numeric client ids); anything else is refused.
-fn json_pairs(body: &[u8]) -> Result<Vec<(String, String)>, Refusal> {
+pub(crate) fn json_pairs(body: &[u8]) -> Result<Vec<(String, String)>, Refusal> {
     let malformed = || Refusal::new("invalid_request", "The body must be a JSON object.");
     let Ok(Value::Object(members)) = serde_json::from_slice::<Value>(body) else {
         return Err(malformed());
@@ -239,7 +239,7 @@ fn json_pairs(body: &[u8]) -> Result<Vec<(String, String)>, Refusal> {
 }
 
 /// A refused token request.
-enum Refusal {
+pub(crate) enum Refusal {
     OAuth {
         status: StatusCode,
         error: &'static str,

@@ -1,0 +1,22 @@
+//! Each charger message's validation: `parse_request(action, payload)`, the entry point the
+//! gateway validates a CALL payload with. The first byte picks the action, the rest is the
+//! payload text.
+#![no_main]
+
+use cms_ocpp::v16::{Action, parse_request};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(payload) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let action = Action::ALL[usize::from(selector) % Action::ALL.len()];
+    if let Ok(request) = parse_request(action, payload) {
+        assert_eq!(request.action(), action);
+        // What the gateway does next with an accepted request: answer it.
+        let _ = format!("{request:?}");
+    }
+});

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""The seed corpus of each fuzz target, kept as text: fuzz/seeds/<target>.jsonl holds one input
+per line as a JSON string. libFuzzer wants a directory of files, so `scripts/fuzz` expands the
+seeds into fuzz/corpus/<target>/ (not in git) before each run.
+
+    seeds.py expand TARGET        seeds/TARGET.jsonl -> corpus/TARGET/<sha1>
+    seeds.py collect TARGET DIR   every UTF-8 input in DIR -> seeds/TARGET.jsonl (sorted)
+"""
+import hashlib
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def expand(target):
+    corpus = os.path.join(HERE, "corpus", target)
+    os.makedirs(corpus, exist_ok=True)
+    path = os.path.join(HERE, "seeds", target + ".jsonl")
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as seeds:
+        for line in seeds:
+            data = json.loads(line).encode("utf-8")
+            name = hashlib.sha1(data).hexdigest()
+            with open(os.path.join(corpus, name), "wb") as out:
+                out.write(data)
+
+
+def collect(target, directory):
+    inputs = set()
+    for name in os.listdir(directory):
+        with open(os.path.join(directory, name), "rb") as f:
+            data = f.read()
+        try:
+            inputs.add(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass  # every target but the handshake skips such inputs at once
+    os.makedirs(os.path.join(HERE, "seeds"), exist_ok=True)
+    with open(os.path.join(HERE, "seeds", target + ".jsonl"), "w", encoding="utf-8") as out:
+        for text in sorted(inputs):
+            out.write(json.dumps(text, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    match sys.argv[1:]:
+        case ["expand", target]:
+            expand(target)
+        case ["collect", target, directory]:
+            collect(target, directory)
+        case _:
+            sys.exit(__doc__)
