@@ -1,6 +1,8 @@
 //! The gateway's frame path beyond parsing: one charger frame in, validated, answered, and its
 //! bus record handed to the in-process bus (which a drained consumer group reads), as
-//! `cms up` does for every CALL. Regressions on the way from socket bytes to bus show here.
+//! `cms up` does for every CALL. Regressions on the way from socket bytes to bus show here,
+//! as time (criterion) and as heap allocations per frame (counted by the allocator below and
+//! printed before the timings, one line per message kind).
 
 use bytes::Bytes;
 use chrono::Utc;
@@ -8,11 +10,100 @@ use cms_bus::{Bus, InProcessBus, InProcessConfig, Publisher, Topics};
 use cms_gateway::calls::{CallContext, Outcome, handle_text};
 use cms_gateway::{TransactionIds, open_authority};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 const METER_VALUES: &str = r#"[2,"4f1c","MeterValues",{"connectorId":1,"transactionId":18342,"meterValue":[{"timestamp":"2026-11-21T10:15:00.000Z","sampledValue":[{"value":"15243.7","context":"Sample.Periodic","format":"Raw","measurand":"Energy.Active.Import.Register","location":"Outlet","unit":"Wh"},{"value":"16.1","context":"Sample.Periodic","format":"Raw","measurand":"Current.Import","phase":"L1","location":"Outlet","unit":"A"},{"value":"229.8","context":"Sample.Periodic","format":"Raw","measurand":"Voltage","phase":"L1-N","location":"Outlet","unit":"V"}]}]}]"#;
 const HEARTBEAT: &str = r#"[2,"4f1d","Heartbeat",{}]"#;
+
+/// One frame of each charger message, as real chargers send them.
+const FRAMES: [(&str, &str); 10] = [
+    ("meter_values_3_samples", METER_VALUES),
+    ("heartbeat", HEARTBEAT),
+    (
+        "boot_notification",
+        r#"[2,"4f1e","BootNotification",{"chargePointVendor":"Alfen BV","chargePointModel":"NG920-61001","chargePointSerialNumber":"ACE0001234","firmwareVersion":"6.1.0-4159","meterType":"Eastron SDM630"}]"#,
+    ),
+    (
+        "status_notification",
+        r#"[2,"4f1f","StatusNotification",{"connectorId":1,"errorCode":"NoError","status":"Charging","timestamp":"2026-11-21T10:15:00.000Z"}]"#,
+    ),
+    (
+        "authorize",
+        r#"[2,"4f20","Authorize",{"idTag":"04A2B3C4D5E680"}]"#,
+    ),
+    (
+        "start_transaction",
+        r#"[2,"4f21","StartTransaction",{"connectorId":1,"idTag":"04A2B3C4D5E680","meterStart":15243,"timestamp":"2026-11-21T10:15:00.000Z"}]"#,
+    ),
+    (
+        "stop_transaction",
+        r#"[2,"4f22","StopTransaction",{"transactionId":18342,"idTag":"04A2B3C4D5E680","meterStop":25243,"timestamp":"2026-11-21T11:15:00.000Z","reason":"Local"}]"#,
+    ),
+    (
+        "data_transfer",
+        r#"[2,"4f23","DataTransfer",{"vendorId":"com.alfen","messageId":"diag","data":"{\"temp\":41}"}]"#,
+    ),
+    (
+        "firmware_status_notification",
+        r#"[2,"4f24","FirmwareStatusNotification",{"status":"Installed"}]"#,
+    ),
+    (
+        "diagnostics_status_notification",
+        r#"[2,"4f25","DiagnosticsStatusNotification",{"status":"Uploaded"}]"#,
+    ),
+];
+
+/// The system allocator, counting what the bench thread asks of it.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static ALLOCATED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        ALLOCATED_BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        ALLOCATED_BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Heap allocations and bytes asked for per call of `f`, averaged over many calls after a warm
+/// up (steady state: caches filled, transaction ids known).
+fn allocations_per_call(mut f: impl FnMut()) -> (f64, f64) {
+    const CALLS: u64 = 1_000;
+    for _ in 0..CALLS {
+        f();
+    }
+    let (count, bytes) = (
+        ALLOCATIONS.load(Ordering::Relaxed),
+        ALLOCATED_BYTES.load(Ordering::Relaxed),
+    );
+    for _ in 0..CALLS {
+        f();
+    }
+    let count = ALLOCATIONS.load(Ordering::Relaxed) - count;
+    let bytes = ALLOCATED_BYTES.load(Ordering::Relaxed) - bytes;
+    (count as f64 / CALLS as f64, bytes as f64 / CALLS as f64)
+}
 
 fn frame_path(c: &mut Criterion) {
     let topics = Topics::with_prefix("bench");
@@ -32,11 +123,22 @@ fn frame_path(c: &mut Criterion) {
         heartbeat_interval_secs: 300,
     };
 
+    println!("heap allocations per frame, validate_and_answer (count, bytes):");
+    for (name, text) in FRAMES {
+        let frame = Bytes::from_static(text.as_bytes());
+        let (count, bytes) = allocations_per_call(|| {
+            let handled = handle_text(&ctx, black_box(text), &frame, Utc::now());
+            assert!(
+                matches!(handled.outcome, Outcome::Publish { .. }),
+                "{name} is a valid frame"
+            );
+            black_box(handled);
+        });
+        println!("  {name:<32} {count:>5.1} {bytes:>7.0}");
+    }
+
     let mut group = c.benchmark_group("frame_path");
-    for (name, text) in [
-        ("meter_values_3_samples", METER_VALUES),
-        ("heartbeat", HEARTBEAT),
-    ] {
+    for (name, text) in FRAMES {
         let frame = Bytes::from_static(text.as_bytes());
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_function(format!("{name}/validate_and_answer"), |b| {
@@ -58,16 +160,23 @@ fn frame_path(c: &mut Criterion) {
         }
     });
     let frame = Bytes::from_static(METER_VALUES.as_bytes());
+    let publish = || {
+        let handled = handle_text(&ctx, METER_VALUES, &frame, Utc::now());
+        let Outcome::Publish { record, answer, .. } = handled.outcome else {
+            panic!("a valid MeterValues frame is published");
+        };
+        runtime.block_on(bus.publish(record)).expect("published");
+        black_box(answer)
+    };
+    let (count, bytes) = allocations_per_call(|| drop(publish()));
+    println!("heap allocations per frame, validate_answer_publish (count, bytes):");
+    println!(
+        "  {:<32} {count:>5.1} {bytes:>7.0}",
+        "meter_values_3_samples"
+    );
     group.throughput(Throughput::Bytes(METER_VALUES.len() as u64));
     group.bench_function("meter_values_3_samples/validate_answer_publish", |b| {
-        b.iter(|| {
-            let handled = handle_text(&ctx, METER_VALUES, &frame, Utc::now());
-            let Outcome::Publish { record, answer, .. } = handled.outcome else {
-                panic!("a valid MeterValues frame is published");
-            };
-            runtime.block_on(bus.publish(record)).expect("published");
-            black_box(answer)
-        })
+        b.iter(publish)
     });
     group.finish();
 }

@@ -1,10 +1,12 @@
 //! MeterValues CALL parsing: serde_json vs simd-json into the borrowed tree, and the full
-//! production path (`parse_frame` + `parse_request`, validation included).
+//! production path (`parse_frame` + `parse_request`, validation included), with the gateway's
+//! MeterValues reader that builds no tree (`split_call+parse_request`) beside the tree path it
+//! replaced (`split_call+parse_request_tree`).
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use cms_ocpp::v16::{Action, Request, parse_request};
+use cms_ocpp::v16::{Action, Request, parse_request, parse_request_tree};
 use cms_ocpp::{Frame, Json, parse_frame, split_call};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -124,6 +126,16 @@ fn production_split(text: &str) -> Result<usize, String> {
     }
 }
 
+/// The same through the tree path, which still decides every refusal.
+fn production_split_tree(text: &str) -> Result<usize, String> {
+    let parts = split_call(text).ok_or("not a plain CALL")?;
+    let action = Action::from_name(parts.action).ok_or("unknown action")?;
+    match parse_request_tree(action, parts.payload).map_err(|e| e.to_string())? {
+        Request::MeterValues(m) => Ok(m.meter_value.iter().map(|v| v.sampled_value.len()).sum()),
+        _ => Err("not MeterValues".into()),
+    }
+}
+
 /// simd-json rewrites its input, so each run works on a fresh copy of the charger's bytes.
 fn refill(scratch: &mut Vec<u8>, text: &str) {
     scratch.clear();
@@ -179,6 +191,10 @@ fn meter_values(c: &mut Criterion) {
         group.bench_function(
             BenchmarkId::from_parameter("split_call+parse_request"),
             |b| b.iter(|| black_box(production_split(black_box(&text)).unwrap())),
+        );
+        group.bench_function(
+            BenchmarkId::from_parameter("split_call+parse_request_tree"),
+            |b| b.iter(|| black_box(production_split_tree(black_box(&text)).unwrap())),
         );
         group.finish();
     }

@@ -1,9 +1,10 @@
 //! Each charger message's validation: `parse_request(action, payload)`, the entry point the
 //! gateway validates a CALL payload with. The first byte picks the action, the rest is the
-//! payload text.
+//! payload text. MeterValues are read without a tree when they can be: whatever the payload,
+//! that reader and the tree path must give the same request or the same refusal.
 #![no_main]
 
-use cms_ocpp::v16::{Action, parse_request};
+use cms_ocpp::v16::{Action, parse_request, parse_request_tree};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -14,7 +15,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let action = Action::ALL[usize::from(selector) % Action::ALL.len()];
-    if let Ok(request) = parse_request(action, payload) {
+    let parsed = parse_request(action, payload);
+    assert_eq!(parsed, parse_request_tree(action, payload), "{payload:?}");
+    if let Ok(request) = parsed {
         assert_eq!(request.action(), action);
         // What the gateway does next with an accepted request: answer it.
         let _ = format!("{request:?}");

@@ -9,9 +9,10 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::Topics;
 use cms_bus::{Header, Record};
-use cms_ocpp::v16::{Action, Request, answer, parse_request};
+use cms_ocpp::v16::{Action, MAX_CONNECTOR_ID, Request, answer, parse_request};
 use cms_ocpp::{ErrorCode, Frame, call_error, call_result, parse_frame, span_in, split_call};
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 /// What the session knows that a frame's handling needs.
 pub struct CallContext<'a> {
@@ -83,7 +84,8 @@ pub fn handle_text(
         && let Ok(request) = parse_request(action, parts.payload)
     {
         let value = frame.slice(span_in(text, parts.payload));
-        return accept(ctx, parts.message_id, action, request, value, now);
+        let id = frame.slice(span_in(text, parts.message_id));
+        return accept(ctx, (parts.message_id, id), action, request, value, now);
     }
     let parsed = match parse_frame(text) {
         Ok(parsed) => parsed,
@@ -139,41 +141,51 @@ pub fn handle_text(
     match parse_request(action, payload.get()) {
         Ok(request) => {
             let value = frame.slice(span_in(text, payload.get()));
-            accept(ctx, &message_id, action, request, value, now)
+            // An id with escapes was unescaped into a string of its own: copied.
+            let id = match &message_id {
+                Cow::Borrowed(id) => frame.slice(span_in(text, id)),
+                Cow::Owned(id) => Bytes::copy_from_slice(id.as_bytes()),
+            };
+            accept(ctx, (&message_id, id), action, request, value, now)
         }
         Err(v) => refuse(FrameKind::Call(action), &message_id, v.code, &v.description),
     }
 }
 
 /// A valid CALL: its answer, and its record. The record's value is the charger's own payload
-/// bytes, a slice of its frame, never re-serialised.
+/// bytes, a slice of its frame, never re-serialised; so is its message id header (`message_id`
+/// is the id as text and as bytes).
 fn accept(
     ctx: &CallContext<'_>,
-    message_id: &str,
+    (message_id, id_bytes): (&str, Bytes),
     action: Action,
     request: Request<'_>,
     value: Bytes,
     now: DateTime<Utc>,
 ) -> Handled {
     let kind = FrameKind::Call(action);
-    let mut headers = vec![
-        Header::new("action", action.as_str()),
-        Header::new("message_id", Bytes::copy_from_slice(message_id.as_bytes())),
-        Header::new("received_at", record_time(now)),
-        Header::new("gateway", ctx.node.clone()),
-        Header::new("session", ctx.session.clone()),
-        Header::new("ocpp_version", "ocpp1.6"),
-    ];
-    let answer = match &request {
+    // Room for the two headers a MeterValues or StartTransaction adds: no regrowth.
+    let added = match action {
+        Action::MeterValues | Action::StartTransaction => 2,
+        _ => 0,
+    };
+    let mut headers = Vec::with_capacity(6 + added);
+    headers.push(Header::new("action", action.as_str()));
+    headers.push(Header::new("message_id", id_bytes));
+    headers.push(Header::new("received_at", record_time(now)));
+    headers.push(Header::new("gateway", ctx.node.clone()));
+    headers.push(Header::new("session", ctx.session.clone()));
+    headers.push(Header::new("ocpp_version", "ocpp1.6"));
+    let answer: Cow<'static, str> = match &request {
         Request::BootNotification(_) => {
-            answer::boot_notification_accepted(now, ctx.heartbeat_interval_secs)
+            answer::boot_notification_accepted(now, ctx.heartbeat_interval_secs).into()
         }
-        Request::Heartbeat => answer::heartbeat(now),
+        Request::Heartbeat => answer::heartbeat(now).into(),
         Request::Authorize(authorize) => {
             let verdict = ctx
                 .authority
                 .authorize(ctx.identity, &authorize.id_tag, now);
-            answer::id_tag_answer(&verdict.id_tag_info())
+            answer::id_tag_answer(&verdict.id_tag_info()).into()
         }
         Request::StartTransaction(start) => {
             let key = StartKey {
@@ -191,7 +203,7 @@ fn accept(
             headers.push(Header::new("transaction_id", id.to_string()));
             // The transaction is recorded with the verdict: a refused start is still one.
             headers.push(Header::new("id_tag_status", verdict.status));
-            answer::start_transaction(id, &verdict.id_tag_info())
+            answer::start_transaction(id, &verdict.id_tag_info()).into()
         }
         Request::StopTransaction(stop) => {
             let id_tag = stop.id_tag.as_deref();
@@ -199,21 +211,24 @@ fn accept(
                 .authority
                 .stop(ctx.identity, stop.transaction_id, id_tag, now)
             {
-                Some(verdict) => answer::id_tag_answer(&verdict.id_tag_info()),
-                None => answer::EMPTY.to_string(),
+                Some(verdict) => answer::id_tag_answer(&verdict.id_tag_info()).into(),
+                None => answer::EMPTY.into(),
             }
         }
         Request::MeterValues(values) => {
             // Lets a consumer keep only the newest reading per connector without parsing the
             // ones it supersedes (the materialiser does, under load).
-            headers.push(Header::new("connector_id", values.connector_id.to_string()));
+            headers.push(Header::new(
+                "connector_id",
+                connector_id_text(values.connector_id),
+            ));
             if let Some(newest) = values.meter_value.iter().map(|v| v.timestamp).max() {
                 headers.push(Header::new("measured_at", record_time(newest)));
             }
-            answer::EMPTY.to_string()
+            answer::EMPTY.into()
         }
-        Request::DataTransfer(_) => answer::data_transfer_unknown_vendor().to_string(),
-        _ => answer::EMPTY.to_string(),
+        Request::DataTransfer(_) => answer::data_transfer_unknown_vendor().into(),
+        _ => answer::EMPTY.into(),
     };
     let record = Record {
         topic: Cow::Borrowed(ctx.topics.messages),
@@ -228,6 +243,19 @@ fn accept(
             record,
             answer: call_result(message_id, &answer),
         },
+    }
+}
+
+/// A connector id as header text: shared bytes made once for every id a charger may use.
+fn connector_id_text(id: u32) -> Bytes {
+    static TEXTS: LazyLock<Vec<Bytes>> = LazyLock::new(|| {
+        (0..=MAX_CONNECTOR_ID)
+            .map(|id| Bytes::from(id.to_string()))
+            .collect()
+    });
+    match TEXTS.get(id as usize) {
+        Some(text) => text.clone(),
+        None => Bytes::from(id.to_string()),
     }
 }
 

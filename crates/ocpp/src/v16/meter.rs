@@ -1,7 +1,10 @@
 //! MeterValues and the MeterValue/SampledValue shapes StopTransaction reuses.
 
+mod stream;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use stream::meter_values as stream_meter_values;
 
 use std::borrow::Cow;
 

@@ -150,6 +150,19 @@ impl Request<'_> {
 /// a NUL character, an integer beyond 32 bits, a connectorId outside its minimum to
 /// [`MAX_CONNECTOR_ID`], or a malformed date-time → `PropertyConstraintViolation`. The description starts with the field path.
 pub fn parse_request<'a>(action: Action, payload: &'a str) -> Result<Request<'a>, Violation> {
+    // The hot path reads meter values without a tree; whatever it leaves (a refusal, anything
+    // unusual) the tree path decides.
+    if action == Action::MeterValues
+        && let Some(request) = meter::stream_meter_values(payload)
+    {
+        return Ok(Request::MeterValues(request));
+    }
+    parse_request_tree(action, payload)
+}
+
+/// [`parse_request`] through a [`Json`] tree, for every action: the reference the streaming
+/// reader of meter values must agree with.
+pub fn parse_request_tree<'a>(action: Action, payload: &'a str) -> Result<Request<'a>, Violation> {
     let json: Json<'a> = serde_json::from_str(payload).map_err(|e| {
         Violation::new(
             ErrorCode::FormationViolation,
