@@ -5,6 +5,7 @@ mod stream;
 mod tests;
 
 pub(crate) use stream::meter_values as stream_meter_values;
+pub use stream::read_meter_values;
 
 use std::borrow::Cow;
 

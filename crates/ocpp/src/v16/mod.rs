@@ -28,7 +28,7 @@ pub use command::Command;
 pub use extract::MAX_CONNECTOR_ID;
 pub use json_schema::{SchemaViolation, SchemaViolations};
 pub use measurement::{Location, Measurand, Phase, ReadingContext, UnitOfMeasure, ValueFormat};
-pub use meter::{MeterValue, MeterValuesRequest, SampledValue};
+pub use meter::{MeterValue, MeterValuesRequest, SampledValue, read_meter_values};
 pub use schemas::schema_text;
 pub use spec_enum::SpecEnum;
 pub use status::{

@@ -22,9 +22,16 @@ use crate::v16::timestamp::parse_timestamp;
 /// The request, or `None` when the tree path must decide (refusal or anything unusual).
 pub(crate) fn meter_values(payload: &str) -> Option<MeterValuesRequest<'_>> {
     let mut de = serde_json::Deserializer::from_str(payload);
-    let request = de.deserialize_map(RequestVisitor).ok()?;
+    let request = read_meter_values(&mut de).ok()?;
     de.end().ok()?;
     Some(request)
+}
+
+/// The same reader on any serde deserializer (the bench runs it on simd-json's too).
+pub fn read_meter_values<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<MeterValuesRequest<'de>, D::Error> {
+    d.deserialize_map(RequestVisitor)
 }
 
 /// Why the reader gave up: never shown (the tree path gives the reason), so it carries none.
