@@ -4,7 +4,8 @@ per line as a JSON string. libFuzzer wants a directory of files, so `scripts/fuz
 seeds into fuzz/corpus/<target>/ (not in git) before each run.
 
     seeds.py expand TARGET        seeds/TARGET.jsonl -> corpus/TARGET/<sha1>
-    seeds.py collect TARGET DIR   every UTF-8 input in DIR -> seeds/TARGET.jsonl (sorted)
+    seeds.py collect TARGET DIR   every UTF-8 input of at most 1 KiB in DIR -> seeds/TARGET.jsonl
+                                  (sorted; DIR is a corpus minimised with -merge=1)
 """
 import hashlib
 import json
@@ -12,6 +13,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_SEED = 1024
 
 
 def expand(target):
@@ -33,14 +35,16 @@ def collect(target, directory):
     for name in os.listdir(directory):
         with open(os.path.join(directory, name), "rb") as f:
             data = f.read()
+        if len(data) > MAX_SEED:
+            continue  # the fuzzer grows long inputs again from short ones
         try:
             inputs.add(data.decode("utf-8"))
         except UnicodeDecodeError:
-            pass  # every target but the handshake skips such inputs at once
+            pass  # every target but the handshake and the REST readers skips them at once
     os.makedirs(os.path.join(HERE, "seeds"), exist_ok=True)
     with open(os.path.join(HERE, "seeds", target + ".jsonl"), "w", encoding="utf-8") as out:
         for text in sorted(inputs):
-            out.write(json.dumps(text, ensure_ascii=False) + "\n")
+            out.write(json.dumps(text) + "\n")
 
 
 if __name__ == "__main__":
