@@ -123,12 +123,14 @@ impl CommandInbox {
     }
 
     pub fn pop(&self) -> Option<ActionCommand> {
-        let popped = self
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .queue
-            .pop_front();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let popped = state.queue.pop_front();
+        if state.queue.is_empty() && state.queue.capacity() > 0 {
+            // Most chargers get a call now and then (the configuration read after each boot):
+            // an empty queue holds no room, or every idle session keeps a kilobyte for it.
+            state.queue = VecDeque::new();
+        }
+        drop(state);
         if popped.is_some() {
             queue_depth().decrement(1.0);
         }
@@ -296,6 +298,19 @@ mod tests {
             expires_at: "2026-11-21T10:01:00.000000Z".into(),
             timeout_ms: 30_000,
         }
+    }
+
+    #[test]
+    fn an_emptied_queue_keeps_no_room_for_the_idle_session() {
+        let inbox = CommandInbox::default();
+        inbox.push(command(1)).unwrap();
+        inbox.push(command(2)).unwrap();
+        assert_eq!(inbox.pop().map(|c| c.uuid), Some("action-1".to_string()));
+        let state = |inbox: &CommandInbox| inbox.state.lock().unwrap().queue.capacity();
+        assert!(state(&inbox) > 0, "one still queued");
+        assert_eq!(inbox.pop().map(|c| c.uuid), Some("action-2".to_string()));
+        assert_eq!(state(&inbox), 0, "an empty queue gave its memory back");
+        assert!(inbox.pop().is_none());
     }
 
     #[test]
