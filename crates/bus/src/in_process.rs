@@ -43,9 +43,12 @@ struct Inner {
 #[derive(Default)]
 struct Groups {
     closed: bool,
-    subscribed: Vec<GroupQueue>,
+    /// Shared with the publishes under way: a publish takes the list by one reference count,
+    /// not a vector of its own; a subscription (rare) makes a new list.
+    subscribed: Arc<Vec<GroupQueue>>,
 }
 
+#[derive(Clone)]
 struct GroupQueue {
     topics: Vec<String>,
     tx: mpsc::Sender<Message>,
@@ -88,18 +91,19 @@ impl Publisher for InProcessBus {
             };
             let partition = partition_of(&record.key, inner.partitions);
             let offset = counters[partition as usize].fetch_add(1, Ordering::Relaxed);
-            let queues: Vec<mpsc::Sender<Message>> = {
+            let subscribed = {
                 let groups = inner.groups.read().unwrap_or_else(|e| e.into_inner());
                 if groups.closed {
                     return Err(BusError::Closed);
                 }
-                groups
-                    .subscribed
-                    .iter()
-                    .filter(|g| g.topics.iter().any(|t| *t == record.topic))
-                    .map(|g| g.tx.clone())
-                    .collect()
+                groups.subscribed.clone()
             };
+            // The topic apart from the record, which moves into the message below (a clone of
+            // a borrowed `'static` name, as publishers give it, copies nothing).
+            let topic = record.topic.clone();
+            let takes = |g: &&GroupQueue| g.topics.iter().any(|t| *t == topic);
+            let receivers = subscribed.iter().filter(takes).count();
+            let mut queues = subscribed.iter().filter(takes).map(|g| &g.tx);
             let message = Message {
                 record,
                 partition,
@@ -107,12 +111,13 @@ impl Publisher for InProcessBus {
             };
             // Await room in every group's queue: this is where a slow consumer pushes back.
             // The last group gets the record itself, so the usual single group copies nothing.
-            if let Some((last, others)) = queues.split_last() {
-                for tx in others {
-                    tx.send(message.clone())
-                        .await
-                        .map_err(|_| BusError::Closed)?;
-                }
+            for _ in 1..receivers {
+                let tx = queues.next().ok_or(BusError::Closed)?;
+                tx.send(message.clone())
+                    .await
+                    .map_err(|_| BusError::Closed)?;
+            }
+            if let Some(last) = queues.next() {
                 last.send(message).await.map_err(|_| BusError::Closed)?;
             }
             Ok(Delivered { partition, offset })
@@ -132,10 +137,12 @@ impl Bus for InProcessBus {
         if groups.closed {
             return Err(BusError::Closed);
         }
-        groups.subscribed.push(GroupQueue {
+        let mut subscribed: Vec<GroupQueue> = groups.subscribed.iter().cloned().collect();
+        subscribed.push(GroupQueue {
             topics: topics.iter().map(|t| t.to_string()).collect(),
             tx,
         });
+        groups.subscribed = Arc::new(subscribed);
         Ok(Box::new(InProcessSubscriber {
             rx,
             depth: metrics::gauge!("cms_bus_queue_depth"),
@@ -154,7 +161,7 @@ impl Bus for InProcessBus {
         let mut groups = self.inner.groups.write().unwrap_or_else(|e| e.into_inner());
         groups.closed = true;
         // Dropping the senders lets each subscriber drain its queue and then see the end.
-        groups.subscribed.clear();
+        groups.subscribed = Arc::default();
     }
 }
 
