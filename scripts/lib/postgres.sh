@@ -43,6 +43,7 @@ start_test_postgres() {
     return 1
   }
   TEST_POSTGRES_STOP=("${as[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate stop)
+  TEST_POSTGRES_DIR=$dir
   at_exit 'stop_test_postgres'
   export CMS_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres"
   export CMS_TEST_POSTGRES_CA="$dir/ca.crt"
@@ -63,8 +64,10 @@ test_postgres_certificates() {
   chmod 600 "$dir/server.key"
 }
 
+# Stops the cluster and deletes its data (half a gigabyte after a run), keeping its log.
 stop_test_postgres() {
   if [ -n "${TEST_POSTGRES_STOP+x}" ]; then
     "${TEST_POSTGRES_STOP[@]}" >/dev/null 2>&1 || true
+    rm -rf "${TEST_POSTGRES_DIR:?}/data"
   fi
 }
