@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use cms_ocpp::v16::{Action, Request, parse_request, parse_request_tree, read_meter_values};
-use cms_ocpp::{Frame, Json, parse_frame, split_call};
+use cms_ocpp::{Frame, Json, Violation, parse_frame, split_call};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 /// One sampled value as a charger writes it (all attributes spelled out).
@@ -116,21 +116,15 @@ fn production(text: &str) -> Result<usize, String> {
     }
 }
 
-/// What the gateway does first: split_call (no payload pass) + parse_request.
-fn production_split(text: &str) -> Result<usize, String> {
+/// What the gateway does first: split_call (no payload pass), then `parse` (`parse_request`,
+/// or `parse_request_tree`, the tree path that still decides every refusal).
+fn production_split(
+    text: &str,
+    parse: for<'a> fn(Action, &'a str) -> Result<Request<'a>, Violation>,
+) -> Result<usize, String> {
     let parts = split_call(text).ok_or("not a plain CALL")?;
     let action = Action::from_name(parts.action).ok_or("unknown action")?;
-    match parse_request(action, parts.payload).map_err(|e| e.to_string())? {
-        Request::MeterValues(m) => Ok(m.meter_value.iter().map(|v| v.sampled_value.len()).sum()),
-        _ => Err("not MeterValues".into()),
-    }
-}
-
-/// The same through the tree path, which still decides every refusal.
-fn production_split_tree(text: &str) -> Result<usize, String> {
-    let parts = split_call(text).ok_or("not a plain CALL")?;
-    let action = Action::from_name(parts.action).ok_or("unknown action")?;
-    match parse_request_tree(action, parts.payload).map_err(|e| e.to_string())? {
+    match parse(action, parts.payload).map_err(|e| e.to_string())? {
         Request::MeterValues(m) => Ok(m.meter_value.iter().map(|v| v.sampled_value.len()).sum()),
         _ => Err("not MeterValues".into()),
     }
@@ -195,7 +189,7 @@ fn meter_values(c: &mut Criterion) {
         }
         group.bench_function(
             BenchmarkId::from_parameter("split_call+parse_request"),
-            |b| b.iter(|| black_box(production_split(black_box(&text)).unwrap())),
+            |b| b.iter(|| black_box(production_split(black_box(&text), parse_request).unwrap())),
         );
         // The same reader on simd-json's deserializer (its tape, then the visitors): it needs
         // a mutable copy of the payload, as simd-json rewrites its input.
@@ -217,7 +211,11 @@ fn meter_values(c: &mut Criterion) {
         );
         group.bench_function(
             BenchmarkId::from_parameter("split_call+parse_request_tree"),
-            |b| b.iter(|| black_box(production_split_tree(black_box(&text)).unwrap())),
+            |b| {
+                b.iter(|| {
+                    black_box(production_split(black_box(&text), parse_request_tree).unwrap())
+                })
+            },
         );
         group.finish();
     }
