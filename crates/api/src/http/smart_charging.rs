@@ -10,6 +10,7 @@ use crate::http::lookup::{forbidden_unless, owned_site, visible_site};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
+use cms_store::smart_charging::balancer::SiteComputation;
 use cms_store::smart_charging::{ConnectorLimit, SmartChargingSettings, SmartChargingStatus};
 use cms_store::{Permissions, Scope};
 use request::SettingsBody;
@@ -219,28 +220,32 @@ fn status_body(
     filter: &Option<HashSet<String>>,
 ) -> SmartChargingStatusBody {
     let state = s.state();
+    let (computed_at, c) = match s.computation {
+        Some(c) => (Some(c.computed_at.clone()), c),
+        None => (None, SiteComputation::default()),
+    };
     // The balancer writes the phases as a JSON object; anything else reads as unknown.
-    let phases = s
+    let phases = c
         .meter_phases
         .as_deref()
         .and_then(|text| serde_json::from_str(text).ok());
-    let meter = (s.meter_amps.is_some() || phases.is_some() || s.meter_measured_at.is_some())
+    let meter = (c.meter_amps.is_some() || phases.is_some() || c.meter_measured_at.is_some())
         .then_some(GridMeterBody {
-            amps: s.meter_amps,
+            amps: c.meter_amps,
             phases,
-            measured_at: s.meter_measured_at,
+            measured_at: c.meter_measured_at,
         });
     SmartChargingStatusBody {
         mode: s.mode,
         grid_limit_amps: s.grid_limit_amps,
         state,
-        computed_at: s.computed_at,
+        computed_at,
         meter,
-        base_load_amps: s.base_load_amps,
-        available_amps: s.available_amps,
-        allocated_amps: s.allocated_amps,
-        headroom_amps: s.headroom_amps,
-        fail_safe_since: s.fail_safe_since,
+        base_load_amps: c.base_load_amps,
+        available_amps: c.available_amps,
+        allocated_amps: c.allocated_amps,
+        headroom_amps: c.headroom_amps,
+        fail_safe_since: c.fail_safe_since,
         connectors: s
             .limits
             .into_iter()
@@ -388,17 +393,23 @@ mod tests {
         let body = status_body(status.clone(), &None);
         assert!(body.meter.is_none());
         assert_eq!(body.state, "idle");
+        let computed = |amps: f64, phases: &str| {
+            Some(SiteComputation {
+                computed_at: "2026-02-10T09:00:00.000000Z".into(),
+                meter_amps: Some(amps),
+                meter_phases: Some(phases.into()),
+                ..Default::default()
+            })
+        };
         let read = SmartChargingStatus {
-            meter_amps: Some(12.5),
-            meter_phases: Some(r#"{"L1":12.5,"L2":11,"L3":10}"#.into()),
+            computation: computed(12.5, r#"{"L1":12.5,"L2":11,"L3":10}"#),
             ..status.clone()
         };
         let meter = status_body(read, &None).meter.expect("a meter");
         let phases = meter.phases.expect("phases");
         assert_eq!(phases["L2"], 11.0);
         let bad = SmartChargingStatus {
-            meter_amps: Some(3.0),
-            meter_phases: Some("[1,2]".into()),
+            computation: computed(3.0, "[1,2]"),
             ..status
         };
         let meter = status_body(bad, &None).meter.expect("a meter");

@@ -446,6 +446,21 @@ fn balanced_site(row: &AnyRow) -> Result<BalancedSite> {
     })
 }
 
+/// The figures `record_site_computation` wrote, from a row of `site_smart_charging`.
+pub(super) fn site_computation(row: &AnyRow, computed_at: String) -> Result<SiteComputation> {
+    Ok(SiteComputation {
+        computed_at,
+        meter_amps: row.try_get("meter_amps")?,
+        meter_phases: row.try_get("meter_phases")?,
+        meter_measured_at: row.try_get("meter_measured_at")?,
+        base_load_amps: row.try_get("base_load_amps")?,
+        available_amps: row.try_get("available_amps")?,
+        allocated_amps: row.try_get("allocated_amps")?,
+        headroom_amps: row.try_get("headroom_amps")?,
+        fail_safe_since: row.try_get("fail_safe_since")?,
+    })
+}
+
 fn sent_limit(row: &AnyRow) -> Result<SentLimit> {
     Ok(SentLimit {
         charger_id: row.try_get("charger_id")?,

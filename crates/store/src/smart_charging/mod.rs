@@ -12,6 +12,7 @@ mod tests;
 use crate::access::CHARGER_GRANTS;
 use crate::meters::CT_METER;
 use crate::{Result, Store, now_record_time};
+use balancer::SiteComputation;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use std::collections::HashSet;
@@ -81,17 +82,8 @@ impl SmartChargingSettings {
 pub struct SmartChargingStatus {
     pub mode: String,
     pub grid_limit_amps: Option<f64>,
-    pub computed_at: Option<String>,
-    /// The grid reading: the highest phase.
-    pub meter_amps: Option<f64>,
-    /// Each phase, as the JSON text the balancer wrote (`{"L1":12.5,"L2":11}`).
-    pub meter_phases: Option<String>,
-    pub meter_measured_at: Option<String>,
-    pub base_load_amps: Option<f64>,
-    pub available_amps: Option<f64>,
-    pub allocated_amps: Option<f64>,
-    pub headroom_amps: Option<f64>,
-    pub fail_safe_since: Option<String>,
+    /// What the balancer last computed; `None` before its first round.
+    pub computation: Option<SiteComputation>,
     /// By charger identity, then connector.
     pub limits: Vec<ConnectorLimit>,
 }
@@ -102,9 +94,13 @@ impl SmartChargingStatus {
     pub fn state(&self) -> &'static str {
         if self.mode == MODE_DISABLED {
             "disabled"
-        } else if self.fail_safe_since.is_some() {
+        } else if self
+            .computation
+            .as_ref()
+            .is_some_and(|c| c.fail_safe_since.is_some())
+        {
             "fail_safe"
-        } else if self.computed_at.is_some() && self.limits.iter().any(|l| l.connector_id > 0) {
+        } else if self.computation.is_some() && self.limits.iter().any(|l| l.connector_id > 0) {
             "balancing"
         } else {
             "idle"
@@ -248,18 +244,16 @@ impl Store {
         .bind(site_id)
         .fetch_all(&self.pool)
         .await?;
+        // The balancer writes every figure with `computed_at` (`record_site_computation`).
+        let computed_at: Option<String> = row.try_get("computed_at")?;
+        let computation = match computed_at {
+            Some(computed_at) => Some(balancer::site_computation(&row, computed_at)?),
+            None => None,
+        };
         Ok(SmartChargingStatus {
             mode: row.try_get("smart_charging")?,
             grid_limit_amps: row.try_get("grid_limit_amps")?,
-            computed_at: row.try_get("computed_at")?,
-            meter_amps: row.try_get("meter_amps")?,
-            meter_phases: row.try_get("meter_phases")?,
-            meter_measured_at: row.try_get("meter_measured_at")?,
-            base_load_amps: row.try_get("base_load_amps")?,
-            available_amps: row.try_get("available_amps")?,
-            allocated_amps: row.try_get("allocated_amps")?,
-            headroom_amps: row.try_get("headroom_amps")?,
-            fail_safe_since: row.try_get("fail_safe_since")?,
+            computation,
             limits: limits.iter().map(connector_limit).collect::<Result<_>>()?,
         })
     }

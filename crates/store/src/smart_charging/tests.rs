@@ -157,7 +157,7 @@ store_test!(
         let status = store.smart_charging_status(site).await.unwrap();
         assert_eq!(status.state(), "disabled");
         assert_eq!(status.limits, []);
-        assert_eq!(status.computed_at, None);
+        assert_eq!(status.computation, None);
 
         let settings = SmartChargingSettings {
             mode: MODE_STATIC.into(),
@@ -200,8 +200,9 @@ store_test!(
         }
         let status = store.smart_charging_status(site).await.unwrap();
         assert_eq!(status.state(), "balancing");
-        assert_eq!(status.meter_amps, Some(12.5));
-        assert_eq!(status.meter_phases.as_deref(), Some("{\"L1\":12.5}"));
+        let computation = status.computation.as_ref().expect("a computation");
+        assert_eq!(computation.meter_amps, Some(12.5));
+        assert_eq!(computation.meter_phases.as_deref(), Some("{\"L1\":12.5}"));
         let seen: Vec<(&str, i64, f64)> = status
             .limits
             .iter()
