@@ -41,17 +41,7 @@ impl Deployment {
         fleet
             .wait_until_accepted(identity, &["gw-a", "gw-b"], added, REGISTRY_PROPAGATION)
             .await;
-        let args = [
-            "token",
-            "create",
-            "--email",
-            "operator@example.com",
-            "--name",
-            "Kafka",
-        ];
-        let out = fleet.cli(&args).await;
-        assert!(out.status.success(), "token create: {}", out.stderr);
-        let token = out.last_line().to_string();
+        let token = fleet.operator_token().await;
         let bases = [fleet.rest_base.clone(), replica_b];
         Deployment {
             commands: bases.clone().map(|base| Commands::at(&base, &token)),

@@ -65,18 +65,7 @@ async fn the_api_reports_its_consumer_lag_per_partition_back_to_zero_once_consum
     // A second replica joins the group: the partitions are shared out, and it reports its own
     // share only (all of them caught up).
     let replica = fleet.add_api_replica().await;
-    let token = fleet
-        .cli(&[
-            "token",
-            "create",
-            "--email",
-            "lag@example.com",
-            "--name",
-            "lag",
-        ])
-        .await;
-    assert!(token.status.success(), "token create: {}", token.stderr);
-    let replica = Api::at(&replica, token.last_line());
+    let replica = Api::at(&replica, &fleet.operator_token().await);
     eventually_within(
         Duration::from_secs(40),
         "the second replica's lag on its share of the partitions",

@@ -59,17 +59,7 @@ async fn one_replica_balances_a_site_and_another_takes_it_over_when_it_dies() {
     fleet
         .wait_until_accepted(IDENTITY, &["gw-a"], added, REGISTRY_PROPAGATION)
         .await;
-    let args = [
-        "token",
-        "create",
-        "--email",
-        "operator@example.com",
-        "--name",
-        "SC",
-    ];
-    let out = fleet.cli(&args).await;
-    assert!(out.status.success(), "token create: {}", out.stderr);
-    let token = out.last_line().to_string();
+    let token = fleet.operator_token().await;
     let api_a = Api::at(&fleet.rest_base, &token);
     let sites = api_a.get_ok("/api/v3/sites").await;
     let site_uuid = sites["data"][0]["uuid"]

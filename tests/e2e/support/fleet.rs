@@ -231,6 +231,11 @@ impl Fleet {
 
     /// A REST client with a token of every scope.
     pub async fn rest(&self) -> Api {
+        Api::at(&self.rest_base, &self.operator_token().await)
+    }
+
+    /// A new personal access token of the operator, with every scope (`cms token create`).
+    pub async fn operator_token(&self) -> String {
         let args = [
             "token",
             "create",
@@ -241,7 +246,7 @@ impl Fleet {
         ];
         let out = self.cli(&args).await;
         assert!(out.status.success(), "token create: {}", out.stderr);
-        Api::at(&self.rest_base, out.last_line())
+        out.last_line().to_string()
     }
 
     /// Polls every gateway named, without opening a session, until each accepts `identity`;
