@@ -7,6 +7,7 @@ use crate::support::fleet::is_uuid;
 use crate::support::rest::{invite_guest, operators_site};
 use crate::support::{Api, Charger, Handshake, assert_record_time, eventually, on_both_stores};
 use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Error as WsError;
 
 fn charger_path(uuid: &str) -> String {
     format!("/api/v3/chargers/{uuid}")
@@ -717,6 +718,99 @@ on_both_stores!(
         assert!(
             connectors(&operator, &uuid).await.is_empty(),
             "nothing was changed"
+        );
+    }
+);
+
+on_both_stores!(
+    a_chargers_security_profile_and_password_are_changed,
+    |cms| {
+        cms.add_charger("CP-SEED").await;
+        let api = Api::new(&cms, &cms.operator_token().await);
+        let site = operators_site(&api).await;
+        let first = "first-Pa55word-of-CP";
+        let body = json!({"identity": "CP-SEC", "password": first});
+        let created = api
+            .expect(201, "POST", &site_chargers_path(&site), Some(&body))
+            .await;
+        let uuid = created["data"]["uuid"].as_str().expect("uuid").to_string();
+        let path = format!("/api/v3/chargers/{uuid}/security");
+        eventually("the charger to be accepted", async || {
+            Handshake::new(&cms, "CP-SEC")
+                .basic_auth("CP-SEC", first)
+                .open()
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await;
+
+        // Rules as at registration: nothing changes when one fails.
+        for (body, field) in [
+            (json!({"security_profile": 4}), "security_profile"),
+            (
+                json!({"security_profile": 3, "password": "x".repeat(20)}),
+                "password",
+            ),
+            (json!({"password": "short"}), "password"),
+        ] {
+            let refused = api.expect(422, "PUT", &path, Some(&body)).await;
+            assert!(refused["errors"][field].is_array(), "{body}: {refused}");
+        }
+
+        // A new password, generated: shown once; the old one stops working.
+        let changed = api.expect(200, "PUT", &path, Some(&json!({}))).await;
+        assert_eq!(changed["data"]["security_profile"], 1, "{changed}");
+        let second = changed["password"].as_str().expect("a generated password");
+        assert_eq!(second.len(), 32);
+        eventually("the new password to be taken", async || {
+            Handshake::new(&cms, "CP-SEC")
+                .basic_auth("CP-SEC", second)
+                .open()
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await;
+        let old = Handshake::new(&cms, "CP-SEC")
+            .basic_auth("CP-SEC", first)
+            .refused_status()
+            .await;
+        assert_eq!(old, 401, "the old password is refused");
+
+        // Profile 2: the same password on plain ws is refused, as TLS is required.
+        let body = json!({"security_profile": 2, "password": first});
+        let changed = api.expect(200, "PUT", &path, Some(&body)).await;
+        assert_eq!(changed["data"]["security_profile"], 2);
+        assert_eq!(
+            changed.get("password"),
+            None,
+            "a given password is not echoed"
+        );
+        eventually("plain ws to be refused", async || {
+            match Handshake::new(&cms, "CP-SEC")
+                .basic_auth("CP-SEC", first)
+                .open()
+                .await
+            {
+                Err(WsError::Http(response)) if response.status() == 403 => Ok(()),
+                Ok(_) => Err("still accepted on plain ws".to_string()),
+                Err(other) => Err(other.to_string()),
+            }
+        })
+        .await;
+        assert_eq!(
+            api.get_ok(&charger_path(&uuid)).await["data"]["security_profile"],
+            2
+        );
+
+        // Someone else's charger stays out of reach.
+        let stranger = cms.guest_token("stranger@example.com").await;
+        let outsider = Api::new(&cms, &stranger);
+        outsider
+            .expect(404, "PUT", &path, Some(&json!({"security_profile": 0})))
+            .await;
+        assert_eq!(
+            api.get_ok(&charger_path(&uuid)).await["data"]["security_profile"],
+            2
         );
     }
 );

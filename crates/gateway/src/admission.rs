@@ -97,7 +97,9 @@ pub fn admit(
         3 => match tls_names {
             None => Err(Refusal::TlsRequired),
             Some([]) => Err(Refusal::ClientCertificateRequired),
-            Some(names) if names.iter().any(|name| name == identity.as_str()) => Ok(true),
+            // Exactly one Common Name, the charger's: a subject with several names identifies
+            // no one (which of them would count is a guess), so it admits none of them.
+            Some([name]) if name == identity.as_str() => Ok(true),
             Some(_) => Err(Refusal::ClientCertificateMismatch),
         },
         // A profile this gateway does not know: nothing it could check lets the charger in.

@@ -158,6 +158,30 @@ impl Store {
         Ok(uuids)
     }
 
+    /// Changes how a charger proves who it is. The registry's change log (a trigger) carries
+    /// it to the gateways, which apply it from the charger's next connection.
+    pub async fn set_charger_security(
+        &self,
+        charger_id: i64,
+        security_profile: i64,
+        password_hash: Option<&str>,
+    ) -> Result<()> {
+        let done = sqlx::query(
+            "UPDATE chargers SET security_profile = $1, password_hash = $2, updated_at = $3
+             WHERE id = $4",
+        )
+        .bind(security_profile)
+        .bind(password_hash)
+        .bind(now_record_time())
+        .bind(charger_id)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound("charger".into()));
+        }
+        Ok(())
+    }
+
     /// The gateway's question at handshake: is this charger registered, and with which password
     /// hash? `None` for unknown; `Some(None)` for registered without a password.
     pub async fn charger_password(&self, identity: &str) -> Result<Option<Option<String>>> {

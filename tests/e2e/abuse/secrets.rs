@@ -106,12 +106,15 @@ fn a_database_password_never_appears_in_an_error_or_in_help() {
     for command in [
         &["charger", "add", "--help"][..],
         &["user", "create", "--help"],
+        &["gateway", "--help"],
+        &["api", "--help"],
     ] {
         let out = Command::new(cms)
             .args(command)
             .env("CMS_DATABASE_URL", &url)
             .env("CMS_CHARGER_PASSWORD", "S3cret-Charger-Pw")
             .env("CMS_USER_PASSWORD", "S3cret-User-Pw")
+            .env("CMS_KAFKA_OPTIONS", "sasl.password=S3cret-Kafka-Pw")
             .output()
             .expect("run cms");
         let said = String::from_utf8_lossy(&out.stdout);

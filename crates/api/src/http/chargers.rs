@@ -8,6 +8,7 @@
 mod connectors;
 pub(crate) mod proxy;
 mod proxy_url;
+mod security;
 
 use crate::http::AppState;
 use crate::http::auth::Caller;
@@ -39,6 +40,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(latest_meter_value))
         .merge(connectors::routes())
         .merge(proxy::routes())
+        .merge(security::routes())
 }
 
 /// A charger, as the reference shows it.
@@ -164,11 +166,11 @@ pub struct NewChargerBody {
 /// A charger just registered: with its generated password, shown this once.
 #[derive(Serialize, ToSchema)]
 pub struct NewChargerAnswer {
-    data: Charger,
+    pub(crate) data: Charger,
     /// The Basic-auth password generated for the charger (user: its identity); present only
     /// when no `password` was given and the charger takes credentials. Not shown again.
     #[serde(skip_serializing_if = "Option::is_none")]
-    password: Option<String>,
+    pub(crate) password: Option<String>,
 }
 
 /// List chargers (endpoint 11): the chargers of every site the caller's teams reach, 25 a page.
@@ -288,30 +290,7 @@ pub async fn create_site_charger(
         }
     }
     let reference = input.string("reference", Rules::optional().nullable().max(255.0));
-    let password = input.string("password", Rules::optional().nullable().between(16.0, 40.0));
-    let profile = input.integer("security_profile", Rules::optional().between(0.0, 3.0));
-    // `None` from a rule: the field is absent, or invalid (and then already failed).
-    let valid = |value_ok: bool, field: &str, input: &Input| value_ok || !input.has(field);
-    let credentials = if valid(password.is_some(), "password", &input)
-        && valid(profile.is_some(), "security_profile", &input)
-    {
-        let profile = profile.flatten().unwrap_or(1) as u8;
-        match charger_credentials(profile, password.flatten().as_deref()) {
-            Ok(credentials) => Some(credentials),
-            Err(CredentialError::PasswordNotUsed(profile)) => {
-                let message =
-                    format!("The password field is prohibited when security profile is {profile}.");
-                input.fail("password", message);
-                None
-            }
-            Err(_) => {
-                input.fail("password", "The password field format is invalid.");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let credentials = read_credentials(&mut input);
     input.finish()?;
     let (Some(identity), Some(credentials)) = (identity, credentials) else {
         return Err(ApiError::Internal(
@@ -323,7 +302,7 @@ pub async fn create_site_charger(
         reference: reference.flatten(),
         // Kept only hashed.
         password_hash: credentials.password_hash,
-        security_profile: profile.flatten().unwrap_or(1),
+        security_profile: credentials.security_profile,
         site_uuid: Some(site_uuid),
     };
     let uuid = match state.store.add_charger(&new).await {
@@ -339,6 +318,48 @@ pub async fn create_site_charger(
         password: credentials.generated_password,
     };
     Ok((StatusCode::CREATED, Json(answer)))
+}
+
+/// A charger's credentials as a request gives them: its `security_profile` (1 by default)
+/// and `password` (generated for profiles 1 and 2 when absent). `None` when either field
+/// failed its rules (the failure is on `input`).
+pub(crate) fn read_credentials(input: &mut Input) -> Option<Credentials> {
+    let password = input.string("password", Rules::optional().nullable().between(16.0, 40.0));
+    let profile = input.integer("security_profile", Rules::optional().between(0.0, 3.0));
+    // `None` from a rule: the field is absent, or invalid (and then already failed).
+    let valid = |value_ok: bool, field: &str, input: &Input| value_ok || !input.has(field);
+    if !(valid(password.is_some(), "password", input)
+        && valid(profile.is_some(), "security_profile", input))
+    {
+        return None;
+    }
+    let security_profile = profile.flatten().unwrap_or(1);
+    match charger_credentials(security_profile as u8, password.flatten().as_deref()) {
+        Ok(c) => Some(Credentials {
+            security_profile,
+            password_hash: c.password_hash,
+            generated_password: c.generated_password,
+        }),
+        Err(CredentialError::PasswordNotUsed(profile)) => {
+            let message =
+                format!("The password field is prohibited when security profile is {profile}.");
+            input.fail("password", message);
+            None
+        }
+        Err(_) => {
+            input.fail("password", "The password field format is invalid.");
+            None
+        }
+    }
+}
+
+/// What [`read_credentials`] read.
+pub(crate) struct Credentials {
+    pub security_profile: i64,
+    /// Only the hash is kept.
+    pub password_hash: Option<String>,
+    /// Shown once, when cms made the password.
+    pub generated_password: Option<String>,
 }
 
 const IDENTITY_TAKEN: &str = "The identity has already been taken.";

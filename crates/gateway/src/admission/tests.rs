@@ -105,6 +105,19 @@ fn profile_3_is_a_client_certificate_naming_the_charger() {
         ),
         Err(Refusal::ClientCertificateMismatch)
     );
+    let both = ["CP2".to_string(), "CP1".to_string()];
+    assert_eq!(
+        admit(
+            &cp,
+            &reg,
+            Transport::Tls {
+                client_names: &both
+            },
+            None
+        ),
+        Err(Refusal::ClientCertificateMismatch),
+        "a certificate naming several chargers admits none of them"
+    );
     assert_eq!(
         admit(
             &cp,
