@@ -362,6 +362,14 @@ on_both_stores!(proxy_servers_are_replaced_and_listed, |cms| {
             {"websocket_url": "wss://10.0.0.2:8443/ocpp/CP-PROXY", "role": "follower"},
         ],
     });
+    // Relaying is a `pro` feature: refused, naming the licence, until the operator grants it.
+    let refused = api.expect(403, "PUT", &path, Some(&body)).await;
+    assert!(
+        refused["message"].as_str().unwrap().contains("pro license"),
+        "{refused}"
+    );
+    assert_eq!(api.get_ok(&path).await, json!({"data": []}));
+    cms.license("CP-PROXY", false, true).await;
     let set = api.expect(200, "PUT", &path, Some(&body)).await;
     let servers = set["data"].as_array().expect("a data array").clone();
     assert_eq!(servers.len(), 2, "{set}");
@@ -379,6 +387,7 @@ on_both_stores!(proxy_servers_are_replaced_and_listed, |cms| {
 
 on_both_stores!(proxy_settings_are_validated, |cms| {
     let uuid = cms.add_charger("CP-PROXY-V").await;
+    cms.license("CP-PROXY-V", false, true).await;
     let api = Api::new(&cms, &cms.operator_token().await);
     let path = proxy_path(&uuid);
     let server = |url: &str| json!({"websocket_url": url, "role": "follower"});

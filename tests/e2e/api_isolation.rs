@@ -152,6 +152,7 @@ on_both_stores!(
         // a domain, a meter, proxy servers, connector settings and a pending invite.
         let a = Api::new(&cms, &cms.operator_token().await);
         let charger_uuid = cms.add_charger("CP-ISO-1").await;
+        cms.license("CP-ISO-1", false, true).await;
         let _charger = charge_once(&cms, &a, "CP-ISO-1", &charger_uuid).await;
         let site = uuids(&a.get_ok("/api/v3/sites").await).remove(0);
         let site_id = a.get_ok(&format!("/api/v3/sites/{site}")).await["data"]["id"].clone();

@@ -26,6 +26,8 @@ fn assert_site_shape(site: &Value) {
             "postal_code",
             "smart_charging",
             "street",
+            "tariff_uuid",
+            "time_zone",
             "updated_at",
             "uuid"
         ]

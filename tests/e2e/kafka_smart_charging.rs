@@ -56,6 +56,7 @@ async fn one_replica_balances_a_site_and_another_takes_it_over_when_it_dies() {
     let mut fleet = Fleet::start(&broker.brokers, &["gw-a"]).await;
     let added = Instant::now();
     fleet.add_charger(IDENTITY).await;
+    fleet.license(IDENTITY, true, false).await;
     fleet
         .wait_until_accepted(IDENTITY, &["gw-a"], added, REGISTRY_PROPAGATION)
         .await;

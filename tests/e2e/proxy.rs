@@ -69,6 +69,8 @@ async fn relaying_cms(upstreams: &Upstreams, identity: &str) -> (Cms, String, Ap
     let ca = upstreams.pki.ca_certificate();
     let cms = Cms::up_with(&["--proxy-ca-file", ca.to_str().expect("utf-8 path")]).await;
     let uuid = cms.add_charger(identity).await;
+    // Relaying is a `pro` feature.
+    cms.license(identity, false, true).await;
     let api = Api::new(&cms, &cms.operator_token().await);
     (cms, uuid, api)
 }
@@ -308,6 +310,7 @@ async fn a_gateway_apart_from_the_api_relays_its_charger_to_the_leader() {
     let identity = "CP-KAFKA-PROXY";
     let added = Instant::now();
     let uuid = fleet.add_charger(identity).await;
+    fleet.license(identity, false, true).await;
     fleet
         .wait_until_accepted(identity, &["gw-proxy"], added, Duration::from_secs(10))
         .await;

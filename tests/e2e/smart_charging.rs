@@ -103,6 +103,10 @@ async fn register_chargers(cms: &Cms, dir: &Path) -> Vec<(String, String)> {
         ])
         .await;
     assert!(out.status.success(), "charger import: {}", out.stderr);
+    // Load management is a `smart` feature.
+    for identity in identities.iter().filter(|i| *i != METER) {
+        cms.license(identity, true, false).await;
+    }
     let mut registered = Vec::new();
     for line in out.stdout.lines() {
         let mut words = line.split_whitespace();

@@ -33,8 +33,13 @@ Stdin, one command a line (the test's way to move the charger):
   local-list-version N   sets its local list's version to N (the entries stay): a list
                    changed behind the central system's back
   authorize TAG                 sends Authorize
-  start CONNECTOR TAG           sends StartTransaction (meterStart 1000, now)
-  stop TRANSACTION_ID [TAG]     sends StopTransaction (meterStop 2000, now, with idTag if given)
+  start CONNECTOR TAG [WH [T]]  sends StartTransaction (meterStart WH or 1000, at T or now)
+  stop TRANSACTION_ID [TAG|- [WH [T]]]
+                                sends StopTransaction (meterStop WH or 2000, at T or now, with
+                                idTag if given and not `-`)
+  meter CONNECTOR TRANSACTION_ID WH T
+                                sends MeterValues: the energy register WH (Wh) sampled at T
+  status CONNECTOR STATUS [T]   sends StatusNotification (NoError) at T or now
   Each is printed as a `sent` line with cms's answer.
 
 The answers:
@@ -660,11 +665,33 @@ async def run(args, charger):
 # The calls a test may make the charger send: stdin verb -> request from the verb's arguments.
 CHARGER_CALLS = {
     "authorize": lambda tag: call.Authorize(id_tag=tag),
-    "start": lambda connector, tag: call.StartTransaction(
-        connector_id=int(connector), id_tag=tag, meter_start=1000, timestamp=now()
+    "start": lambda connector, tag, wh=1000, at=None: call.StartTransaction(
+        connector_id=int(connector), id_tag=tag, meter_start=int(wh), timestamp=at or now()
     ),
-    "stop": lambda transaction_id, tag=None: call.StopTransaction(
-        transaction_id=int(transaction_id), meter_stop=2000, timestamp=now(), id_tag=tag
+    "stop": lambda transaction_id, tag=None, wh=2000, at=None: call.StopTransaction(
+        transaction_id=int(transaction_id),
+        meter_stop=int(wh),
+        timestamp=at or now(),
+        id_tag=None if tag == "-" else tag,
+    ),
+    "meter": lambda connector, transaction_id, wh, at: call.MeterValues(
+        connector_id=int(connector),
+        transaction_id=int(transaction_id),
+        meter_value=[
+            MeterValue(
+                timestamp=at,
+                sampled_value=[
+                    SampledValue(
+                        value=str(int(wh)),
+                        measurand=Measurand.energy_active_import_register,
+                        unit=UnitOfMeasure.wh,
+                    )
+                ],
+            )
+        ],
+    ),
+    "status": lambda connector, status, at=None: call.StatusNotification(
+        connector_id=int(connector), error_code="NoError", status=status, timestamp=at or now()
     ),
 }
 

@@ -8,6 +8,7 @@ mod http;
 mod local_lists;
 mod materialiser;
 mod normalise;
+mod pricing;
 mod registry;
 pub mod serve;
 mod smart_charging;
@@ -105,11 +106,8 @@ impl Api {
             };
             cache.offer(&stored.identity, stored.connector_id as u32, reading);
         }
-        let materialiser = materialiser::Materialiser {
-            store: store.clone(),
-            cache: cache.clone(),
-            topics: config.topics,
-        };
+        let materialiser =
+            materialiser::Materialiser::new(store.clone(), cache.clone(), config.topics);
         let materialiser = tokio::spawn(materialiser.run(subscriber));
         let dispatch = Arc::new(Dispatch::new(
             store.clone(),

@@ -5,13 +5,13 @@
 //! neither stops the records behind it nor vanishes.
 
 use crate::cache::{LatestReading, LatestValueCache};
-use crate::normalise::rest_meter_values;
+use crate::normalise::{energy_register_wh, rest_meter_values};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::{Message, Subscriber, Topics};
 use cms_ocpp::v16::{Action, Request, parse_request};
 use cms_store::dead_letters::DeadLetter;
-use cms_store::{StateChange, Store, format_record_time};
+use cms_store::{EnergyReading, StateChange, Store, format_record_time};
 use futures_util::FutureExt;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -34,11 +34,29 @@ pub struct Materialiser {
     pub store: Store,
     pub cache: Arc<LatestValueCache>,
     pub topics: Topics,
+    /// When an energy reading was last kept for pricing, per charger and connector.
+    kept_energy: HashMap<String, HashMap<i64, DateTime<Utc>>>,
+}
+
+/// Energy readings kept for pricing are at least this far apart (per connector): the cost is
+/// exact in energy whatever the spacing (the register is cumulative) and splits at a tariff's
+/// boundaries to within it, while a fleet sending every second writes one row a minute.
+const KEPT_ENERGY_SPACING: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
+
+impl Materialiser {
+    pub fn new(store: Store, cache: Arc<LatestValueCache>, topics: Topics) -> Self {
+        Materialiser {
+            store,
+            cache,
+            topics,
+            kept_energy: HashMap::new(),
+        }
+    }
 }
 
 impl Materialiser {
     /// Runs until the bus is closed and drained.
-    pub async fn run(self, mut subscriber: Box<dyn Subscriber>) {
+    pub async fn run(mut self, mut subscriber: Box<dyn Subscriber>) {
         let records = metrics::counter!("cms_materialiser_records_total");
         let batch_latency = metrics::histogram!("cms_materialiser_batch_seconds");
         let mut batch = Vec::with_capacity(BATCH);
@@ -57,6 +75,7 @@ impl Materialiser {
             let started = Instant::now();
             let (changes, sources) = self.changes_of(&batch);
             self.store_until_done(&changes, &sources, &batch).await;
+            self.price_stopped(&changes).await;
             for last in last_of_each_partition(&batch) {
                 if let Err(e) = subscriber.commit(last) {
                     tracing::warn!(error = %e, "commit failed; records may be replayed");
@@ -102,6 +121,20 @@ impl Materialiser {
                     delay = (delay * 2).min(LAST_RETRY);
                     pending.push(range);
                 }
+            }
+        }
+    }
+
+    /// Writes the final cost of the batch's stopped transactions (those that took a tariff).
+    async fn price_stopped(&self, changes: &[StateChange]) {
+        for change in changes {
+            if let StateChange::TransactionStopped {
+                identity,
+                ocpp_transaction_id,
+                ..
+            } = change
+            {
+                crate::pricing::write_final_cost(&self.store, identity, *ocpp_transaction_id).await;
             }
         }
     }
@@ -158,17 +191,22 @@ impl Materialiser {
     }
 
     /// The state changes of a batch, readings coalesced to the newest per connector, each with
-    /// the index of the record it came from.
-    fn changes_of(&self, batch: &[Message]) -> (Vec<StateChange>, Vec<usize>) {
+    /// the index of the record it came from. A reading that pricing keeps (see
+    /// [`Materialiser::energy_wanted`]) gives its energy register even when a newer reading
+    /// supersedes it as the latest.
+    fn changes_of(&mut self, batch: &[Message]) -> (Vec<StateChange>, Vec<usize>) {
         let mut changes = Vec::with_capacity(batch.len());
         let mut sources = Vec::with_capacity(batch.len());
         let mut reading_at: HashMap<(String, i64), usize> = HashMap::new();
         let superseded = superseded_readings(batch, self.topics.messages);
+        let energy_wanted = self.energy_wanted(batch);
         for (i, message) in batch.iter().enumerate() {
-            if superseded[i] {
-                continue;
-            }
-            let Some(change) = self.change_of(message) else {
+            let use_of = match (superseded[i], energy_wanted[i]) {
+                (true, false) => continue,
+                (true, true) => ReadingUse::EnergyOnly,
+                (false, energy) => ReadingUse::Latest { energy },
+            };
+            let Some(change) = self.change_of(message, use_of) else {
                 continue;
             };
             if let StateChange::MeterValue {
@@ -178,9 +216,15 @@ impl Materialiser {
             } = &change
             {
                 let key = (identity.clone(), *connector_id);
-                if let Some(at) = reading_at.get(&key) {
-                    changes[*at] = change;
-                    sources[*at] = i;
+                if let Some(&at) = reading_at.get(&key) {
+                    // The newer reading replaces the older as the latest; the older's energy
+                    // register, if pricing keeps it, stays as a change of its own.
+                    let older = std::mem::replace(&mut changes[at], change);
+                    let older_source = std::mem::replace(&mut sources[at], i);
+                    if let Some(energy) = energy_only(older) {
+                        changes.push(energy);
+                        sources.push(older_source);
+                    }
                     continue;
                 }
                 reading_at.insert(key, changes.len());
@@ -191,7 +235,50 @@ impl Materialiser {
         (changes, sources)
     }
 
-    fn change_of(&self, message: &Message) -> Option<StateChange> {
+    /// Which MeterValues records give an energy reading to keep for pricing: one per connector
+    /// at least [`KEPT_ENERGY_SPACING`] after the last kept, told from the gateway's headers
+    /// before anything is parsed. A record without them is always read.
+    fn energy_wanted(&mut self, batch: &[Message]) -> Vec<bool> {
+        let mut wanted = vec![false; batch.len()];
+        for (i, message) in batch.iter().enumerate() {
+            let record = &message.record;
+            if record.topic != self.topics.messages
+                || record.header_str("action") != Some(Action::MeterValues.as_str())
+            {
+                continue;
+            }
+            let connector = record
+                .header_str("connector_id")
+                .and_then(|c| c.parse().ok());
+            let at = record
+                .header_str("measured_at")
+                .and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+            let (Some(connector), Some(at), Ok(identity)) =
+                (connector, at, std::str::from_utf8(&record.key))
+            else {
+                wanted[i] = true;
+                continue;
+            };
+            let at = at.with_timezone(&Utc);
+            let kept = match self.kept_energy.get_mut(identity) {
+                Some(connectors) => connectors,
+                None => self.kept_energy.entry(identity.to_string()).or_default(),
+            };
+            match kept.get(&connector) {
+                Some(last) if at >= *last && at - *last < KEPT_ENERGY_SPACING => {}
+                // A reading older than the last kept (sent late, after a newer one): kept, as
+                // it may be the only one of its minute.
+                Some(last) if at < *last => wanted[i] = true,
+                _ => {
+                    kept.insert(connector, at);
+                    wanted[i] = true;
+                }
+            }
+        }
+        wanted
+    }
+
+    fn change_of(&self, message: &Message, use_of: ReadingUse) -> Option<StateChange> {
         let record = &message.record;
         let identity = std::str::from_utf8(&record.key).ok()?.to_string();
         let change = if record.topic == self.topics.connections {
@@ -211,7 +298,7 @@ impl Materialiser {
                     .and_then(|v| v.parse().ok()),
                 id_tag_status: record.header_str("id_tag_status"),
             };
-            self.message_change(identity, action, &record.value, at, start)
+            self.message_change(identity, action, &record.value, at, start, use_of)
         } else {
             None
         };
@@ -228,6 +315,7 @@ impl Materialiser {
         payload: &Bytes,
         at: String,
         given: TransactionStart<'_>,
+        use_of: ReadingUse,
     ) -> Option<StateChange> {
         let text = std::str::from_utf8(payload).ok()?;
         let request = match parse_request(action, text) {
@@ -262,6 +350,24 @@ impl Materialiser {
                 at,
             },
             Request::MeterValues(values) => {
+                let connector_id = i64::from(values.connector_id);
+                let energy = match use_of {
+                    ReadingUse::Latest { energy: false } => None,
+                    _ => energy_register_wh(&values.meter_value).map(|(at, wh)| EnergyReading {
+                        at: format_record_time(at),
+                        wh,
+                    }),
+                };
+                let energy_only = |energy: Option<EnergyReading>| {
+                    energy.map(|energy| StateChange::TransactionEnergy {
+                        identity: identity.clone(),
+                        connector_id,
+                        energy,
+                    })
+                };
+                if use_of == ReadingUse::EnergyOnly {
+                    return energy_only(energy);
+                }
                 let (json, newest) = rest_meter_values(&values.meter_value);
                 let measured_at = format_record_time(newest?);
                 let reading = LatestReading {
@@ -269,13 +375,14 @@ impl Materialiser {
                     meter_value: Bytes::from(json.clone()),
                 };
                 if !self.cache.offer(&identity, values.connector_id, reading) {
-                    return None;
+                    return energy_only(energy);
                 }
                 StateChange::MeterValue {
                     identity,
-                    connector_id: values.connector_id.into(),
+                    connector_id,
                     meter_value: json,
                     measured_at,
+                    energy,
                     at,
                 }
             }
@@ -404,6 +511,32 @@ fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
 
 #[cfg(test)]
 mod tests;
+
+/// What a MeterValues record is read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadingUse {
+    /// The connector's latest reading, and its energy register for pricing when `energy`.
+    Latest { energy: bool },
+    /// Only its energy register for pricing: a newer reading is the latest.
+    EnergyOnly,
+}
+
+/// A reading's energy register as a change of its own, if it has one kept for pricing.
+fn energy_only(change: StateChange) -> Option<StateChange> {
+    match change {
+        StateChange::MeterValue {
+            identity,
+            connector_id,
+            energy: Some(energy),
+            ..
+        } => Some(StateChange::TransactionEnergy {
+            identity,
+            connector_id,
+            energy,
+        }),
+        _ => None,
+    }
+}
 
 /// What the gateway said of a StartTransaction, in the headers of its record.
 struct TransactionStart<'a> {

@@ -2,7 +2,9 @@
 //! seconds and the OCPP defaults written out, so clients need not know OCPP's defaults.
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use cms_ocpp::v16::MeterValue;
+use cms_ocpp::v16::{Location, Measurand, MeterValue, UnitOfMeasure, ValueFormat};
+use rust_decimal::Decimal;
+use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -50,10 +52,59 @@ pub fn rest_meter_values(values: &[MeterValue<'_>]) -> (String, Option<DateTime<
     (json, newest)
 }
 
+/// The energy register (Wh) the readings end on, for pricing: of the newest reading that has
+/// one, the whole outlet's `Energy.Active.Import.Register` (no phase), a plain number in Wh or
+/// kWh, read in decimal and rounded to the watt-hour. `None` when no reading has one.
+pub fn energy_register_wh(values: &[MeterValue<'_>]) -> Option<(DateTime<Utc>, i64)> {
+    values
+        .iter()
+        .filter_map(|v| {
+            let wh = v.sampled_value.iter().find_map(|s| {
+                let whole_outlet = s.measurand() == Measurand::EnergyActiveImportRegister
+                    && s.phase.is_none()
+                    && s.location() == Location::Outlet
+                    && s.format() == ValueFormat::Raw;
+                let per_wh = match s.unit() {
+                    UnitOfMeasure::Wh => Decimal::ONE,
+                    UnitOfMeasure::KWh => Decimal::ONE_THOUSAND,
+                    _ => return None,
+                };
+                let value: Decimal = s.value.parse().ok().filter(|_| whole_outlet)?;
+                (value * per_wh).round().to_i64()
+            })?;
+            Some((v.timestamp, wh))
+        })
+        .max_by_key(|(at, _)| *at)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use cms_ocpp::v16::{Action, Request, parse_request};
+
+    fn readings(payload: &str) -> Option<(DateTime<Utc>, i64)> {
+        let Ok(Request::MeterValues(request)) = parse_request(Action::MeterValues, payload) else {
+            panic!("valid MeterValues: {payload}");
+        };
+        energy_register_wh(&request.meter_value)
+    }
+
+    #[test]
+    fn the_energy_register_is_the_newest_whole_outlet_reading_in_wh() {
+        let at = |t: &str| DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc);
+        // Defaults: the measurand is the register, in Wh, at the outlet.
+        let plain = r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"1234.6"}]}]}"#;
+        assert_eq!(readings(plain), Some((at("2026-11-21T10:00:00Z"), 1235)));
+        // kWh, and the newest reading wins whatever the order; phases and the inlet do not count.
+        let mixed = r#"{"connectorId":1,"meterValue":[
+            {"timestamp":"2026-11-21T10:05:00Z","sampledValue":[{"value":"9","measurand":"Energy.Active.Import.Register","phase":"L1"},{"value":"12.3456","unit":"kWh"}]},
+            {"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"11000"}]},
+            {"timestamp":"2026-11-21T10:06:00Z","sampledValue":[{"value":"7","measurand":"Current.Import","unit":"A"},{"value":"99999","location":"Inlet"}]}]}"#;
+        assert_eq!(readings(mixed), Some((at("2026-11-21T10:05:00Z"), 12346)));
+        // Signed data is not a number to price with.
+        let signed = r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"AbC=","format":"SignedData"}]}]}"#;
+        assert_eq!(readings(signed), None);
+    }
 
     #[test]
     fn defaults_are_written_out_and_times_become_utc_seconds() {

@@ -280,3 +280,40 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
     eprintln!("registered {} chargers", uuids.len());
     Ok(())
 }
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChargerLicensesArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The charger's identity.
+    pub identity: String,
+    /// Site load management (smart charging): without it the charger is left out of its
+    /// site's balancing and charges at its own limit.
+    #[arg(long)]
+    pub smart: Option<bool>,
+    /// Proxy relaying and prices shown on the charger.
+    #[arg(long)]
+    pub pro: Option<bool>,
+}
+
+/// Grants or withdraws a charger's licences (the platform operator's part) and prints those it
+/// holds then.
+pub async fn charger_licenses(args: ChargerLicensesArgs) -> Result<(), String> {
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let result = async {
+        let id = store
+            .charger_id_of(&args.identity)
+            .await?
+            .ok_or_else(|| cms_store::StoreError::NotFound("charger".into()))?;
+        store.set_charger_licenses(id, args.smart, args.pro).await
+    }
+    .await;
+    store.close().await;
+    match result.map_err(|e| e.to_string())? {
+        Some(held) => {
+            println!("{}: smart {}, pro {}", args.identity, held.smart, held.pro);
+            Ok(())
+        }
+        None => Err(format!("no charger {}", args.identity)),
+    }
+}

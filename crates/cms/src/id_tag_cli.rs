@@ -17,7 +17,7 @@ pub const COLUMNS: [&str; 5] = ["id_tag", "status", "expiry_date", "parent_id_ta
 pub struct IdTagImportArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// The uuid of the team the tags belong to.
+    /// The uuid of the team the tags belong to, or of a provider (its drivers' tags).
     #[arg(long)]
     pub team: String,
     /// A CSV file whose header names its columns: `id_tag` and any of `status` (default
@@ -30,7 +30,7 @@ pub struct IdTagImportArgs {
 pub struct IdTagListArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// The uuid of the team whose tags to list.
+    /// The uuid of the team whose tags to list, or of a provider.
     #[arg(long)]
     pub team: String,
 }
@@ -194,10 +194,22 @@ pub async fn list(args: IdTagListArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The team named by `uuid`, or why not.
+/// The team named by `uuid`, or the team holding the tags of the provider `uuid`, or why not.
 async fn team_of(store: &cms_store::Store, uuid: &str) -> Result<cms_store::teams::Team, String> {
     let team = store.team_by_uuid(uuid).await.map_err(|e| e.to_string())?;
-    team.ok_or_else(|| format!("there is no team {uuid:?}"))
+    if let Some(team) = team {
+        return Ok(team);
+    }
+    let provider = store
+        .provider_by_uuid(uuid)
+        .await
+        .map_err(|e| e.to_string())?;
+    let Some(provider) = provider else {
+        return Err(format!("there is no team or provider {uuid:?}"));
+    };
+    let team = store.team_by_id(provider.id_tag_team_id).await;
+    team.map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("provider {uuid:?} has lost its tags' team"))
 }
 
 #[cfg(test)]

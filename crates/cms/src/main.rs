@@ -117,6 +117,9 @@ enum ChargerCommand {
     Import(ChargerImportArgs),
     /// Send a charger an OCPP action (Reset, ChangeConfiguration, ...) and print how it ended.
     Action(cms::action_cli::ChargerActionArgs),
+    /// Grant or withdraw a charger's licences (smart: load management; pro: proxy relaying and
+    /// prices on the charger) and print those it holds.
+    Licenses(cms::admin::ChargerLicensesArgs),
 }
 
 fn main() -> ExitCode {
@@ -165,6 +168,9 @@ fn main() -> ExitCode {
                 cms::dead_letters::list(args).await
             }
             Command::Charger(ChargerCommand::Action(args)) => cms::action_cli::run(args).await,
+            Command::Charger(ChargerCommand::Licenses(args)) => {
+                cms::admin::charger_licenses(args).await
+            }
             Command::Charger(ChargerCommand::Import(args)) => {
                 cms::admin::charger_import(args).await
             }

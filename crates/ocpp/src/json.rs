@@ -137,10 +137,39 @@ impl<'de> Visitor<'de> for JsonVisitor {
         // 8 holds a fully populated sampledValue without regrowing.
         let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8).min(64));
         while let Some(Key(key)) = map.next_key()? {
+            if members.is_empty() && key == ARBITRARY_PRECISION_NUMBER {
+                let Key(text) = map.next_value()?;
+                return number_of_text(&text).map(Json::Number).ok_or_else(|| {
+                    de::Error::custom(format_args!("{text:?} is not a JSON number"))
+                });
+            }
             members.push((key, map.next_value()?));
         }
         Ok(Json::Object(members))
     }
+}
+
+/// How serde_json hands over a float (and an integer beyond 64 bits) when its
+/// `arbitrary_precision` feature is on (another crate of the binary may turn it on:
+/// `ocpi-tariffs` does): a one-member map from this key to the number's text. Read back as the
+/// number it is, so that the tree is the same either way. (Integers that fit come as before.)
+const ARBITRARY_PRECISION_NUMBER: &str = "$serde_json::private::Number";
+
+/// A number's JSON text classified as the parser classifies numbers: without a fraction or an
+/// exponent it is an integer (a float when beyond 64 bits), else a float.
+fn number_of_text(text: &str) -> Option<Number> {
+    if !text.contains(['.', 'e', 'E']) {
+        if let Ok(u) = text.parse::<u64>() {
+            return Some(Number::Unsigned(u));
+        }
+        if let Ok(i) = text.parse::<i64>() {
+            return Some(Number::Signed(i));
+        }
+    }
+    text.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite())
+        .map(Number::Float)
 }
 
 /// A string that borrows from the input when it can (serde's own `Cow` never does).
@@ -184,6 +213,28 @@ mod tests {
 
     fn parse(text: &str) -> Json<'_> {
         serde_json::from_str(text).expect("valid JSON")
+    }
+
+    #[test]
+    fn numbers_handed_over_as_text_read_as_the_numbers_they_are() {
+        // What serde_json gives a visitor for `1.5`, `7`, `-3` when `arbitrary_precision` is
+        // on, whether or not it is on in this build.
+        let as_text = |n: &str| format!(r#"{{"{ARBITRARY_PRECISION_NUMBER}":"{n}"}}"#);
+        for (text, number) in [
+            ("1.5", Number::Float(1.5)),
+            ("1.0", Number::Float(1.0)),
+            ("2e3", Number::Float(2000.0)),
+            ("7", Number::Unsigned(7)),
+            ("-3", Number::Signed(-3)),
+            (
+                "18446744073709551616",
+                Number::Float(18446744073709551616.0),
+            ),
+        ] {
+            assert_eq!(parse(&as_text(text)), Json::Number(number), "{text}");
+        }
+        let not_a_number = as_text("seven");
+        assert!(serde_json::from_str::<Json<'_>>(&not_a_number).is_err());
     }
 
     #[test]

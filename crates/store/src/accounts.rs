@@ -28,9 +28,11 @@ impl Scope {
     pub const METERS_WRITE: &'static str = "meters:write";
     pub const TOKENS_READ: &'static str = "tokens:read";
     pub const TOKENS_WRITE: &'static str = "tokens:write";
+    /// The platform operator's: effective only for members of the operators' team.
+    pub const LICENSES_WRITE: &'static str = "licenses:write";
 
     /// Every scope a token may be given, with what it allows.
-    pub const DESCRIBED: [(&'static str, &'static str); 13] = [
+    pub const DESCRIBED: [(&'static str, &'static str); 14] = [
         (Self::ALL, "Everything the user may do"),
         (
             Self::CHARGERS_READ,
@@ -68,6 +70,10 @@ impl Scope {
             Self::TOKENS_WRITE,
             "Create, regenerate and revoke the user's personal access tokens; revoke authorized \
              applications",
+        ),
+        (
+            Self::LICENSES_WRITE,
+            "Grant and withdraw chargers' licences (members of the platform operators' team only)",
         ),
     ];
 

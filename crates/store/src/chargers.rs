@@ -132,6 +132,15 @@ impl<'r> sqlx::FromRow<'r, AnyRow> for ChargerRow {
     }
 }
 
+/// The features a charger is licensed for (docs/api.md "Licences").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Licenses {
+    /// Site load management (smart charging).
+    pub smart: bool,
+    /// Proxy relaying and prices shown on the charger.
+    pub pro: bool,
+}
+
 /// The columns of [`ChargerRow`], from `chargers c` joined to [`CHARGER_GRANTS`] as `g`.
 pub const CHARGER_COLUMNS: &str =
     "c.id, c.uuid, c.site_id, c.identity, c.reference, c.connection_status, c.status, c.error,
@@ -180,6 +189,51 @@ impl Store {
             return Err(StoreError::NotFound("charger".into()));
         }
         Ok(())
+    }
+
+    /// Grants or withdraws a charger's licences (`None` leaves one as it is); the licences
+    /// it holds then, `None` for an unknown charger. Withdrawing `pro` stops its relaying
+    /// (the registry's change log carries it to the gateways).
+    pub async fn set_charger_licenses(
+        &self,
+        charger_id: i64,
+        smart: Option<bool>,
+        pro: Option<bool>,
+    ) -> Result<Option<Licenses>> {
+        let mut tx = self.begin_write().await?;
+        let now = now_record_time();
+        for (column, value) in [("license_smart", smart), ("license_pro", pro)] {
+            let Some(value) = value else { continue };
+            // Only when it changes: writing `license_pro` logs a registry change.
+            sqlx::query(&format!(
+                "UPDATE chargers SET {column} = $1, updated_at = $2 WHERE id = $3 AND {column} <> $1"
+            ))
+            .bind(i64::from(value))
+            .bind(&now)
+            .bind(charger_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let held: Option<(i64, i64)> =
+            sqlx::query_as("SELECT license_smart, license_pro FROM chargers WHERE id = $1")
+                .bind(charger_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        tx.commit().await?;
+        Ok(held.map(|(smart, pro)| Licenses {
+            smart: smart != 0,
+            pro: pro != 0,
+        }))
+    }
+
+    /// A charger's id by identity.
+    pub async fn charger_id_of(&self, identity: &str) -> Result<Option<i64>> {
+        Ok(
+            sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")
+                .bind(identity)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
     }
 
     /// The gateway's question at handshake: is this charger registered, and with which password

@@ -17,26 +17,29 @@ pub mod id_tags;
 pub mod local_lists;
 pub mod meters;
 pub mod oauth;
+pub mod providers;
 pub mod proxy;
 mod redact;
 mod registry;
 pub mod sites;
 pub mod smart_charging;
 mod state;
+pub mod tariffs;
 pub mod teams;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 mod time;
 pub mod tokens;
+pub mod transaction_readings;
 pub mod transactions;
 
 pub use access::Permissions;
 pub use accounts::{Scope, TokenOwner, User};
-pub use chargers::{ChargerRow, ConnectorRow, NewCharger, StoredMeterValue};
+pub use chargers::{ChargerRow, ConnectorRow, Licenses, NewCharger, StoredMeterValue};
 pub use id_tag_log::{IdTagChange, IdTagState};
 pub use redact::redacted_url;
 pub use registry::{RegistryChange, RegistryEntry};
-pub use state::StateChange;
+pub use state::{EnergyReading, StateChange};
 pub use time::{format_record_time, now_record_time};
 
 use sqlx::any::{AnyPoolOptions, install_default_drivers};

@@ -128,6 +128,7 @@ mod tests {
             connector_id: connector,
             meter_value: value.into(),
             measured_at: at.clone(),
+            energy: None,
             at,
         }
     }

@@ -55,7 +55,9 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         let last = rows.last().map_or(seq, |r| r.0);
-        let guests = self.guest_teams_of_changed(seq, last).await?;
+        let mut guests = self.guest_teams_of_changed(seq, last).await?;
+        // The owner's providers' tags come after the guests' (each list in its order).
+        guests.extend(self.provider_teams_of_changed(seq, last).await?);
         let proxies = self.proxy_servers_of_changed(seq, last).await?;
         Ok(rows
             .into_iter()
@@ -89,8 +91,8 @@ impl Store {
             .collect())
     }
 
-    /// (charger id, url, role) of the proxy servers of the chargers changed in `(after, up_to]`,
-    /// in the order listed.
+    /// (charger id, url, role) of the proxy servers of the chargers changed in `(after, up_to]`
+    /// that hold the `pro` licence, in the order listed.
     async fn proxy_servers_of_changed(
         &self,
         after: i64,
@@ -100,11 +102,32 @@ impl Store {
             return Ok(Vec::new());
         }
         Ok(sqlx::query_as(
+            // Relaying is a `pro` feature: a charger without the licence relays nothing.
             "SELECT p.charger_id, p.websocket_url, p.role FROM proxy_servers p
-             JOIN chargers c ON c.id = p.charger_id
+             JOIN chargers c ON c.id = p.charger_id AND c.license_pro = 1
              WHERE c.identity IN (SELECT identity FROM charger_registry_changes
                                   WHERE seq > $1 AND seq <= $2)
              ORDER BY p.charger_id, p.position",
+        )
+        .bind(after)
+        .bind(up_to)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// (charger id, team id) of the teams holding the id tags of the providers of the owners of
+    /// the `id_tags` sites of the chargers changed in `(after, up_to]`, by provider.
+    async fn provider_teams_of_changed(&self, after: i64, up_to: i64) -> Result<Vec<(i64, i64)>> {
+        if up_to <= after {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_as(
+            "SELECT c.id, p.id_tag_team_id FROM chargers c
+             JOIN sites s ON s.id = c.site_id AND s.authorization_mode = 'id_tags'
+             JOIN providers p ON p.team_id = s.team_id
+             WHERE c.identity IN (SELECT identity FROM charger_registry_changes
+                                  WHERE seq > $1 AND seq <= $2)
+             ORDER BY c.id, p.id",
         )
         .bind(after)
         .bind(up_to)
@@ -360,6 +383,11 @@ mod tests {
                 .set_proxy(id, "ROLE_FOLLOWER", &servers)
                 .await
                 .unwrap();
+            // Without the `pro` licence it relays nothing.
+            let entry = last_registration(&store, "CP-PROXY").await.unwrap();
+            assert!(entry.proxy_servers.is_empty());
+            let licensed = store.set_charger_licenses(id, None, Some(true)).await;
+            assert_eq!(licensed.unwrap().map(|l| l.pro), Some(true));
             let entry = last_registration(&store, "CP-PROXY").await.unwrap();
             assert_eq!(entry.vendor_role.as_deref(), Some("ROLE_FOLLOWER"));
             assert_eq!(
@@ -372,6 +400,13 @@ mod tests {
                     ("ws://127.0.0.1:9/ocpp".to_string(), "follower".to_string()),
                 ]
             );
+            // Withdrawn: the gateways learn it as a registry change.
+            store
+                .set_charger_licenses(id, None, Some(false))
+                .await
+                .unwrap();
+            let entry = last_registration(&store, "CP-PROXY").await.unwrap();
+            assert!(entry.proxy_servers.is_empty());
             store.set_proxy(id, "ROLE_STANDALONE", &[]).await.unwrap();
             let entry = last_registration(&store, "CP-PROXY").await.unwrap();
             assert_eq!(entry.vendor_role.as_deref(), Some("ROLE_STANDALONE"));

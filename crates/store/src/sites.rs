@@ -40,6 +40,10 @@ pub struct Site {
     pub authorization_mode: String,
     /// Whether cms keeps the chargers' local authorization lists equal to the site's tags.
     pub local_authorization_list: bool,
+    /// The tariff that prices the site's transactions (one of the owner team's), if any.
+    pub tariff_uuid: Option<String>,
+    /// An IANA time zone name: the tariff's time-of-day restrictions follow it.
+    pub time_zone: String,
     /// The site's chargers this user sees (a guest limited to some assets sees fewer).
     pub chargers_count: i64,
     pub created_at: String,
@@ -64,6 +68,8 @@ impl<'r> sqlx::FromRow<'r, AnyRow> for Site {
             smart_charging: row.try_get("smart_charging")?,
             authorization_mode: row.try_get("authorization_mode")?,
             local_authorization_list: flag(row, "local_authorization_list")?,
+            tariff_uuid: row.try_get("tariff_uuid")?,
+            time_zone: row.try_get("time_zone")?,
             chargers_count: row.try_get("chargers_count")?,
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
@@ -81,6 +87,7 @@ fn site_query(filter: &str) -> String {
         "SELECT s.id, s.uuid, s.team_id, s.name, s.address, s.street, s.postal_code,
             s.house_number, s.house_number_addition, s.city, s.country, s.smart_charging,
             s.authorization_mode, s.local_authorization_list, s.created_at, s.updated_at, g.full_access, g.sensitive,
+            s.time_zone, (SELECT t.uuid FROM tariffs t WHERE t.id = s.tariff_id) AS tariff_uuid,
             (SELECT COUNT(*) FROM chargers c JOIN ({CHARGER_GRANTS}) cg ON cg.charger_id = c.id
              WHERE c.site_id = s.id) AS chargers_count
          FROM sites s JOIN ({SITE_GRANTS}) g ON g.site_id = s.id {filter}"
@@ -148,6 +155,10 @@ pub struct SiteChanges {
     /// One of [`AUTHORIZATION_MODES`].
     pub authorization_mode: Option<String>,
     pub local_authorization_list: Option<bool>,
+    /// The tariff's row id; `Some(None)` takes the site's tariff away.
+    pub tariff_id: Option<Option<i64>>,
+    /// An IANA time zone name.
+    pub time_zone: Option<String>,
 }
 
 impl SiteChanges {
@@ -326,6 +337,22 @@ impl Store {
             .bind(now_record_time())
             .execute(&mut *tx)
             .await?;
+        }
+        if let Some(tariff_id) = changes.tariff_id {
+            sqlx::query("UPDATE sites SET tariff_id = $2, updated_at = $3 WHERE id = $1")
+                .bind(site_id)
+                .bind(tariff_id)
+                .bind(now_record_time())
+                .execute(&mut *tx)
+                .await?;
+        }
+        if let Some(time_zone) = &changes.time_zone {
+            sqlx::query("UPDATE sites SET time_zone = $2, updated_at = $3 WHERE id = $1")
+                .bind(site_id)
+                .bind(time_zone)
+                .bind(now_record_time())
+                .execute(&mut *tx)
+                .await?;
         }
         let new = changes.apply(current.clone());
         if new != current {

@@ -3,6 +3,14 @@
 use crate::{Result, Store};
 use sqlx::AnyConnection;
 
+/// A meter's energy register at a moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnergyReading {
+    /// Record time form.
+    pub at: String,
+    pub wh: i64,
+}
+
 /// A change of charger state, derived from one bus record. Times are record timestamps; `at` is
 /// when the gateway received the message.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +65,17 @@ pub enum StateChange {
         meter_value: String,
         /// Newest sample time in the reading (record timestamp form).
         measured_at: String,
+        /// The energy register, to be kept for the cost of the connector's priced
+        /// transaction; `None` when the reading holds none, or when one was kept less than a
+        /// minute before (the materialiser thins them).
+        energy: Option<EnergyReading>,
         at: String,
+    },
+    /// An energy register reading kept only for pricing (its reading is not the newest).
+    TransactionEnergy {
+        identity: String,
+        connector_id: i64,
+        energy: EnergyReading,
     },
     TransactionStarted {
         identity: String,
@@ -260,14 +278,21 @@ async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
             .bind(identity)
             .execute(&mut *db)
             .await?;
+            crate::transaction_readings::keep_status(db, identity, *connector_id, status, at)
+                .await?;
         }
         MeterValue {
             identity,
             connector_id,
             meter_value,
             measured_at,
+            energy,
             at,
         } => {
+            if let Some(energy) = energy {
+                crate::transaction_readings::keep_energy(db, identity, *connector_id, energy)
+                    .await?;
+            }
             sqlx::query(
                 "INSERT INTO latest_meter_values (charger_id, connector_id, meter_value, measured_at, updated_at)
                  SELECT id, $1, $2, $3, $4 FROM chargers WHERE identity = $5
@@ -283,6 +308,13 @@ async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
             .bind(identity)
             .execute(&mut *db)
             .await?;
+        }
+        TransactionEnergy {
+            identity,
+            connector_id,
+            energy,
+        } => {
+            crate::transaction_readings::keep_energy(db, identity, *connector_id, energy).await?;
         }
         TransactionStarted { .. } => start_transaction(db, change).await?,
         ActionReported(report) => crate::actions::apply_report(db, report).await?,
@@ -371,11 +403,25 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     if retried.rows_affected() > 0 {
         return Ok(());
     }
+    // The site's tariff and time zone, as they are now, go with the transaction: later edits do
+    // not change what it costs.
+    // A driver of one of the site owner's providers (a tag of the provider's, not the owner's
+    // own) pays the provider's tariff when it has one.
     sqlx::query(
         "INSERT INTO transactions (charger_id, charger_connector_id, connector_id,
            ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at,
-           id_tag_status)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+           id_tag_status, tariff_id, tariff_uuid, tariff, time_zone, provider_uuid)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, t.id, t.uuid, t.body, s.time_zone,
+           p.uuid
+         FROM chargers c LEFT JOIN sites s ON s.id = c.site_id
+           LEFT JOIN providers p ON p.id = (
+             SELECT pp.id FROM providers pp JOIN id_tags it ON it.team_id = pp.id_tag_team_id
+             WHERE pp.team_id = s.team_id AND it.id_tag_key = $12
+               AND NOT EXISTS (SELECT 1 FROM id_tags own
+                               WHERE own.team_id = s.team_id AND own.id_tag_key = $12)
+             ORDER BY pp.id LIMIT 1)
+           LEFT JOIN tariffs t ON t.id = COALESCE(p.tariff_id, s.tariff_id)
+         WHERE c.id = $1
          ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING",
     )
     .bind(charger_id)
@@ -389,6 +435,7 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     .bind(at)
     .bind(at)
     .bind(id_tag_status)
+    .bind(crate::id_tags::id_tag_key(id_tag))
     .execute(&mut *db)
     .await?;
     Ok(())

@@ -71,6 +71,19 @@ const TEAM_COLUMNS: &str =
     "t.id, t.uuid, t.name, t.type, t.email, t.is_personal_team, t.created_at, t.updated_at";
 
 impl Store {
+    /// Whether the user belongs to the platform operators' team (who grant licences).
+    pub async fn is_platform_operator(&self, user_id: i64) -> Result<bool> {
+        let found: Option<i64> = sqlx::query_scalar(
+            "SELECT tu.user_id FROM team_user tu JOIN teams t ON t.id = tu.team_id
+             WHERE tu.user_id = $1 AND t.type = $2 LIMIT 1",
+        )
+        .bind(user_id)
+        .bind(OPERATORS_TEAM_TYPE)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(found.is_some())
+    }
+
     /// Creates a team; its creator becomes a member with the role `owner`.
     pub async fn create_team(&self, creator_user_id: i64, new: &NewTeam) -> Result<Team> {
         let now = now_record_time();
@@ -127,6 +140,16 @@ impl Store {
         ))
         .bind(user_id)
         .bind(team_uuid)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// The team with this id.
+    pub async fn team_by_id(&self, team_id: i64) -> Result<Option<Team>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {TEAM_COLUMNS} FROM teams t WHERE t.id = $1"
+        ))
+        .bind(team_id)
         .fetch_optional(&self.pool)
         .await?)
     }

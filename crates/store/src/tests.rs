@@ -177,6 +177,7 @@ async fn the_newest_reading_survives_a_reopen() {
         connector_id: 1,
         meter_value: v.into(),
         measured_at: at(measured),
+        energy: None,
         at: at("30"),
     };
     // The second reading is newer; the third arrives last but was measured earlier.

@@ -29,6 +29,8 @@ pub struct TransactionFilter {
 /// A transaction as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct TransactionRow {
+    /// The store's own id (what its readings are kept under).
+    pub id: i64,
     /// The transactionId the charger knows it by (what its own logs show).
     pub ocpp_transaction_id: i64,
     pub charger_id: i64,
@@ -50,9 +52,40 @@ pub struct TransactionRow {
     pub stop_reason: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// The tariff in force at the start (`None`: the site had none), whole as it was then.
+    pub tariff_uuid: Option<String>,
+    pub tariff: Option<String>,
+    /// The site's time zone at the start.
+    pub time_zone: Option<String>,
+    /// The final cost (JSON), once the transaction stopped and was priced.
+    pub cost: Option<String>,
+    /// The provider whose driver started it (by their tag), if any.
+    pub provider_uuid: Option<String>,
 }
 
+/// The columns of [`TransactionRow`].
+const COLUMNS: &str = "id, ocpp_transaction_id, charger_id, charger_connector_id, connector_id,
+    reservation_id, id_tag, id_tag_status, meter_start, meter_stop, started_at, stopped_at,
+    stop_reason, created_at, updated_at, tariff_uuid, tariff, time_zone, cost, provider_uuid";
+
 impl Store {
+    /// A charger's transaction by the id the charger knows it by.
+    pub async fn transaction_of(
+        &self,
+        identity: &str,
+        ocpp_transaction_id: i64,
+    ) -> Result<Option<TransactionRow>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM transactions
+             WHERE charger_id = (SELECT id FROM chargers WHERE identity = $1)
+               AND ocpp_transaction_id = $2"
+        ))
+        .bind(identity)
+        .bind(ocpp_transaction_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
     /// Up to `limit` of a charger's transactions that pass `filter`, newest start first.
     pub async fn transactions_of_charger(
         &self,
@@ -64,11 +97,8 @@ impl Store {
             TransactionStatus::Active => 0_i64,
             TransactionStatus::Stopped => 1,
         });
-        Ok(sqlx::query_as(
-            "SELECT ocpp_transaction_id, charger_id, charger_connector_id, connector_id,
-               reservation_id, id_tag, id_tag_status, meter_start, meter_stop, started_at,
-               stopped_at, stop_reason, created_at, updated_at
-             FROM transactions
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM transactions
              WHERE charger_id = $1
                AND ($2 IS NULL OR (CASE WHEN stopped_at IS NULL THEN 0 ELSE 1 END) = $2)
                AND ($3 IS NULL OR connector_id = $3)
@@ -76,8 +106,8 @@ impl Store {
                AND ($5 IS NULL OR started_at >= $5)
                AND ($6 IS NULL OR started_at < $6)
              ORDER BY started_at DESC, id DESC
-             LIMIT $7",
-        )
+             LIMIT $7"
+        ))
         .bind(charger_id)
         .bind(stopped)
         .bind(filter.connector_id)

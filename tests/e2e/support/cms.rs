@@ -311,6 +311,11 @@ impl Cms {
         self.add_charger_with(identity, &[]).await
     }
 
+    /// `cms charger licenses ID --smart S --pro P`: the platform operator's grant.
+    pub async fn license(&self, identity: &str, smart: bool, pro: bool) {
+        license_with(&self.store, identity, smart, pro).await;
+    }
+
     /// `cms token create` for `email`, with all scopes or the given comma-separated ones.
     pub async fn create_token(&self, email: &str, scopes: Option<&str>) -> String {
         self.create_token_with(email, scopes, &[]).await
@@ -394,4 +399,20 @@ pub fn is_uuid(s: &str) -> bool {
         && groups
             .iter()
             .all(|g| g.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// `cms charger licenses` on the store `store` (`--data-dir DIR` or `--database-url URL`).
+pub async fn license_with(store: &[String], identity: &str, smart: bool, pro: bool) {
+    let (smart, pro) = (smart.to_string(), pro.to_string());
+    let args = [
+        "charger", "licenses", identity, "--smart", &smart, "--pro", &pro,
+    ];
+    let out = run_cli(store, &args, EXIT_TIMEOUT).await;
+    assert!(
+        out.status.success(),
+        "`cms {}` failed ({}): {}",
+        args.join(" "),
+        out.status,
+        out.stderr
+    );
 }

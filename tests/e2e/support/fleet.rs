@@ -165,6 +165,11 @@ impl Fleet {
         opened.expect("open the fleet's store")
     }
 
+    /// `cms charger licenses ID --smart S --pro P` on the API's store.
+    pub async fn license(&self, identity: &str, smart: bool, pro: bool) {
+        super::cms::license_with(&self.store, identity, smart, pro).await;
+    }
+
     /// `cms charger add --identity ID` on the API's store; returns the new charger's uuid.
     pub async fn add_charger(&self, identity: &str) -> String {
         let args = [

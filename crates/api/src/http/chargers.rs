@@ -6,6 +6,7 @@
 //! which only the owner team of its site has) is a 403.
 
 mod connectors;
+mod licenses;
 pub(crate) mod proxy;
 mod proxy_url;
 mod security;
@@ -41,6 +42,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .merge(connectors::routes())
         .merge(proxy::routes())
         .merge(security::routes())
+        .merge(licenses::routes())
 }
 
 /// A charger, as the reference shows it.

@@ -15,6 +15,8 @@ pub enum ApiError {
     PayloadTooLarge,
     Unauthenticated,
     Forbidden,
+    /// Forbidden, saying why (a licence the feature needs).
+    ForbiddenBecause(String),
     NotFound(String),
     MethodNotAllowed,
     /// The request cannot be carried out in the resource's present state (a charger that is
@@ -35,7 +37,7 @@ impl ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden => StatusCode::FORBIDDEN,
+            ApiError::Forbidden | ApiError::ForbiddenBecause(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
@@ -59,7 +61,9 @@ impl IntoResponse for ApiError {
             ApiError::PayloadTooLarge => json!({"message": "The request body is too large."}),
             ApiError::Unauthenticated => json!({"message": "Unauthenticated."}),
             ApiError::Forbidden => json!({"message": "This action is unauthorized."}),
-            ApiError::NotFound(message) | ApiError::Conflict(message) => {
+            ApiError::NotFound(message)
+            | ApiError::Conflict(message)
+            | ApiError::ForbiddenBecause(message) => {
                 json!({"message": message})
             }
             ApiError::MethodNotAllowed => {

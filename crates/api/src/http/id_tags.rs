@@ -121,14 +121,80 @@ pub async fn list(
 ) -> Result<Json<Page<IdTagBody>>, ApiError> {
     caller.require(Scope::TEAMS_READ)?;
     let team = member_team(&state, &caller, &team_uuid).await?;
+    let owner = TagOwner {
+        team_id: team.id,
+        path: format!("/api/v3/teams/{}/id-tags", team.uuid),
+    };
+    list_of(&state, &owner, &query).await
+}
+
+/// Whose tags: a team's, or a provider's (kept by a team of its own), and where they are listed.
+pub(crate) struct TagOwner {
+    pub team_id: i64,
+    pub path: String,
+}
+
+pub(crate) async fn list_of(
+    state: &AppState,
+    owner: &TagOwner,
+    query: &HashMap<String, String>,
+) -> Result<Json<Page<IdTagBody>>, ApiError> {
     let page = page_number(query.get("page").map(String::as_str))?;
     let (tags, total) = state
         .store
-        .id_tags(team.id, PER_PAGE, page_offset(page))
+        .id_tags(owner.team_id, PER_PAGE, page_offset(page))
         .await?;
     let data = tags.into_iter().map(IdTagBody::from).collect();
-    let path = format!("/api/v3/teams/{}/id-tags", team.uuid);
-    Ok(Json(Page::new(&path, page, total, data)))
+    Ok(Json(Page::new(&owner.path, page, total, data)))
+}
+
+pub(crate) async fn create_for(
+    state: &AppState,
+    team_id: i64,
+    mut input: Input,
+) -> Result<(StatusCode, Json<Data<IdTagBody>>), ApiError> {
+    let fields = read_id_tag(&mut input, None);
+    input.finish()?;
+    let fields = fields.ok_or_else(|| ApiError::Internal("a valid tag without fields".into()))?;
+    let tag = written(state.store.create_id_tag(team_id, &fields).await)?;
+    Ok((StatusCode::CREATED, Json(Data::new(tag.into()))))
+}
+
+pub(crate) async fn show_for(
+    state: &AppState,
+    team_id: i64,
+    id_tag: &str,
+) -> Result<Json<Data<IdTagBody>>, ApiError> {
+    let tag = state.store.id_tag(team_id, id_tag).await?;
+    Ok(Json(Data::new(tag.ok_or_else(not_found_tag)?.into())))
+}
+
+pub(crate) async fn replace_for(
+    state: &AppState,
+    team_id: i64,
+    id_tag: &str,
+    mut input: Input,
+) -> Result<Json<Data<IdTagBody>>, ApiError> {
+    // The stored form, not the path's: a body without `id_tag` keeps the tag as written.
+    let current = state.store.id_tag(team_id, id_tag).await?;
+    let current = current.ok_or_else(not_found_tag)?;
+    let fields = read_id_tag(&mut input, Some(&current.id_tag));
+    input.finish()?;
+    let fields = fields.ok_or_else(|| ApiError::Internal("a valid tag without fields".into()))?;
+    let tag = written(state.store.replace_id_tag(team_id, id_tag, &fields).await)?;
+    Ok(Json(Data::new(tag.ok_or_else(not_found_tag)?.into())))
+}
+
+pub(crate) async fn destroy_for(
+    state: &AppState,
+    team_id: i64,
+    id_tag: &str,
+) -> Result<Json<EmptyBody>, ApiError> {
+    if state.store.delete_id_tag(team_id, id_tag).await? {
+        Ok(Json(EmptyBody {}))
+    } else {
+        Err(not_found_tag())
+    }
 }
 
 /// Add a tag to a team the caller belongs to.
@@ -152,15 +218,11 @@ pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     Path(team_uuid): Path<String>,
-    mut input: Input,
+    input: Input,
 ) -> Result<(StatusCode, Json<Data<IdTagBody>>), ApiError> {
     caller.require(Scope::TEAMS_WRITE)?;
     let team = member_team(&state, &caller, &team_uuid).await?;
-    let fields = read_id_tag(&mut input, None);
-    input.finish()?;
-    let fields = fields.ok_or_else(|| ApiError::Internal("a valid tag without fields".into()))?;
-    let tag = written(state.store.create_id_tag(team.id, &fields).await)?;
-    Ok((StatusCode::CREATED, Json(Data::new(tag.into()))))
+    create_for(&state, team.id, input).await
 }
 
 /// A write of the store as the API answers it: a tag the team already has (in any case) is 422
@@ -196,8 +258,7 @@ pub async fn show(
 ) -> Result<Json<Data<IdTagBody>>, ApiError> {
     caller.require(Scope::TEAMS_READ)?;
     let team = member_team(&state, &caller, &team_uuid).await?;
-    let tag = state.store.id_tag(team.id, &id_tag).await?;
-    Ok(Json(Data::new(tag.ok_or_else(not_found_tag)?.into())))
+    show_for(&state, team.id, &id_tag).await
 }
 
 /// Replace a tag's fields: those left out take their defaults. The tag itself stays (its case
@@ -225,18 +286,11 @@ pub async fn replace(
     State(state): State<AppState>,
     caller: Caller,
     Path((team_uuid, id_tag)): Path<(String, String)>,
-    mut input: Input,
+    input: Input,
 ) -> Result<Json<Data<IdTagBody>>, ApiError> {
     caller.require(Scope::TEAMS_WRITE)?;
     let team = member_team(&state, &caller, &team_uuid).await?;
-    // The stored form, not the path's: a body without `id_tag` keeps the tag as written.
-    let current = state.store.id_tag(team.id, &id_tag).await?;
-    let current = current.ok_or_else(not_found_tag)?;
-    let fields = read_id_tag(&mut input, Some(&current.id_tag));
-    input.finish()?;
-    let fields = fields.ok_or_else(|| ApiError::Internal("a valid tag without fields".into()))?;
-    let tag = written(state.store.replace_id_tag(team.id, &id_tag, &fields).await)?;
-    Ok(Json(Data::new(tag.ok_or_else(not_found_tag)?.into())))
+    replace_for(&state, team.id, &id_tag, input).await
 }
 
 /// Delete a tag: answers `{}`.
@@ -263,11 +317,7 @@ pub async fn destroy(
 ) -> Result<Json<EmptyBody>, ApiError> {
     caller.require(Scope::TEAMS_WRITE)?;
     let team = member_team(&state, &caller, &team_uuid).await?;
-    if state.store.delete_id_tag(team.id, &id_tag).await? {
-        Ok(Json(EmptyBody {}))
-    } else {
-        Err(not_found_tag())
-    }
+    destroy_for(&state, team.id, &id_tag).await
 }
 
 fn not_found_tag() -> ApiError {

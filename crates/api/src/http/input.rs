@@ -145,6 +145,12 @@ impl Input {
         self
     }
 
+    /// Every field as one JSON object, for a reader of a nested document (a tariff's
+    /// elements) that reports its own failures by path.
+    pub fn all_fields(&self) -> Value {
+        Value::Object(self.fields.clone())
+    }
+
     pub fn has(&self, field: &str) -> bool {
         self.fields.contains_key(field)
     }

@@ -14,12 +14,14 @@ mod oauth;
 mod oauth_grants;
 mod openapi;
 mod pagination;
+mod providers;
 mod request_metrics;
 pub mod schema;
 mod settings;
 mod site_teams;
 mod sites;
 mod smart_charging;
+mod tariffs;
 mod teams;
 mod tokens;
 mod transactions;
@@ -65,6 +67,8 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(smart_charging::routes())
         .merge(teams::routes())
         .merge(id_tags::routes())
+        .merge(tariffs::routes())
+        .merge(providers::routes())
         .merge(tokens::routes())
         .merge(transactions::routes())
         .merge(oauth::routes())

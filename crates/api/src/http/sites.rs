@@ -56,6 +56,13 @@ pub struct SiteBody {
     pub authorization: String,
     /// Whether cms keeps the chargers' local authorization lists equal to the site's tags.
     pub local_authorization_list: bool,
+    /// The tariff (one of the owner team's) that prices the transactions of the site's
+    /// chargers; null: they are not priced.
+    #[schema(required = true, format = "uuid")]
+    pub tariff_uuid: Option<String>,
+    /// An IANA time zone name: the tariff's time-of-day restrictions follow it.
+    #[schema(example = "Europe/Amsterdam")]
+    pub time_zone: String,
     pub capabilities: CapabilitiesBody,
     pub created_at: String,
     pub updated_at: String,
@@ -111,6 +118,8 @@ impl From<Site> for SiteBody {
             chargers_count: s.chargers_count,
             authorization: s.authorization_mode,
             local_authorization_list: s.local_authorization_list,
+            tariff_uuid: s.tariff_uuid,
+            time_zone: s.time_zone,
             created_at: s.created_at,
             updated_at: s.updated_at,
             permissions: s.permissions.into(),
@@ -138,6 +147,13 @@ pub struct SiteUpdateRequest {
     country: Option<String>,
     authorization: Option<SiteAuthorizationMode>,
     local_authorization_list: Option<bool>,
+    /// A tariff of the site's owner team, or null to stop pricing. Transactions keep the
+    /// tariff they started under.
+    #[schema(format = "uuid")]
+    tariff_uuid: Option<String>,
+    /// An IANA time zone name (default `UTC`).
+    #[schema(max_length = 64, example = "Europe/Amsterdam")]
+    time_zone: Option<String>,
 }
 
 /// A new site: the update's fields, all but `house_number_addition` required, and its team.
@@ -267,7 +283,41 @@ pub(crate) fn read_site(input: &mut Input, creating: bool) -> SiteChanges {
         country,
         authorization_mode,
         local_authorization_list,
+        // Read by `read_site_pricing`, which asks the store.
+        tariff_id: None,
+        time_zone: None,
     }
+}
+
+/// Reads `tariff_uuid` (a tariff of `team_id`, or null) and `time_zone` (an IANA name) into
+/// `changes`.
+async fn read_site_pricing(
+    state: &AppState,
+    input: &mut Input,
+    team_id: i64,
+    changes: &mut SiteChanges,
+) -> Result<(), ApiError> {
+    let rules = Rules::optional().nullable().max(255.0);
+    changes.tariff_id = match input.string("tariff_uuid", rules) {
+        Some(Some(uuid)) => match state.store.tariff(team_id, &uuid).await? {
+            Some(tariff) => Some(Some(tariff.id)),
+            None => {
+                input.fail("tariff_uuid", "The selected tariff uuid is invalid.");
+                None
+            }
+        },
+        Some(None) => Some(None),
+        None => None,
+    };
+    changes.time_zone = match input.string("time_zone", Rules::optional().max(64.0)) {
+        Some(Some(name)) if cms_tariffs::time_zone(&name).is_some() => Some(name),
+        Some(Some(_)) => {
+            input.fail("time_zone", "The time zone field must be a valid timezone.");
+            None
+        }
+        _ => None,
+    };
+    Ok(())
 }
 
 /// List the sites the caller reaches: those its teams own and those they are guests of.
@@ -386,7 +436,13 @@ pub async fn update(
 ) -> Result<Json<Data<SiteBody>>, ApiError> {
     caller.require(Scope::SITES_WRITE)?;
     let site_id = owned_site(&state, &caller, &site_uuid).await?;
-    let changes = read_site(&mut input, false);
+    let mut changes = read_site(&mut input, false);
+    let site = state
+        .store
+        .site_visible_to(caller.user_id(), &site_uuid)
+        .await?;
+    let team_id = site.ok_or_else(|| not_found("Site"))?.team_id;
+    read_site_pricing(&state, &mut input, team_id, &mut changes).await?;
     input.finish()?;
     state.store.update_site(site_id, changes).await?;
     Ok(Json(Data::new(

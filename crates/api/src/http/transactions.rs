@@ -88,6 +88,40 @@ pub struct TransactionBody {
     updated_at: String,
     charger: TransactionCharger,
     connector: TransactionConnector,
+    /// The tariff the transaction started under (the site's then); null: not priced.
+    #[schema(format = "uuid")]
+    tariff_uuid: Option<String>,
+    /// What it costs under that tariff: the running cost so far while it runs, final once it
+    /// stopped; null when not priced.
+    #[schema(value_type = Option<TransactionCostBody>)]
+    cost: Value,
+    /// The e-mobility provider whose driver started it (by one of the provider's tags at a
+    /// site of the team the provider belongs to); null otherwise.
+    #[schema(format = "uuid")]
+    provider_uuid: Option<String>,
+}
+
+/// A transaction's cost: decimal strings with two fractional digits.
+#[derive(ToSchema)]
+#[allow(dead_code)] // Documents `cms_tariffs::Cost`, which is what is written.
+pub struct TransactionCostBody {
+    /// ISO 4217, the tariff's.
+    currency: String,
+    excl_vat: String,
+    incl_vat: String,
+    /// Per priced dimension: what was billed (`volume`: kWh for ENERGY, hours for TIME and
+    /// PARKING_TIME, 1 for FLAT) and its price excluding VAT. Their sum may differ from
+    /// `excl_vat` when the tariff's `min_price` or `max_price` applies.
+    components: Vec<TransactionCostComponentBody>,
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct TransactionCostComponentBody {
+    /// ENERGY, TIME, FLAT or PARKING_TIME.
+    r#type: String,
+    volume: String,
+    excl_vat: String,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -154,8 +188,21 @@ pub async fn list(
             limit.flatten().unwrap_or(DEFAULT_LIMIT),
         )
         .await?;
+    // The readings of the priced transactions whose cost is not written yet.
+    let unpriced: Vec<i64> = rows
+        .iter()
+        .filter(|t| t.tariff.is_some() && t.cost.is_none())
+        .map(|t| t.id)
+        .collect();
+    let readings = state.store.transaction_readings(&unpriced).await?;
+    let now = Utc::now();
     Ok(Json(Data::new(
-        rows.into_iter().map(|t| transaction(t, &charger)).collect(),
+        rows.into_iter()
+            .map(|t| {
+                let cost = crate::pricing::cost_of(&t, &readings, now);
+                transaction(t, &charger, cost)
+            })
+            .collect(),
     )))
 }
 
@@ -260,8 +307,11 @@ fn time(input: &mut Input, field: &str) -> Option<String> {
     }
 }
 
-fn transaction(t: TransactionRow, charger: &ChargerRow) -> TransactionBody {
+fn transaction(t: TransactionRow, charger: &ChargerRow, cost: Value) -> TransactionBody {
     TransactionBody {
+        tariff_uuid: t.tariff_uuid,
+        provider_uuid: t.provider_uuid,
+        cost,
         id: t.ocpp_transaction_id,
         charger_id: t.charger_id,
         charger_connector_id: t.charger_connector_id,

@@ -140,11 +140,8 @@ async fn a_refused_record_is_set_aside_and_the_rest_go_on(backend: cms_store::Ba
         bus.publish(record).await.unwrap();
     }
     bus.close();
-    let materialiser = Materialiser {
-        store: store.clone(),
-        cache: Arc::new(LatestValueCache::default()),
-        topics,
-    };
+    let materialiser =
+        Materialiser::new(store.clone(), Arc::new(LatestValueCache::default()), topics);
     tokio::time::timeout(Duration::from_secs(30), materialiser.run(subscriber))
         .await
         .expect("the materialiser drains the bus instead of retrying forever");
@@ -194,4 +191,81 @@ async fn a_refused_record_is_set_aside_and_the_rest_go_on_sqlite() {
 #[tokio::test]
 async fn a_refused_record_is_set_aside_and_the_rest_go_on_postgres() {
     a_refused_record_is_set_aside_and_the_rest_go_on(cms_store::Backend::Postgres).await;
+}
+
+/// A MeterValues record of `connector` at `at` with the energy register `wh`, as the gateway
+/// publishes it.
+fn energy_record(topics: &Topics, connector: u32, at: &str, wh: i64) -> Message {
+    let payload = format!(
+        r#"{{"connectorId":{connector},"meterValue":[{{"timestamp":"{at}","sampledValue":[{{"value":"{wh}"}}]}}]}}"#
+    );
+    let mut record = ocpp_record(topics, "CP-1", "MeterValues", &payload);
+    record.headers.push(Header::new(
+        "connector_id",
+        Bytes::from(connector.to_string()),
+    ));
+    record.headers.push(Header::new(
+        "measured_at",
+        Bytes::copy_from_slice(at.as_bytes()),
+    ));
+    Message {
+        record,
+        partition: 0,
+        offset: 0,
+    }
+}
+
+#[tokio::test]
+async fn pricing_keeps_a_reading_a_minute_even_when_newer_ones_supersede_it() {
+    let topics = Topics::with_prefix("t");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).await.unwrap();
+    let mut materialiser = Materialiser::new(store, Arc::new(LatestValueCache::default()), topics);
+    let batch = [
+        energy_record(&topics, 1, "2026-11-21T10:00:00Z", 100),
+        // 30 s later: too close to the one kept.
+        energy_record(&topics, 1, "2026-11-21T10:00:30Z", 150),
+        energy_record(&topics, 1, "2026-11-21T10:01:00Z", 200),
+        energy_record(&topics, 2, "2026-11-21T10:00:30Z", 900),
+        // Sent late, older than the last kept: kept too.
+        energy_record(&topics, 1, "2026-11-21T09:59:00Z", 50),
+    ];
+    let (changes, sources) = materialiser.changes_of(&batch);
+    let energy: Vec<(usize, i64, i64)> = changes
+        .iter()
+        .zip(&sources)
+        .filter_map(|(change, source)| match change {
+            StateChange::TransactionEnergy {
+                connector_id,
+                energy,
+                ..
+            }
+            | StateChange::MeterValue {
+                connector_id,
+                energy: Some(energy),
+                ..
+            } => Some((*source, *connector_id, energy.wh)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(energy, [(0, 1, 100), (2, 1, 200), (3, 2, 900), (4, 1, 50)]);
+    // The latest of each connector is still one change, the newest.
+    let latest: Vec<usize> = changes
+        .iter()
+        .zip(&sources)
+        .filter(|(c, _)| matches!(c, StateChange::MeterValue { .. }))
+        .map(|(_, s)| *s)
+        .collect();
+    assert_eq!(latest, [2, 3]);
+
+    // The next batch goes on from what was kept.
+    let next = [
+        energy_record(&topics, 1, "2026-11-21T10:01:59Z", 290),
+        energy_record(&topics, 1, "2026-11-21T10:02:00Z", 300),
+    ];
+    let (changes, _) = materialiser.changes_of(&next);
+    assert!(
+        matches!(&changes[..], [StateChange::MeterValue { energy: Some(e), .. }] if e.wh == 300),
+        "{changes:?}"
+    );
 }

@@ -315,7 +315,11 @@ fn default_profiles(inputs: &Inputs<'_>, now_text: &str) -> Vec<Step> {
     let site = inputs.site;
     let mut steps = Vec::new();
     for charger in inputs.chargers {
-        let Some(session) = charger.session.as_deref() else {
+        let Some(session) = charger
+            .session
+            .as_deref()
+            .filter(|_| charger.smart_licensed)
+        else {
             continue;
         };
         let held = inputs

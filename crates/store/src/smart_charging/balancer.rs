@@ -36,6 +36,9 @@ pub struct BalancedCharger {
     /// Its session while it is online.
     pub session: Option<String>,
     pub priority: i64,
+    /// Whether it holds the `smart` licence: without it the balancer leaves it out, counting
+    /// it at its maximum.
+    pub smart_licensed: bool,
 }
 
 /// A connector of a held site with a transaction going on.
@@ -196,7 +199,7 @@ impl Store {
     pub async fn balanced_chargers(&self, balancer: &str) -> Result<Vec<BalancedCharger>> {
         let rows = sqlx::query(&format!(
             "SELECT c.id, c.site_id, c.identity, c.session, c.connection_status,
-               COALESCE(p.priority, 0) AS priority
+               COALESCE(p.priority, 0) AS priority, c.license_smart
              FROM chargers c {HELD}
              LEFT JOIN smart_charging_priorities p ON p.charger_id = c.id
              ORDER BY c.id"
@@ -215,6 +218,7 @@ impl Store {
                         .try_get::<Option<String>, _>("session")?
                         .filter(|_| online),
                     priority: row.try_get("priority")?,
+                    smart_licensed: crate::flag(row, "license_smart")?,
                 })
             })
             .collect()

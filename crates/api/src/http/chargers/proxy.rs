@@ -154,7 +154,7 @@ pub async fn show_proxy(
         (status = 200, description = "The charger's proxy servers", body = Data<Vec<ProxyServerBody>>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the charger's site"),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the charger's site, or the charger lacks the pro licence (servers given)"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -181,6 +181,10 @@ pub async fn set_proxy(
         _ => Vec::new(),
     };
     input.finish()?;
+    // Relaying is a `pro` feature; emptying the list is always allowed.
+    if !servers.is_empty() && !charger.license_pro {
+        return Err(super::licenses::unlicensed("pro"));
+    }
     let Some(vendor_role) = vendor_role else {
         return Err(ApiError::Internal(
             "validation passed without a vendor role".into(),

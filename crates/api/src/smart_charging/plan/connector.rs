@@ -28,8 +28,8 @@ pub(in crate::smart_charging) struct Charging<'a> {
     pub assumed: f64,
     /// What it drew as the meter saw it, for the base load; `None` for one that just started.
     pub seen_drawing: Option<f64>,
-    /// Whether the balancer can steer it this round: online, not refusing, not stuck on an
-    /// unanswered call. The others keep what they are assumed to draw.
+    /// Whether the balancer can steer it this round: licensed (`smart`), online, not refusing,
+    /// not stuck on an unanswered call. The others keep what they are assumed to draw.
     pub steerable: bool,
 }
 
@@ -69,6 +69,8 @@ pub(super) fn charging<'a>(
                 .filter(|l| l.status == "accepted" && Some(l.session.as_str()) == session)
                 .map_or(max_amps, |l| l.limit_amps.min(max_amps));
             let assumed = match held {
+                // Left out of balancing: it may draw its most.
+                _ if !charger.smart_licensed => max_amps,
                 None => default_level,
                 Some(l) if l.status == "accepted" => l.limit_amps,
                 Some(l) if l.status == "rejected" => max_amps,
@@ -110,7 +112,7 @@ pub(super) fn charging<'a>(
                 measured,
                 assumed,
                 seen_drawing,
-                steerable: session.is_some() && !refusing && !stuck,
+                steerable: charger.smart_licensed && session.is_some() && !refusing && !stuck,
             })
         })
         .collect()

@@ -35,6 +35,7 @@ fn charger(id: i64) -> BalancedCharger {
         identity: format!("cp-{id}"),
         session: Some(format!("session-{id}")),
         priority: 0,
+        smart_licensed: true,
     }
 }
 
@@ -192,6 +193,25 @@ fn static_shares_the_limit_less_the_margin_and_new_chargers_get_the_default_prof
     );
     assert_eq!(plan.computation.allocated_amps, Some(96.0));
     assert_eq!(plan.computation.headroom_amps, Some(4.0));
+}
+
+#[test]
+fn a_charger_without_the_smart_licence_is_left_out_at_its_maximum() {
+    let mut case = Case::new("static", 4);
+    case.limits.clear();
+    case.chargers[3].smart_licensed = false;
+    let plan = case.plan();
+    // 96 A for the chargers; the unlicensed one may draw its 32 A maximum: 64 A for three.
+    assert_eq!(sent(&plan), vec![(1, 21.3), (2, 21.3), (3, 21.3)]);
+    let to_unlicensed = plan
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Send(l, _) if l.charger_id == 4))
+        .count();
+    assert_eq!(
+        to_unlicensed, 0,
+        "no profile at all, not even the default one"
+    );
 }
 
 #[test]

@@ -1,0 +1,114 @@
+//! The cost of a transaction (docs/tariffs.md): priced by `cms-tariffs` from the tariff it
+//! started under and the readings the store kept for it. A stopped transaction's cost is
+//! written once, by the materialiser, and read back as written; a running one's is priced on
+//! every read, up to now.
+
+use chrono::{DateTime, Utc};
+use cms_store::Store;
+use cms_store::transaction_readings::TransactionReading;
+use cms_store::transactions::TransactionRow;
+use serde_json::Value;
+
+/// The transaction's cost as the API shows it: null when it took no tariff.
+pub fn cost_of(t: &TransactionRow, readings: &[TransactionReading], now: DateTime<Utc>) -> Value {
+    if let Some(stored) = &t.cost {
+        return serde_json::from_str(stored).unwrap_or(Value::Null);
+    }
+    match price(t, readings, now) {
+        Some(Ok(cost)) => serde_json::to_value(cost).unwrap_or(Value::Null),
+        Some(Err(e)) => {
+            tracing::warn!(transaction = t.id, error = %e, "cannot price a transaction");
+            Value::Null
+        }
+        None => Value::Null,
+    }
+}
+
+/// Prices a transaction up to its stop, or up to `now` while it runs. `None` without a tariff.
+pub fn price(
+    t: &TransactionRow,
+    readings: &[TransactionReading],
+    now: DateTime<Utc>,
+) -> Option<Result<cms_tariffs::Cost, String>> {
+    let tariff = t.tariff.as_deref()?;
+    Some(price_with(t, tariff, readings, now))
+}
+
+fn price_with(
+    t: &TransactionRow,
+    tariff: &str,
+    readings: &[TransactionReading],
+    now: DateTime<Utc>,
+) -> Result<cms_tariffs::Cost, String> {
+    let tariff: cms_tariffs::Tariff =
+        serde_json::from_str(tariff).map_err(|e| format!("the kept tariff: {e}"))?;
+    let started_at = time(&t.started_at)?;
+    let stopped_at = t.stopped_at.as_deref().map(time).transpose()?;
+    let ended_at = stopped_at.unwrap_or(now).max(started_at);
+    let zone = t.time_zone.as_deref().unwrap_or("UTC");
+    let time_zone = cms_tariffs::time_zone(zone).ok_or(format!("time zone {zone}"))?;
+    let mut kept = Vec::with_capacity(readings.len() + 1);
+    for r in readings.iter().filter(|r| r.transaction_id == t.id) {
+        let at = time(&r.at)?;
+        if at < started_at || at > ended_at {
+            continue;
+        }
+        kept.push(cms_tariffs::Reading {
+            at,
+            energy_wh: r.energy_wh,
+            parking: r.parking.map(|p| p != 0),
+        });
+    }
+    if let (Some(at), Some(wh)) = (stopped_at, t.meter_stop) {
+        kept.push(cms_tariffs::Reading {
+            at: ended_at.max(at),
+            energy_wh: Some(wh),
+            parking: None,
+        });
+    }
+    kept.sort_by_key(|r| r.at);
+    let session = cms_tariffs::Session {
+        started_at,
+        ended_at,
+        meter_start_wh: t.meter_start,
+        readings: &kept,
+        time_zone,
+    };
+    cms_tariffs::price(&tariff, &session).map_err(|e| e.to_string())
+}
+
+fn time(text: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| format!("time {text:?}: {e}"))
+}
+
+/// Writes the final cost of a stopped, priced transaction that has none yet. A failure is
+/// logged: the API prices a stopped transaction without a written cost on read all the same.
+pub async fn write_final_cost(store: &Store, identity: &str, ocpp_transaction_id: i64) {
+    let result = async {
+        let Some(t) = store
+            .transaction_of(identity, ocpp_transaction_id)
+            .await?
+            .filter(|t| t.tariff.is_some() && t.cost.is_none() && t.stopped_at.is_some())
+        else {
+            return Ok(());
+        };
+        let readings = store.transaction_readings(&[t.id]).await?;
+        match price(&t, &readings, Utc::now()) {
+            Some(Ok(cost)) => {
+                let json = serde_json::to_string(&cost).unwrap_or_default();
+                store.set_transaction_cost(t.id, &json).await?;
+            }
+            Some(Err(e)) => {
+                tracing::warn!(%identity, ocpp_transaction_id, error = %e, "cannot price a stopped transaction");
+            }
+            None => {}
+        }
+        Ok::<(), cms_store::StoreError>(())
+    }
+    .await;
+    if let Err(e) = result {
+        tracing::warn!(%identity, ocpp_transaction_id, error = %e, "the final cost was not written");
+    }
+}

@@ -1,0 +1,5 @@
+-- Licences (docs/api.md "Licences"): `pro` gates proxy relaying, so the gateways learn of a
+-- change of it as of a change of password.
+DROP TRIGGER chargers_registry_update ON chargers;
+CREATE TRIGGER chargers_registry_update AFTER UPDATE OF identity, password_hash, security_profile, site_id, vendor_role, license_pro ON chargers
+    FOR EACH ROW EXECUTE FUNCTION chargers_registry_log();

@@ -1,0 +1,8 @@
+-- Licences (docs/api.md "Licences"): `pro` gates proxy relaying, so the gateways learn of a
+-- change of it as of a change of password.
+DROP TRIGGER chargers_registry_update;
+CREATE TRIGGER chargers_registry_update AFTER UPDATE OF identity, password_hash, security_profile, site_id, vendor_role, license_pro ON chargers
+BEGIN
+    INSERT INTO charger_registry_changes (identity) VALUES (OLD.identity);
+    INSERT INTO charger_registry_changes (identity) SELECT NEW.identity WHERE NEW.identity <> OLD.identity;
+END;

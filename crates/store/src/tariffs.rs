@@ -1,0 +1,306 @@
+//! A team's tariffs (docs/tariffs.md). The store keeps a tariff's rules as the JSON the API
+//! checked (`body`); pricing reads them with `cms-tariffs`. A site's tariff prices its chargers'
+//! transactions, each keeping the tariff it started under.
+
+use crate::{Result, Store, StoreError, now_record_time};
+
+/// A tariff as stored.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct TariffRow {
+    pub id: i64,
+    pub uuid: String,
+    pub team_id: i64,
+    pub name: String,
+    pub currency: String,
+    /// The rules: `{currency, elements, min_price, max_price}` as JSON.
+    pub body: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// What a tariff is made of when written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewTariff {
+    pub name: String,
+    pub currency: String,
+    pub body: String,
+}
+
+const COLUMNS: &str = "id, uuid, team_id, name, currency, body, created_at, updated_at";
+
+impl Store {
+    /// A page of the team's tariffs, oldest first, and how many it has.
+    pub async fn tariffs(
+        &self,
+        team_id: i64,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(Vec<TariffRow>, i64)> {
+        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tariffs WHERE team_id = $1")
+            .bind(team_id)
+            .fetch_one(&self.pool)
+            .await?;
+        let page = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM tariffs WHERE team_id = $1 ORDER BY id LIMIT $2 OFFSET $3"
+        ))
+        .bind(team_id)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok((page, total))
+    }
+
+    /// The team's tariff with this uuid.
+    pub async fn tariff(&self, team_id: i64, uuid: &str) -> Result<Option<TariffRow>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM tariffs WHERE team_id = $1 AND uuid = $2"
+        ))
+        .bind(team_id)
+        .bind(uuid)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    pub async fn create_tariff(&self, team_id: i64, new: &NewTariff) -> Result<TariffRow> {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let now = now_record_time();
+        sqlx::query(
+            "INSERT INTO tariffs (uuid, team_id, name, currency, body, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&uuid)
+        .bind(team_id)
+        .bind(&new.name)
+        .bind(&new.currency)
+        .bind(&new.body)
+        .bind(&now)
+        .bind(&now)
+        .execute(&self.pool)
+        .await?;
+        self.tariff(team_id, &uuid)
+            .await?
+            .ok_or_else(|| StoreError::NotFound("tariff".into()))
+    }
+
+    /// Replaces the team's tariff; `None` when it has no such tariff. Transactions that started
+    /// under it keep the rules they started with.
+    pub async fn replace_tariff(
+        &self,
+        team_id: i64,
+        uuid: &str,
+        new: &NewTariff,
+    ) -> Result<Option<TariffRow>> {
+        let done = sqlx::query(
+            "UPDATE tariffs SET name = $1, currency = $2, body = $3, updated_at = $4
+             WHERE team_id = $5 AND uuid = $6",
+        )
+        .bind(&new.name)
+        .bind(&new.currency)
+        .bind(&new.body)
+        .bind(now_record_time())
+        .bind(team_id)
+        .bind(uuid)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(None);
+        }
+        self.tariff(team_id, uuid).await
+    }
+
+    /// Deletes the team's tariff: `Ok(false)` when it has no such tariff, a
+    /// [`StoreError::Conflict`] naming the sites (or providers) while one of them prices with
+    /// it.
+    pub async fn delete_tariff(&self, team_id: i64, uuid: &str) -> Result<bool> {
+        let mut tx = self.begin_write().await?;
+        for (what, table) in [("site", "sites"), ("provider", "providers")] {
+            let users: Vec<String> = sqlx::query_scalar(&format!(
+                "SELECT u.uuid FROM {table} u JOIN tariffs t ON t.id = u.tariff_id
+                 WHERE t.team_id = $1 AND t.uuid = $2 ORDER BY u.id LIMIT 5"
+            ))
+            .bind(team_id)
+            .bind(uuid)
+            .fetch_all(&mut *tx)
+            .await?;
+            if !users.is_empty() {
+                return Err(StoreError::Conflict(format!(
+                    "The tariff is in use by {what}(s) {}.",
+                    users.join(", ")
+                )));
+            }
+        }
+        let done = sqlx::query("DELETE FROM tariffs WHERE team_id = $1 AND uuid = $2")
+            .bind(team_id)
+            .bind(uuid)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sites::SiteChanges;
+    use crate::test_support::{charger_id, store_test};
+    use crate::{EnergyReading, StateChange};
+
+    fn at(minute: u32) -> String {
+        format!("2026-02-10T09:{minute:02}:00.000000Z")
+    }
+
+    fn start(id: i64, connector: i64, minute: u32) -> StateChange {
+        StateChange::TransactionStarted {
+            identity: "CP-1".into(),
+            ocpp_transaction_id: id,
+            connector_id: connector,
+            id_tag: "TAG".into(),
+            id_tag_status: Some("Accepted".into()),
+            meter_start: 0,
+            reservation_id: None,
+            started_at: at(minute),
+            at: at(minute),
+        }
+    }
+
+    fn energy(connector: i64, minute: u32, wh: i64) -> StateChange {
+        StateChange::TransactionEnergy {
+            identity: "CP-1".into(),
+            connector_id: connector,
+            energy: EnergyReading { at: at(minute), wh },
+        }
+    }
+
+    fn status(connector: i64, status: &str, minute: u32) -> StateChange {
+        StateChange::Status {
+            identity: "CP-1".into(),
+            connector_id: connector,
+            status: status.into(),
+            error: "NoError".into(),
+            info: None,
+            vendor_id: None,
+            vendor_error_code: None,
+            at: at(minute),
+        }
+    }
+
+    /// The charger's site (the operators') and its owner team.
+    async fn site_of(store: &Store, charger: i64) -> (i64, i64) {
+        sqlx::query_as(
+            "SELECT s.id, s.team_id FROM sites s JOIN chargers c ON c.site_id = s.id
+             WHERE c.id = $1",
+        )
+        .bind(charger)
+        .fetch_one(&store.pool)
+        .await
+        .unwrap()
+    }
+
+    fn tariff(name: &str) -> NewTariff {
+        NewTariff {
+            name: name.into(),
+            currency: "EUR".into(),
+            body: format!(r#"{{"currency":"EUR","name":"{name}"}}"#),
+        }
+    }
+
+    store_test!(
+        a_priced_transaction_keeps_its_tariff_and_readings,
+        |store| {
+            let charger = charger_id(&store, "CP-1").await;
+            let (site, team) = site_of(&store, charger).await;
+            // Connector 1 starts before the site has a tariff: not priced, keeps nothing.
+            store.apply(&[start(1, 1, 0)]).await.unwrap();
+            let standard = store
+                .create_tariff(team, &tariff("Standard"))
+                .await
+                .unwrap();
+            let changes = SiteChanges {
+                tariff_id: Some(Some(standard.id)),
+                time_zone: Some("Europe/Amsterdam".into()),
+                ..Default::default()
+            };
+            store.update_site(site, changes).await.unwrap();
+            store.apply(&[start(2, 2, 1)]).await.unwrap();
+            // Edited after the start: the transaction keeps what it started under.
+            store
+                .replace_tariff(team, &standard.uuid, &tariff("Edited"))
+                .await
+                .unwrap();
+            store
+                .apply(&[
+                    energy(1, 5, 500),
+                    energy(2, 5, 700),
+                    // Before the start: not this transaction's.
+                    energy(2, 0, 100),
+                    status(2, "SuspendedEV", 6),
+                    status(2, "Charging", 7),
+                    energy(2, 8, 900),
+                ])
+                .await
+                .unwrap();
+            let unpriced = store.transaction_of("CP-1", 1).await.unwrap().unwrap();
+            let priced = store.transaction_of("CP-1", 2).await.unwrap().unwrap();
+            assert_eq!(unpriced.tariff, None);
+            assert_eq!(priced.tariff_uuid.as_deref(), Some(standard.uuid.as_str()));
+            assert_eq!(priced.tariff.as_deref(), Some(standard.body.as_str()));
+            assert_eq!(priced.time_zone.as_deref(), Some("Europe/Amsterdam"));
+            let readings = store
+                .transaction_readings(&[unpriced.id, priced.id])
+                .await
+                .unwrap();
+            let kept: Vec<(String, Option<i64>, Option<i64>)> = readings
+                .into_iter()
+                .map(|r| {
+                    assert_eq!(r.transaction_id, priced.id);
+                    (r.at, r.energy_wh, r.parking)
+                })
+                .collect();
+            assert_eq!(
+                kept,
+                [
+                    (at(5), Some(700), None),
+                    (at(6), None, Some(1)),
+                    (at(7), None, Some(0)),
+                    (at(8), Some(900), None),
+                ]
+            );
+
+            // The final cost is written once.
+            store
+                .set_transaction_cost(priced.id, "{\"a\":1}")
+                .await
+                .unwrap();
+            store
+                .set_transaction_cost(priced.id, "{\"b\":2}")
+                .await
+                .unwrap();
+            let priced = store.transaction_of("CP-1", 2).await.unwrap().unwrap();
+            assert_eq!(priced.cost.as_deref(), Some("{\"a\":1}"));
+        }
+    );
+
+    store_test!(a_tariff_in_use_is_not_deleted, |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        let (site, team) = site_of(&store, charger).await;
+        let used = store.create_tariff(team, &tariff("Used")).await.unwrap();
+        let spare = store.create_tariff(team, &tariff("Spare")).await.unwrap();
+        let changes = SiteChanges {
+            tariff_id: Some(Some(used.id)),
+            ..Default::default()
+        };
+        store.update_site(site, changes).await.unwrap();
+        let Err(StoreError::Conflict(message)) = store.delete_tariff(team, &used.uuid).await else {
+            panic!("a tariff in use was deleted");
+        };
+        assert!(message.contains("in use"), "{message}");
+        assert!(store.delete_tariff(team, &spare.uuid).await.unwrap());
+        assert!(!store.delete_tariff(team, &spare.uuid).await.unwrap());
+        // Another team's tariff is not this team's to delete.
+        assert!(!store.delete_tariff(team + 1000, &used.uuid).await.unwrap());
+        let (page, total) = store.tariffs(team, 25, 0).await.unwrap();
+        assert_eq!((page.len(), total), (1, 1));
+    });
+}
