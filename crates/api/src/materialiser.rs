@@ -35,7 +35,7 @@ pub struct Materialiser {
     pub cache: Arc<LatestValueCache>,
     pub topics: Topics,
     /// When an energy reading was last kept for pricing, per charger and connector.
-    kept_energy: HashMap<String, HashMap<i64, DateTime<Utc>>>,
+    kept_energy: HashMap<String, HashMap<i64, KeptEnergy>>,
 }
 
 /// Energy readings kept for pricing are at least this far apart (per connector): the cost is
@@ -237,7 +237,9 @@ impl Materialiser {
 
     /// Which MeterValues records give an energy reading to keep for pricing: one per connector
     /// at least [`KEPT_ENERGY_SPACING`] after the last kept, told from the gateway's headers
-    /// before anything is parsed. A record without them is always read.
+    /// before anything is parsed. A record without them is always read. The headers' times are
+    /// fixed-width RFC 3339, so text order is time order: only a record that is kept has its
+    /// time parsed.
     fn energy_wanted(&mut self, batch: &[Message]) -> Vec<bool> {
         let mut wanted = vec![false; batch.len()];
         for (i, message) in batch.iter().enumerate() {
@@ -247,33 +249,41 @@ impl Materialiser {
             {
                 continue;
             }
-            let connector = record
-                .header_str("connector_id")
-                .and_then(|c| c.parse().ok());
-            let at = record
-                .header_str("measured_at")
-                .and_then(|t| DateTime::parse_from_rfc3339(t).ok());
-            let (Some(connector), Some(at), Ok(identity)) =
-                (connector, at, std::str::from_utf8(&record.key))
-            else {
+            let connector = record.header_str("connector_id").and_then(|c| c.parse().ok());
+            let (Some(connector), Some(at), Ok(identity)) = (
+                connector,
+                record.header_str("measured_at"),
+                std::str::from_utf8(&record.key),
+            ) else {
                 wanted[i] = true;
                 continue;
             };
-            let at = at.with_timezone(&Utc);
             let kept = match self.kept_energy.get_mut(identity) {
                 Some(connectors) => connectors,
                 None => self.kept_energy.entry(identity.to_string()).or_default(),
             };
             match kept.get(&connector) {
-                Some(last) if at >= *last && at - *last < KEPT_ENERGY_SPACING => {}
+                Some(last) if at >= last.next.as_str() => {}
                 // A reading older than the last kept (sent late, after a newer one): kept, as
                 // it may be the only one of its minute.
-                Some(last) if at < *last => wanted[i] = true,
-                _ => {
-                    kept.insert(connector, at);
+                Some(last) if at < last.at.as_str() => {
                     wanted[i] = true;
+                    continue;
                 }
+                Some(_) => continue,
+                None => {}
             }
+            let Ok(parsed) = DateTime::parse_from_rfc3339(at) else {
+                wanted[i] = true;
+                continue;
+            };
+            let next = parsed.with_timezone(&Utc) + KEPT_ENERGY_SPACING;
+            let last = KeptEnergy {
+                at: at.to_string(),
+                next: format_record_time(next),
+            };
+            kept.insert(connector, last);
+            wanted[i] = true;
         }
         wanted
     }
@@ -511,6 +521,13 @@ fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
 
 #[cfg(test)]
 mod tests;
+
+/// The last energy reading kept for a connector, and from when the next is wanted (record time
+/// form).
+struct KeptEnergy {
+    at: String,
+    next: String,
+}
 
 /// What a MeterValues record is read for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

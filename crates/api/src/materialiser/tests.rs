@@ -204,10 +204,11 @@ fn energy_record(topics: &Topics, connector: u32, at: &str, wh: i64) -> Message 
         "connector_id",
         Bytes::from(connector.to_string()),
     ));
-    record.headers.push(Header::new(
-        "measured_at",
-        Bytes::copy_from_slice(at.as_bytes()),
-    ));
+    // The gateway's record time form: fixed width, microseconds.
+    let measured_at = at.replace('Z', ".000000Z");
+    record
+        .headers
+        .push(Header::new("measured_at", Bytes::from(measured_at)));
     Message {
         record,
         partition: 0,
