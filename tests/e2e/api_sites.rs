@@ -24,6 +24,7 @@ fn assert_site_shape(site: &Value) {
             "name",
             "permissions",
             "postal_code",
+            "show_prices",
             "smart_charging",
             "street",
             "tariff_uuid",

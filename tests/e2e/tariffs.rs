@@ -274,3 +274,112 @@ async fn a_transaction_costs_what_its_tariff_says() {
     assert_eq!(unpriced["cost"], Value::Null);
     charger.finish().await;
 }
+
+/// The pricing whitepaper's message `message_id` the charge point received; its `data` parsed.
+async fn cost_message(charger: &mut CommandedCharger, message_id: &str) -> Value {
+    let line = charger
+        .wait_for(&format!("DataTransfer {message_id}"), |l| {
+            l["received"] == "DataTransfer"
+                && l["payload"]["vendorId"] == "org.openchargealliance.costmsg"
+                && l["payload"]["messageId"] == message_id
+        })
+        .await;
+    let data = line["payload"]["data"].as_str().expect("data as a string");
+    serde_json::from_str(data).expect("data holds JSON")
+}
+
+fn cost_messages(charger: &mut CommandedCharger) -> usize {
+    let all = charger.received_of("DataTransfer");
+    all.iter()
+        .filter(|l| l["payload"]["vendorId"] == "org.openchargealliance.costmsg")
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prices_and_costs_are_shown_on_chargers_that_display_them() {
+    let cms = Cms::up().await;
+    let api = Api::new(&cms, &cms.operator_token().await);
+    let team = uuid_of(&team_of_type(&api, "operators").await);
+    let created = api
+        .expect(
+            201,
+            "POST",
+            &tariffs_path(&team),
+            Some(&energy_time_flat("0.30")),
+        )
+        .await;
+    let tariff = uuid_of(&created["data"]);
+    let displays = r#"{"CustomDisplayCostAndPrice": {"value": "true", "readonly": true}}"#;
+    let mut chargers = Vec::new();
+    for (identity, pro) in [("CP-NOPRO", false), ("CP-SHOW", true)] {
+        let uuid = cms.add_charger(identity).await;
+        cms.license(identity, false, pro).await;
+        let url = cms.ocpp_url(identity);
+        let charger = CommandedCharger::connect_with(&url, identity, &["--config", displays]).await;
+        // cms reads each charger's configuration after its boot.
+        let settings = format!("/api/v3/chargers/{uuid}/settings");
+        eventually("the configuration read", async || {
+            let shown = api.get_ok(&settings).await;
+            let keys = shown["data"].as_array().cloned().unwrap_or_default();
+            match keys.iter().any(|k| k["key"] == "CustomDisplayCostAndPrice") {
+                true => Ok(()),
+                false => Err(shown.to_string()),
+            }
+        })
+        .await;
+        chargers.push(charger);
+    }
+    let site = operators_site(&api).await;
+    let shown = json!({"tariff_uuid": tariff, "show_prices": true});
+    let site_body = api
+        .expect(200, "PUT", &format!("/api/v3/sites/{site}"), Some(&shown))
+        .await;
+    assert_eq!(site_body["data"]["show_prices"], true);
+    let (mut unlicensed, mut charger) = (chargers.remove(0), chargers.remove(0));
+
+    // Without `pro`: priced, but nothing is shown on it.
+    let id = start(&mut unlicensed, 1, 0, "2026-11-20T10:00:00Z").await;
+    unlicensed
+        .send(&format!("stop {id} - 10000 2026-11-20T11:00:00Z"))
+        .await;
+
+    let id = start(&mut charger, 1, 0, "2026-11-20T10:00:00Z").await;
+    let price = cost_message(&mut charger, "SetUserPrice").await;
+    assert_eq!(
+        price,
+        json!({"idToken": "TAG-PRICE", "priceText": "0.36 EUR/kWh, 2.40 EUR/h, 0.60 EUR per session"})
+    );
+    charger
+        .send(&format!("meter 1 {id} 2500 2026-11-20T10:15:00Z"))
+        .await;
+    let running = cost_message(&mut charger, "RunningCost").await;
+    assert_eq!(running["transactionId"], id);
+    assert_eq!(running["meterValue"], 2500);
+    assert_eq!(running["state"], "Charging");
+    let prices = &running["chargingPrice"];
+    let price = |key: &str| prices[key].as_f64();
+    assert_eq!(
+        (price("kWhPrice"), price("hourPrice"), price("flatFee")),
+        (Some(0.36), Some(2.4), Some(0.6)),
+        "{prices}"
+    );
+    assert!(
+        running["cost"].as_f64().is_some_and(|c| c > 0.0),
+        "{running}"
+    );
+    charger
+        .send(&format!("stop {id} - 10000 2026-11-20T11:00:00Z"))
+        .await;
+    // 5.50 excl. VAT, 6.60 with 20%: as the API shows it.
+    let last = cost_message(&mut charger, "FinalCost").await;
+    assert_eq!(last["transactionId"], id);
+    assert_eq!(last["cost"].as_f64(), Some(6.6), "{last}");
+    assert_eq!(last["priceText"], "6.60 EUR incl. VAT (5.50 EUR excl. VAT)");
+    assert_eq!(
+        cost_messages(&mut unlicensed),
+        0,
+        "a charger without the pro licence is sent no prices"
+    );
+    charger.finish().await;
+    unlicensed.finish().await;
+}

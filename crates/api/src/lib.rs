@@ -8,6 +8,7 @@ mod http;
 mod local_lists;
 mod materialiser;
 mod normalise;
+mod price_display;
 mod pricing;
 mod registry;
 pub mod serve;
@@ -106,15 +107,16 @@ impl Api {
             };
             cache.offer(&stored.identity, stored.connector_id as u32, reading);
         }
-        let materialiser =
-            materialiser::Materialiser::new(store.clone(), cache.clone(), config.topics);
-        let materialiser = tokio::spawn(materialiser.run(subscriber));
         let dispatch = Arc::new(Dispatch::new(
             store.clone(),
             bus.clone(),
             config.topics,
             config.action_times,
         ));
+        let materialiser =
+            materialiser::Materialiser::new(store.clone(), cache.clone(), config.topics)
+                .showing_prices(price_display::start(dispatch.clone()));
+        let materialiser = tokio::spawn(materialiser.run(subscriber));
         let reports = bus.follow(&[config.topics.command_results]).await?;
         let stop_actions = CancellationToken::new();
         let action_tasks = [

@@ -6,6 +6,7 @@
 
 use crate::cache::{LatestReading, LatestValueCache};
 use crate::normalise::{energy_register_wh, rest_meter_values};
+use crate::price_display::PriceEvent;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::{Message, Subscriber, Topics};
@@ -18,6 +19,7 @@ use std::collections::hash_map::Entry;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 
 /// Records taken from the bus per store transaction. Large, so that a backlog (a fleet sending
 /// faster than the store takes rows) shrinks to one reading per connector per batch.
@@ -36,6 +38,8 @@ pub struct Materialiser {
     pub topics: Topics,
     /// When an energy reading was last kept for pricing, per charger and connector.
     kept_energy: HashMap<String, HashMap<i64, KeptEnergy>>,
+    /// Where transactions' starts, readings and stops go to be shown on chargers.
+    price_display: Option<mpsc::Sender<PriceEvent>>,
 }
 
 /// Energy readings kept for pricing are at least this far apart (per connector): the cost is
@@ -50,7 +54,14 @@ impl Materialiser {
             cache,
             topics,
             kept_energy: HashMap::new(),
+            price_display: None,
         }
+    }
+
+    /// Hands transactions' events to the prices' display (`crate::price_display`).
+    pub fn showing_prices(mut self, sender: mpsc::Sender<PriceEvent>) -> Self {
+        self.price_display = Some(sender);
+        self
     }
 }
 
@@ -76,6 +87,7 @@ impl Materialiser {
             let (changes, sources) = self.changes_of(&batch);
             self.store_until_done(&changes, &sources, &batch).await;
             self.price_stopped(&changes).await;
+            self.show_prices(&changes);
             for last in last_of_each_partition(&batch) {
                 if let Err(e) = subscriber.commit(last) {
                     tracing::warn!(error = %e, "commit failed; records may be replayed");
@@ -122,6 +134,49 @@ impl Materialiser {
                     pending.push(range);
                 }
             }
+        }
+    }
+
+    /// Hands the batch's transaction starts, kept readings and stops to the prices' display.
+    fn show_prices(&self, changes: &[StateChange]) {
+        let Some(sender) = &self.price_display else {
+            return;
+        };
+        for change in changes {
+            let event = match change {
+                StateChange::TransactionStarted {
+                    identity,
+                    ocpp_transaction_id,
+                    ..
+                } => PriceEvent::Started {
+                    identity: identity.clone(),
+                    ocpp_transaction_id: *ocpp_transaction_id,
+                },
+                StateChange::TransactionStopped {
+                    identity,
+                    ocpp_transaction_id,
+                    ..
+                } => PriceEvent::Stopped {
+                    identity: identity.clone(),
+                    ocpp_transaction_id: *ocpp_transaction_id,
+                },
+                StateChange::MeterValue {
+                    identity,
+                    connector_id,
+                    energy: Some(_),
+                    ..
+                }
+                | StateChange::TransactionEnergy {
+                    identity,
+                    connector_id,
+                    ..
+                } => PriceEvent::Reading {
+                    identity: identity.clone(),
+                    connector_id: *connector_id,
+                },
+                _ => continue,
+            };
+            crate::price_display::offer(sender, event);
         }
     }
 
@@ -249,7 +304,9 @@ impl Materialiser {
             {
                 continue;
             }
-            let connector = record.header_str("connector_id").and_then(|c| c.parse().ok());
+            let connector = record
+                .header_str("connector_id")
+                .and_then(|c| c.parse().ok());
             let (Some(connector), Some(at), Ok(identity)) = (
                 connector,
                 record.header_str("measured_at"),

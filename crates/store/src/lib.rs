@@ -17,6 +17,7 @@ pub mod id_tags;
 pub mod local_lists;
 pub mod meters;
 pub mod oauth;
+pub mod price_display;
 pub mod providers;
 pub mod proxy;
 mod redact;

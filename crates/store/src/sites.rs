@@ -44,6 +44,8 @@ pub struct Site {
     pub tariff_uuid: Option<String>,
     /// An IANA time zone name: the tariff's time-of-day restrictions follow it.
     pub time_zone: String,
+    /// Whether prices and costs are shown on the site's chargers (those that can).
+    pub show_prices: bool,
     /// The site's chargers this user sees (a guest limited to some assets sees fewer).
     pub chargers_count: i64,
     pub created_at: String,
@@ -70,6 +72,7 @@ impl<'r> sqlx::FromRow<'r, AnyRow> for Site {
             local_authorization_list: flag(row, "local_authorization_list")?,
             tariff_uuid: row.try_get("tariff_uuid")?,
             time_zone: row.try_get("time_zone")?,
+            show_prices: flag(row, "show_prices")?,
             chargers_count: row.try_get("chargers_count")?,
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
@@ -87,7 +90,8 @@ fn site_query(filter: &str) -> String {
         "SELECT s.id, s.uuid, s.team_id, s.name, s.address, s.street, s.postal_code,
             s.house_number, s.house_number_addition, s.city, s.country, s.smart_charging,
             s.authorization_mode, s.local_authorization_list, s.created_at, s.updated_at, g.full_access, g.sensitive,
-            s.time_zone, (SELECT t.uuid FROM tariffs t WHERE t.id = s.tariff_id) AS tariff_uuid,
+            s.time_zone, s.show_prices,
+            (SELECT t.uuid FROM tariffs t WHERE t.id = s.tariff_id) AS tariff_uuid,
             (SELECT COUNT(*) FROM chargers c JOIN ({CHARGER_GRANTS}) cg ON cg.charger_id = c.id
              WHERE c.site_id = s.id) AS chargers_count
          FROM sites s JOIN ({SITE_GRANTS}) g ON g.site_id = s.id {filter}"
@@ -159,6 +163,7 @@ pub struct SiteChanges {
     pub tariff_id: Option<Option<i64>>,
     /// An IANA time zone name.
     pub time_zone: Option<String>,
+    pub show_prices: Option<bool>,
 }
 
 impl SiteChanges {
@@ -342,6 +347,14 @@ impl Store {
             sqlx::query("UPDATE sites SET tariff_id = $2, updated_at = $3 WHERE id = $1")
                 .bind(site_id)
                 .bind(tariff_id)
+                .bind(now_record_time())
+                .execute(&mut *tx)
+                .await?;
+        }
+        if let Some(show) = changes.show_prices {
+            sqlx::query("UPDATE sites SET show_prices = $2, updated_at = $3 WHERE id = $1")
+                .bind(site_id)
+                .bind(i64::from(show))
                 .bind(now_record_time())
                 .execute(&mut *tx)
                 .await?;

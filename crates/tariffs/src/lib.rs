@@ -44,6 +44,7 @@
 mod boundaries;
 mod cost;
 mod currency;
+mod display;
 mod energy;
 mod model;
 mod ocpi;
@@ -54,6 +55,7 @@ mod session;
 
 pub use cost::{Cost, CostComponent};
 pub use currency::{CURRENCIES, is_currency};
+pub use display::{DisplayPrice, display_price, price_text};
 pub use model::{
     ComponentKind, DayOfWeek, PriceComponent, PriceLimit, Restrictions, Tariff, TariffElement,
 };

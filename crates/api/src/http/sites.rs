@@ -63,6 +63,10 @@ pub struct SiteBody {
     /// An IANA time zone name: the tariff's time-of-day restrictions follow it.
     #[schema(example = "Europe/Amsterdam")]
     pub time_zone: String,
+    /// Whether the driver's price and the running and final cost are shown on the site's
+    /// chargers: those holding the `pro` licence whose configuration says they display them
+    /// (docs/tariffs.md).
+    pub show_prices: bool,
     pub capabilities: CapabilitiesBody,
     pub created_at: String,
     pub updated_at: String,
@@ -120,6 +124,7 @@ impl From<Site> for SiteBody {
             local_authorization_list: s.local_authorization_list,
             tariff_uuid: s.tariff_uuid,
             time_zone: s.time_zone,
+            show_prices: s.show_prices,
             created_at: s.created_at,
             updated_at: s.updated_at,
             permissions: s.permissions.into(),
@@ -154,6 +159,8 @@ pub struct SiteUpdateRequest {
     /// An IANA time zone name (default `UTC`).
     #[schema(max_length = 64, example = "Europe/Amsterdam")]
     time_zone: Option<String>,
+    /// Show prices and costs on the site's chargers (default false).
+    show_prices: Option<bool>,
 }
 
 /// A new site: the update's fields, all but `house_number_addition` required, and its team.
@@ -286,6 +293,7 @@ pub(crate) fn read_site(input: &mut Input, creating: bool) -> SiteChanges {
         // Read by `read_site_pricing`, which asks the store.
         tariff_id: None,
         time_zone: None,
+        show_prices: None,
     }
 }
 
@@ -317,6 +325,7 @@ async fn read_site_pricing(
         }
         _ => None,
     };
+    changes.show_prices = input.boolean("show_prices", Rules::optional()).flatten();
     Ok(())
 }
 

@@ -1,0 +1,213 @@
+//! Prices on the charger (docs/tariffs.md "Prices on the charger"): the Open Charge Alliance's
+//! pricing whitepaper for OCPP 1.6, whose DataTransfer messages (vendor
+//! `org.openchargealliance.costmsg`) tell a charger what the driver pays (`SetUserPrice`, once the
+//! transaction starts), what the session has cost so far (`RunningCost`) and in the end
+//! (`FinalCost`). They go through the actions' path like any call, so each is in the charger's
+//! audit log. The materialiser, which sees every transaction once across the API replicas,
+//! hands the events over; a worker looks up whether the prices are shown and sends.
+
+use crate::actions::{Dispatch, Target};
+use chrono::Utc;
+use cms_bus::RequestedBy;
+use cms_store::price_display::PriceDisplay;
+use cms_tariffs::{Tariff, display_price, price_text};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// The whitepaper's vendor id.
+pub const VENDOR_ID: &str = "org.openchargealliance.costmsg";
+/// A running transaction's cost is sent at most this often (on a kept meter reading).
+const RUNNING_COST_EVERY: Duration = Duration::from_secs(300);
+/// Events waiting for the worker; past it they are dropped and counted, never awaited.
+const QUEUE: usize = 4096;
+
+/// What the materialiser saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PriceEvent {
+    Started {
+        identity: String,
+        ocpp_transaction_id: i64,
+    },
+    /// An energy reading kept for a connector's priced transaction.
+    Reading { identity: String, connector_id: i64 },
+    /// After its final cost was written.
+    Stopped {
+        identity: String,
+        ocpp_transaction_id: i64,
+    },
+}
+
+/// Starts the worker; the sender is the materialiser's.
+pub fn start(dispatch: Arc<Dispatch>) -> mpsc::Sender<PriceEvent> {
+    let (sender, mut events) = mpsc::channel(QUEUE);
+    tokio::spawn(async move {
+        let mut running_sent: HashMap<i64, Instant> = HashMap::new();
+        while let Some(event) = events.recv().await {
+            if let Err(e) = handle(&dispatch, &mut running_sent, &event).await {
+                tracing::warn!(?event, error = %e, "a price was not sent to the charger");
+            }
+        }
+    });
+    sender
+}
+
+/// Hands an event over without waiting: a full queue drops it (counted).
+pub fn offer(sender: &mpsc::Sender<PriceEvent>, event: PriceEvent) {
+    if sender.try_send(event).is_err() {
+        metrics::counter!("cms_price_display_dropped_total").increment(1);
+    }
+}
+
+async fn handle(
+    dispatch: &Dispatch,
+    running_sent: &mut HashMap<i64, Instant>,
+    event: &PriceEvent,
+) -> Result<(), String> {
+    let store = &dispatch.store;
+    let shown = match event {
+        PriceEvent::Started {
+            identity,
+            ocpp_transaction_id,
+        }
+        | PriceEvent::Stopped {
+            identity,
+            ocpp_transaction_id,
+        } => store.price_display(identity, *ocpp_transaction_id).await,
+        PriceEvent::Reading {
+            identity,
+            connector_id,
+        } => store.open_price_display(identity, *connector_id).await,
+    };
+    let Some(shown) = shown.map_err(|e| e.to_string())? else {
+        return Ok(());
+    };
+    let t = &shown.transaction;
+    let tariff: Tariff = serde_json::from_str(t.tariff.as_deref().unwrap_or_default())
+        .map_err(|e| format!("the kept tariff: {e}"))?;
+    let (message, data) = match event {
+        PriceEvent::Started { .. } => {
+            let data = json!({"idToken": t.id_tag, "priceText": price_text(&tariff)});
+            ("SetUserPrice", data)
+        }
+        PriceEvent::Reading { .. } => {
+            let due = running_sent
+                .get(&t.id)
+                .is_none_or(|sent| sent.elapsed() >= RUNNING_COST_EVERY);
+            if !due {
+                return Ok(());
+            }
+            running_sent.insert(t.id, Instant::now());
+            (
+                "RunningCost",
+                running_cost(dispatch, &shown, &tariff).await?,
+            )
+        }
+        PriceEvent::Stopped { .. } => {
+            running_sent.remove(&t.id);
+            ("FinalCost", final_cost(dispatch, &shown).await?)
+        }
+    };
+    send(dispatch, &shown, message, &data).await
+}
+
+/// `RunningCost`: the cost so far and the energy register, with the prices in force.
+async fn running_cost(
+    dispatch: &Dispatch,
+    shown: &PriceDisplay,
+    tariff: &Tariff,
+) -> Result<Value, String> {
+    let t = &shown.transaction;
+    let readings = dispatch
+        .store
+        .transaction_readings(&[t.id])
+        .await
+        .map_err(|e| e.to_string())?;
+    let cost = crate::pricing::price(t, &readings, Utc::now())
+        .ok_or("not priced")?
+        .map_err(|e| e.to_string())?;
+    let meter_value = readings
+        .iter()
+        .rev()
+        .find_map(|r| r.energy_wh)
+        .unwrap_or(t.meter_start);
+    let prices = display_price(tariff);
+    let mut charging_price = serde_json::Map::new();
+    for (key, amount) in [
+        ("kWhPrice", prices.kwh),
+        ("hourPrice", prices.hour),
+        ("flatFee", prices.flat),
+    ] {
+        if let Some(amount) = amount {
+            charging_price.insert(key.into(), number(&amount.to_string())?);
+        }
+    }
+    Ok(json!({
+        "transactionId": t.ocpp_transaction_id,
+        "timestamp": Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "meterValue": meter_value,
+        "cost": number(&cost.incl_vat)?,
+        "state": "Charging",
+        "chargingPrice": charging_price,
+    }))
+}
+
+/// `FinalCost`: what the session cost, VAT included, as written when it stopped.
+async fn final_cost(dispatch: &Dispatch, shown: &PriceDisplay) -> Result<Value, String> {
+    let t = &shown.transaction;
+    let readings = dispatch
+        .store
+        .transaction_readings(&[t.id])
+        .await
+        .map_err(|e| e.to_string())?;
+    let cost = crate::pricing::cost_of(t, &readings, Utc::now());
+    let (Some(incl), Some(excl), Some(currency)) = (
+        cost["incl_vat"].as_str(),
+        cost["excl_vat"].as_str(),
+        cost["currency"].as_str(),
+    ) else {
+        return Err("no cost".into());
+    };
+    Ok(json!({
+        "transactionId": t.ocpp_transaction_id,
+        "cost": number(incl)?,
+        "priceText": format!("{incl} {currency} incl. VAT ({excl} {currency} excl. VAT)"),
+        "qrCodeText": "",
+    }))
+}
+
+/// A decimal string as a JSON number, written as is.
+fn number(decimal: &str) -> Result<Value, String> {
+    serde_json::from_str::<serde_json::Number>(decimal)
+        .map(Value::Number)
+        .map_err(|e| format!("{decimal:?}: {e}"))
+}
+
+/// Sends the message to the charger's session, when it is online; its end is not awaited (it
+/// is in the audit log).
+async fn send(
+    dispatch: &Dispatch,
+    shown: &PriceDisplay,
+    message: &str,
+    data: &Value,
+) -> Result<(), String> {
+    let Some(session) = shown.session.as_deref() else {
+        return Ok(());
+    };
+    let request = json!({"vendorId": VENDOR_ID, "messageId": message, "data": data.to_string()});
+    let target = Target {
+        charger_id: shown.charger_id,
+        identity: &shown.identity,
+        session,
+    };
+    dispatch
+        .take(&target, "DataTransfer", request, RequestedBy::system())
+        .await
+        .map(|_| {
+            metrics::counter!("cms_price_display_sent_total", "message" => message.to_string())
+                .increment(1)
+        })
+        .map_err(|e| e.to_string())
+}
