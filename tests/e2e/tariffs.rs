@@ -337,6 +337,29 @@ async fn prices_and_costs_are_shown_on_chargers_that_display_them() {
     assert_eq!(site_body["data"]["show_prices"], true);
     let (mut unlicensed, mut charger) = (chargers.remove(0), chargers.remove(0));
 
+    // After its next boot's configuration read, the charger gets its default price and the
+    // site's offset from UTC.
+    charger.disconnect().await;
+    charger.connect_to(&cms.ocpp_url("CP-SHOW")).await;
+    let changed = |key: &'static str| {
+        move |l: &Value| l["received"] == "ChangeConfiguration" && l["payload"]["key"] == key
+    };
+    let default = charger
+        .wait_for("DefaultPrice", changed("DefaultPrice"))
+        .await;
+    let value = default["payload"]["value"].as_str().expect("a value");
+    let default: Value = serde_json::from_str(value).expect("JSON");
+    assert_eq!(
+        default["priceText"],
+        "0.36 EUR/kWh, 2.40 EUR/h, 0.60 EUR per session"
+    );
+    assert_eq!(default["chargingPrice"]["kWhPrice"].as_f64(), Some(0.36));
+    let offset = charger.wait_for("TimeOffset", changed("TimeOffset")).await;
+    assert_eq!(
+        offset["payload"]["value"], "+00:00",
+        "the site's time zone is UTC"
+    );
+
     // Without `pro`: priced, but nothing is shown on it.
     let id = start(&mut unlicensed, 1, 0, "2026-11-20T10:00:00Z").await;
     unlicensed
@@ -380,6 +403,7 @@ async fn prices_and_costs_are_shown_on_chargers_that_display_them() {
         0,
         "a charger without the pro licence is sent no prices"
     );
+    assert!(unlicensed.received_of("ChangeConfiguration").is_empty());
     charger.finish().await;
     unlicensed.finish().await;
 }

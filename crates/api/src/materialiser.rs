@@ -174,6 +174,11 @@ impl Materialiser {
                     identity: identity.clone(),
                     connector_id: *connector_id,
                 },
+                StateChange::ActionReported(report) if displays_costs(report) => {
+                    PriceEvent::Configured {
+                        identity: report.identity.clone(),
+                    }
+                }
                 _ => continue,
             };
             crate::price_display::offer(sender, event);
@@ -584,6 +589,20 @@ mod tests;
 struct KeptEnergy {
     at: String,
     next: String,
+}
+
+/// Whether the report is of a whole configuration read that says the charger displays costs
+/// (the pricing whitepaper's `CustomDisplayCostAndPrice`).
+fn displays_costs(report: &cms_store::actions::ActionReported) -> bool {
+    match &report.settings {
+        Some(cms_store::actions::SettingsUpdate::Replace(settings)) => settings.iter().any(|s| {
+            s.key == "CustomDisplayCostAndPrice"
+                && s.value
+                    .as_deref()
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        }),
+        _ => false,
+    }
 }
 
 /// What a MeterValues record is read for.

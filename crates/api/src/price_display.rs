@@ -38,6 +38,8 @@ pub enum PriceEvent {
         identity: String,
         ocpp_transaction_id: i64,
     },
+    /// Its whole configuration was read (after a boot) and says it displays costs.
+    Configured { identity: String },
 }
 
 /// Starts the worker; the sender is the materialiser's.
@@ -67,6 +69,9 @@ async fn handle(
     event: &PriceEvent,
 ) -> Result<(), String> {
     let store = &dispatch.store;
+    if let PriceEvent::Configured { identity } = event {
+        return configure(dispatch, identity).await;
+    }
     let shown = match event {
         PriceEvent::Started {
             identity,
@@ -80,6 +85,7 @@ async fn handle(
             identity,
             connector_id,
         } => store.open_price_display(identity, *connector_id).await,
+        PriceEvent::Configured { .. } => return Ok(()),
     };
     let Some(shown) = shown.map_err(|e| e.to_string())? else {
         return Ok(());
@@ -109,8 +115,70 @@ async fn handle(
             running_sent.remove(&t.id);
             ("FinalCost", final_cost(dispatch, &shown).await?)
         }
+        PriceEvent::Configured { .. } => return Ok(()),
     };
     send(dispatch, &shown, message, &data).await
+}
+
+/// After a boot: the whitepaper's `DefaultPrice` (what the charger shows before a driver is
+/// known, and while offline) and `TimeOffset` (the site's offset from UTC now, for the times it
+/// shows), each a ChangeConfiguration through the actions' path.
+async fn configure(dispatch: &Dispatch, identity: &str) -> Result<(), String> {
+    let display = dispatch.store.charger_price_display(identity).await;
+    let Some(display) = display.map_err(|e| e.to_string())? else {
+        return Ok(());
+    };
+    let Some(session) = display.session.as_deref() else {
+        return Ok(());
+    };
+    let tariff: Tariff =
+        serde_json::from_str(&display.tariff).map_err(|e| format!("the site's tariff: {e}"))?;
+    let text = price_text(&tariff);
+    let default_price = json!({
+        "priceText": text,
+        "priceTextOffline": text,
+        "chargingPrice": charging_price(&tariff)?,
+    });
+    let zone = cms_tariffs::time_zone(&display.time_zone).ok_or("the site's time zone")?;
+    let offset = Utc::now().with_timezone(&zone).format("%:z").to_string();
+    let target = Target {
+        charger_id: display.charger_id,
+        identity,
+        session,
+    };
+    for (key, value) in [
+        ("DefaultPrice", default_price.to_string()),
+        ("TimeOffset", offset),
+    ] {
+        let request = json!({"key": key, "value": value});
+        dispatch
+            .take(
+                &target,
+                "ChangeConfiguration",
+                request,
+                RequestedBy::system(),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    metrics::counter!("cms_price_display_sent_total", "message" => "DefaultPrice").increment(1);
+    Ok(())
+}
+
+/// The whitepaper's `chargingPrice`: per kWh, per hour and per session, VAT included.
+fn charging_price(tariff: &Tariff) -> Result<Value, String> {
+    let prices = display_price(tariff);
+    let mut charging_price = serde_json::Map::new();
+    for (key, amount) in [
+        ("kWhPrice", prices.kwh),
+        ("hourPrice", prices.hour),
+        ("flatFee", prices.flat),
+    ] {
+        if let Some(amount) = amount {
+            charging_price.insert(key.into(), number(&amount.to_string())?);
+        }
+    }
+    Ok(Value::Object(charging_price))
 }
 
 /// `RunningCost`: the cost so far and the energy register, with the prices in force.
@@ -133,17 +201,7 @@ async fn running_cost(
         .rev()
         .find_map(|r| r.energy_wh)
         .unwrap_or(t.meter_start);
-    let prices = display_price(tariff);
-    let mut charging_price = serde_json::Map::new();
-    for (key, amount) in [
-        ("kWhPrice", prices.kwh),
-        ("hourPrice", prices.hour),
-        ("flatFee", prices.flat),
-    ] {
-        if let Some(amount) = amount {
-            charging_price.insert(key.into(), number(&amount.to_string())?);
-        }
-    }
+    let charging_price = charging_price(tariff)?;
     Ok(json!({
         "transactionId": t.ocpp_transaction_id,
         "timestamp": Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),

@@ -71,4 +71,36 @@ impl Store {
             None => Ok(None),
         }
     }
+
+    /// The charger, if it shows prices (the conditions above but a transaction), with its
+    /// site's tariff and time zone: what its default price is made of.
+    pub async fn charger_price_display(&self, identity: &str) -> Result<Option<ChargerDisplay>> {
+        let found: Option<(i64, Option<String>, String, String, String)> = sqlx::query_as(
+            "SELECT c.id, c.session, c.connection_status, t.body, s.time_zone FROM chargers c
+             JOIN sites s ON s.id = c.site_id JOIN tariffs t ON t.id = s.tariff_id
+             WHERE c.identity = $1 AND s.show_prices = 1 AND c.license_pro = 1
+               AND EXISTS (SELECT 1 FROM charger_settings cs WHERE cs.charger_id = c.id
+                 AND cs.key = 'CustomDisplayCostAndPrice' AND LOWER(cs.value) = 'true')",
+        )
+        .bind(identity)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(found.map(
+            |(charger_id, session, status, tariff, time_zone)| ChargerDisplay {
+                charger_id,
+                session: session.filter(|_| status == "online"),
+                tariff,
+                time_zone,
+            },
+        ))
+    }
+}
+
+/// A charger that shows prices, with its site's tariff (JSON) and time zone.
+#[derive(Debug, Clone)]
+pub struct ChargerDisplay {
+    pub charger_id: i64,
+    pub session: Option<String>,
+    pub tariff: String,
+    pub time_zone: String,
 }
