@@ -168,3 +168,40 @@ async fn unknown_chargers_and_connectors_are_not_found() {
         unknown_charger.body
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pollers_are_answered_not_modified_until_the_value_changes() {
+    let cms = Cms::up().await;
+    let (api, uuid, mut charger) = sole_charger(&cms, "CP-MV-ETAG").await;
+    let first = meter_values(1, "2026-05-01T10:00:00Z", json!([{"value": "1000"}]));
+    charger.call_result("MeterValues", first).await;
+    let path = format!("/api/v3/chargers/{uuid}/connectors/1/latest-metervalue");
+    api.wait_for_latest_meter_value(&uuid, 1, r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-05-01T10:00:00Z","sampledValue":[{"value":"1000","context":"Sample.Periodic","format":"Raw","measurand":"Energy.Active.Import.Register","location":"Outlet","unit":"Wh"}]}]}"#)
+        .await;
+
+    let (status, etag, body) = api.get_if_none_match(&path, None).await;
+    assert_eq!(status, 200);
+    let etag = etag.expect("an ETag");
+    assert!(body.contains("1000"));
+    let (status, again, body) = api.get_if_none_match(&path, Some(&etag)).await;
+    assert_eq!((status, body.as_str()), (304, ""), "unchanged: no body");
+    assert_eq!(again.as_deref(), Some(etag.as_str()));
+
+    // A new reading: a new tag, and the poller gets it.
+    let second = meter_values(1, "2026-05-01T10:01:00Z", json!([{"value": "1200"}]));
+    charger.call_result("MeterValues", second).await;
+    crate::support::eventually("the new reading", async || {
+        match api.get_if_none_match(&path, Some(&etag)).await {
+            (200, Some(new), body) if new != etag && body.contains("1200") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+
+    // The charger itself, likewise.
+    let charger_path = format!("/api/v3/chargers/{uuid}");
+    let (status, tag, _) = api.get_if_none_match(&charger_path, None).await;
+    assert_eq!(status, 200);
+    let (status, _, body) = api.get_if_none_match(&charger_path, tag.as_deref()).await;
+    assert_eq!((status, body.as_str()), (304, ""));
+}

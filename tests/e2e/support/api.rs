@@ -65,6 +65,33 @@ impl Api {
     }
 
     /// Any method with the given `Authorization` header value, or none.
+    /// GET with `If-None-Match: etag` (when given); the status, the `ETag` answered, the body.
+    pub async fn get_if_none_match(
+        &self,
+        path: &str,
+        etag: Option<&str>,
+    ) -> (u16, Option<String>, String) {
+        let mut request = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("Authorization", format!("Bearer {}", self.token));
+        if let Some(etag) = etag {
+            request = request.header("If-None-Match", etag);
+        }
+        let response = request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("GET {path} failed: {e}"));
+        let status = response.status().as_u16();
+        let etag = response
+            .headers()
+            .get("etag")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let body = response.text().await.unwrap_or_default();
+        (status, etag, body)
+    }
+
     pub async fn send_authorized(
         &self,
         method: &str,

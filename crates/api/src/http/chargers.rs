@@ -13,6 +13,7 @@ mod security;
 
 use crate::http::AppState;
 use crate::http::auth::Caller;
+use crate::http::conditional;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{
@@ -22,9 +23,8 @@ use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, PermissionsBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
-use axum::http::header::CONTENT_TYPE;
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use cms_credentials::{CredentialError, charger_credentials, check_charger_identity};
 use cms_store::{ChargerRow, NewCharger, Scope, StoreError};
 use serde::Serialize;
@@ -205,9 +205,13 @@ pub async fn list(
     get,
     path = "/api/v3/chargers/{charger_uuid}",
     tag = "Chargers",
-    params(("charger_uuid" = String, Path, format = "uuid")),
+    params(
+        ("charger_uuid" = String, Path, format = "uuid"),
+        ("If-None-Match" = Option<String>, Header, description = "An ETag of an earlier answer: 304 while it still holds"),
+    ),
     responses(
-        (status = 200, description = "The charger", body = Data<Charger>),
+        (status = 200, description = "The charger, with its `ETag`", body = Data<Charger>),
+        (status = 304, description = "Not modified: `If-None-Match` named the current ETag"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
@@ -218,10 +222,13 @@ pub async fn show(
     State(state): State<AppState>,
     caller: Caller,
     Path(charger_uuid): Path<String>,
-) -> Result<Json<Data<Charger>>, ApiError> {
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
-    Ok(Json(Data::new(charger.into())))
+    let body = serde_json::to_vec(&Data::<Charger>::new(charger.into()))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(conditional::json_read(&headers, body))
 }
 
 /// The chargers of a site that the caller sees, 25 a page.
@@ -374,9 +381,11 @@ const IDENTITY_TAKEN: &str = "The identity has already been taken.";
     params(
         ("charger_uuid" = String, Path),
         ("connector_id" = String, Path, description = "The connector's number on its charger"),
+        ("If-None-Match" = Option<String>, Header, description = "An ETag of an earlier answer: 304 while it still holds"),
     ),
     responses(
-        (status = 200, description = "`connectorId` and the `meterValue` array", body = serde_json::Value),
+        (status = 200, description = "`connectorId` and the `meterValue` array, with its `ETag`", body = serde_json::Value),
+        (status = 304, description = "Not modified: `If-None-Match` named the current ETag"),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller's team may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "No such charger the caller sees, or a connector it never reported"),
@@ -387,6 +396,7 @@ pub async fn latest_meter_value(
     State(state): State<AppState>,
     caller: Caller,
     Path((charger_uuid, connector_id)): Path<(String, String)>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::METER_VALUES_READ)?;
     // Meter readings are sensitive data.
@@ -408,7 +418,7 @@ pub async fn latest_meter_value(
     body.extend_from_slice(format!("{{\"connectorId\":{connector_id},\"meterValue\":").as_bytes());
     body.extend_from_slice(&meter_value);
     body.push(b'}');
-    Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
+    Ok(conditional::json_read(&headers, body))
 }
 
 /// One page of the chargers the caller sees (in one site, when given), and how many in all.

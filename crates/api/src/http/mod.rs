@@ -3,6 +3,7 @@
 pub(crate) mod actions;
 pub mod auth;
 mod chargers;
+mod conditional;
 mod error;
 pub mod fuzzing;
 pub mod id_tag_input;
