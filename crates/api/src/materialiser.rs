@@ -269,6 +269,17 @@ impl Materialiser {
             let Some(change) = self.change_of(message, use_of) else {
                 continue;
             };
+            if energy_wanted[i]
+                && matches!(
+                    change,
+                    StateChange::MeterValue {
+                        energy: Some(_),
+                        ..
+                    } | StateChange::TransactionEnergy { .. }
+                )
+            {
+                self.note_energy_kept(message);
+            }
             if let StateChange::MeterValue {
                 identity,
                 connector_id,
@@ -298,56 +309,87 @@ impl Materialiser {
     /// Which MeterValues records give an energy reading to keep for pricing: one per connector
     /// at least [`KEPT_ENERGY_SPACING`] after the last kept, told from the gateway's headers
     /// before anything is parsed. A record without them is always read. The headers' times are
-    /// fixed-width RFC 3339, so text order is time order: only a record that is kept has its
-    /// time parsed.
-    fn energy_wanted(&mut self, batch: &[Message]) -> Vec<bool> {
+    /// fixed-width RFC 3339, so text order is time order. A connector's minute is kept only once
+    /// a reading gave a register ([`Materialiser::note_energy_kept`]): a message of other
+    /// measurands (power, state of charge) holds it for the rest of its batch, not after.
+    fn energy_wanted(&self, batch: &[Message]) -> Vec<bool> {
         let mut wanted = vec![false; batch.len()];
+        // What this batch's candidates take, before the readings are parsed: (at, next).
+        let mut taken: HashMap<(&str, i64), (&str, String)> = HashMap::new();
         for (i, message) in batch.iter().enumerate() {
-            let record = &message.record;
-            if record.topic != self.topics.messages
-                || record.header_str("action") != Some(Action::MeterValues.as_str())
-            {
-                continue;
-            }
-            let connector = record
-                .header_str("connector_id")
-                .and_then(|c| c.parse().ok());
-            let (Some(connector), Some(at), Ok(identity)) = (
-                connector,
-                record.header_str("measured_at"),
-                std::str::from_utf8(&record.key),
-            ) else {
-                wanted[i] = true;
+            let Some((identity, connector, at)) = self.reading_headers(message) else {
+                let record = &message.record;
+                wanted[i] = record.topic == self.topics.messages
+                    && record.header_str("action") == Some(Action::MeterValues.as_str());
                 continue;
             };
-            let kept = match self.kept_energy.get_mut(identity) {
-                Some(connectors) => connectors,
-                None => self.kept_energy.entry(identity.to_string()).or_default(),
+            let last = match taken.get(&(identity, connector)) {
+                Some((at, next)) => Some((*at, next.as_str())),
+                None => self
+                    .kept_energy
+                    .get(identity)
+                    .and_then(|c| c.get(&connector))
+                    .map(|k| (k.at.as_str(), k.next.as_str())),
             };
-            match kept.get(&connector) {
-                Some(last) if at >= last.next.as_str() => {}
-                // A reading older than the last kept (sent late, after a newer one): kept, as
-                // it may be the only one of its minute.
-                Some(last) if at < last.at.as_str() => {
-                    wanted[i] = true;
-                    continue;
+            match last {
+                Some((_, next)) if at < next => {
+                    // A reading older than the last kept (sent late, after a newer one): kept,
+                    // as it may be the only one of its minute.
+                    wanted[i] = last.is_some_and(|(last_at, _)| at < last_at);
                 }
-                Some(_) => continue,
-                None => {}
+                _ => {
+                    let Ok(parsed) = DateTime::parse_from_rfc3339(at) else {
+                        wanted[i] = true;
+                        continue;
+                    };
+                    let next = format_record_time(parsed.with_timezone(&Utc) + KEPT_ENERGY_SPACING);
+                    taken.insert((identity, connector), (at, next));
+                    wanted[i] = true;
+                }
             }
-            let Ok(parsed) = DateTime::parse_from_rfc3339(at) else {
-                wanted[i] = true;
-                continue;
-            };
-            let next = parsed.with_timezone(&Utc) + KEPT_ENERGY_SPACING;
-            let last = KeptEnergy {
-                at: at.to_string(),
-                next: format_record_time(next),
-            };
-            kept.insert(connector, last);
-            wanted[i] = true;
         }
         wanted
+    }
+
+    /// A MeterValues record's charger, connector and sample time, from the gateway's headers.
+    fn reading_headers<'m>(&self, message: &'m Message) -> Option<(&'m str, i64, &'m str)> {
+        let record = &message.record;
+        if record.topic != self.topics.messages
+            || record.header_str("action") != Some(Action::MeterValues.as_str())
+        {
+            return None;
+        }
+        let connector = record.header_str("connector_id")?.parse().ok()?;
+        let at = record.header_str("measured_at")?;
+        let identity = std::str::from_utf8(&record.key).ok()?;
+        Some((identity, connector, at))
+    }
+
+    /// The record gave a register: its connector's next reading is wanted a spacing later
+    /// (unless it was a late one, older than the last kept).
+    fn note_energy_kept(&mut self, message: &Message) {
+        let Some((identity, connector, at)) = self.reading_headers(message) else {
+            return;
+        };
+        let connectors = match self.kept_energy.get_mut(identity) {
+            Some(connectors) => connectors,
+            None => self.kept_energy.entry(identity.to_string()).or_default(),
+        };
+        if connectors
+            .get(&connector)
+            .is_some_and(|last| at < last.at.as_str())
+        {
+            return;
+        }
+        let Ok(parsed) = DateTime::parse_from_rfc3339(at) else {
+            return;
+        };
+        let next = parsed.with_timezone(&Utc) + KEPT_ENERGY_SPACING;
+        let kept = KeptEnergy {
+            at: at.to_string(),
+            next: format_record_time(next),
+        };
+        connectors.insert(connector, kept);
     }
 
     fn change_of(&self, message: &Message, use_of: ReadingUse) -> Option<StateChange> {

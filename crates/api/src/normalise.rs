@@ -70,7 +70,7 @@ pub fn energy_register_wh(values: &[MeterValue<'_>]) -> Option<(DateTime<Utc>, i
                     _ => return None,
                 };
                 let value: Decimal = s.value.parse().ok().filter(|_| whole_outlet)?;
-                (value * per_wh).round().to_i64()
+                value.checked_mul(per_wh)?.round().to_i64()
             })?;
             Some((v.timestamp, wh))
         })
@@ -101,6 +101,9 @@ mod tests {
             {"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"11000"}]},
             {"timestamp":"2026-11-21T10:06:00Z","sampledValue":[{"value":"7","measurand":"Current.Import","unit":"A"},{"value":"99999","location":"Inlet"}]}]}"#;
         assert_eq!(readings(mixed), Some((at("2026-11-21T10:05:00Z"), 12346)));
+        // A register beyond what decimals hold is no reading, not a crash.
+        let huge = r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"79228162514264337593543950335","unit":"kWh"}]}]}"#;
+        assert_eq!(readings(huge), None);
         // Signed data is not a number to price with.
         let signed = r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"AbC=","format":"SignedData"}]}]}"#;
         assert_eq!(readings(signed), None);

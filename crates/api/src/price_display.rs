@@ -105,6 +105,11 @@ async fn handle(
             if !due {
                 return Ok(());
             }
+            // Transactions whose stop never came here (dropped events, prices no longer shown)
+            // would stay in the map for good: forget those long past their last message.
+            if running_sent.len() >= 1024 {
+                running_sent.retain(|_, sent| sent.elapsed() < 2 * RUNNING_COST_EVERY);
+            }
             running_sent.insert(t.id, Instant::now());
             (
                 "RunningCost",

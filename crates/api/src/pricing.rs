@@ -74,7 +74,15 @@ fn price_with(
         readings: &kept,
         time_zone,
     };
-    cms_tariffs::price(&tariff, &session).map_err(|e| e.to_string())
+    // A panic in the pricing (ours or the library's) must not take the materialiser or a
+    // request down with it: it is this transaction's cost that fails, logged.
+    let priced = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        cms_tariffs::price(&tariff, &session)
+    }));
+    match priced {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(_) => Err("the pricing panicked".into()),
+    }
 }
 
 fn time(text: &str) -> Result<DateTime<Utc>, String> {

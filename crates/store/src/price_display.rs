@@ -56,12 +56,13 @@ impl Store {
         identity: &str,
         connector_id: i64,
     ) -> Result<Option<PriceDisplay>> {
-        let open: Option<i64> = sqlx::query_scalar(&format!(
+        // The newest open one, shown or not: an older one whose stop was lost is not it.
+        let open: Option<i64> = sqlx::query_scalar(
             "SELECT t.ocpp_transaction_id FROM transactions t
-             JOIN chargers c ON c.id = t.charger_id JOIN sites s ON s.id = c.site_id
-             WHERE c.identity = $1 AND t.connector_id = $2 AND t.stopped_at IS NULL AND {SHOWN}
-             ORDER BY t.started_at DESC LIMIT 1"
-        ))
+             JOIN chargers c ON c.id = t.charger_id
+             WHERE c.identity = $1 AND t.connector_id = $2 AND t.stopped_at IS NULL
+             ORDER BY t.started_at DESC LIMIT 1",
+        )
         .bind(identity)
         .bind(connector_id)
         .fetch_optional(&self.pool)

@@ -405,8 +405,10 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     }
     // The site's tariff and time zone, as they are now, go with the transaction: later edits do
     // not change what it costs.
-    // A driver of one of the site owner's providers (a tag of the provider's, not the owner's
-    // own) pays the provider's tariff when it has one.
+    // A driver of one of the site owner's providers pays the provider's tariff when it has one:
+    // a tag the provider holds Accepted and unexpired, which neither the owner nor a team with
+    // access to the site holds so (the gateway accepted it through the provider). A start the
+    // gateway refused is not priced: the driver was turned away.
     sqlx::query(
         "INSERT INTO transactions (charger_id, charger_connector_id, connector_id,
            ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at,
@@ -416,11 +418,17 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
          FROM chargers c LEFT JOIN sites s ON s.id = c.site_id
            LEFT JOIN providers p ON p.id = (
              SELECT pp.id FROM providers pp JOIN id_tags it ON it.team_id = pp.id_tag_team_id
-             WHERE pp.team_id = s.team_id AND it.id_tag_key = $12
-               AND NOT EXISTS (SELECT 1 FROM id_tags own
-                               WHERE own.team_id = s.team_id AND own.id_tag_key = $12)
+             WHERE pp.team_id = s.team_id AND it.id_tag_key = $12 AND it.status = 'Accepted'
+               AND (it.expiry_date IS NULL OR it.expiry_date > $8)
+               AND NOT EXISTS (
+                 SELECT 1 FROM id_tags own
+                 WHERE own.id_tag_key = $12 AND own.status = 'Accepted'
+                   AND (own.expiry_date IS NULL OR own.expiry_date > $8)
+                   AND (own.team_id = s.team_id OR own.team_id IN
+                        (SELECT sa.team_id FROM site_access sa WHERE sa.site_id = s.id)))
              ORDER BY pp.id LIMIT 1)
            LEFT JOIN tariffs t ON t.id = COALESCE(p.tariff_id, s.tariff_id)
+             AND ($11 IS NULL OR $11 = 'Accepted')
          WHERE c.id = $1
          ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING",
     )

@@ -268,6 +268,29 @@ mod tests {
                 ]
             );
 
+            // A start the gateway refused is not priced: the driver was turned away.
+            let mut refused = start(3, 3, 9);
+            if let StateChange::TransactionStarted { id_tag_status, .. } = &mut refused {
+                *id_tag_status = Some("Invalid".into());
+            }
+            store.apply(&[refused]).await.unwrap();
+            let refused = store.transaction_of("CP-1", 3).await.unwrap().unwrap();
+            assert_eq!((refused.tariff, refused.tariff_uuid), (None, None));
+
+            // Connector 2's stop is lost; a newer, unpriced transaction starts there: its
+            // readings are not the old one's.
+            let unpriced_site = SiteChanges {
+                tariff_id: Some(None),
+                ..Default::default()
+            };
+            store.update_site(site, unpriced_site).await.unwrap();
+            store
+                .apply(&[start(4, 2, 20), energy(2, 25, 5000)])
+                .await
+                .unwrap();
+            let kept = store.transaction_readings(&[priced.id]).await.unwrap();
+            assert_eq!(kept.len(), 4, "still the four above: {kept:?}");
+
             // The final cost is written once.
             store
                 .set_transaction_cost(priced.id, "{\"a\":1}")

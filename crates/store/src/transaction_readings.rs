@@ -5,10 +5,12 @@
 use crate::{EnergyReading, Result, Store};
 use sqlx::AnyConnection;
 
-/// The connector's newest open, priced transaction that had started by `at`.
-const OPEN_PRICED: &str = "(SELECT t.id FROM transactions t JOIN chargers c ON c.id = t.charger_id
+/// The connector's newest open transaction that had started by `at` (a reading is kept only
+/// when that one is priced: an older one whose stop was lost must not take a newer one's).
+const OPEN: &str =
+    "(SELECT t.id, t.tariff FROM transactions t JOIN chargers c ON c.id = t.charger_id
      WHERE c.identity = $1 AND t.connector_id = $2 AND t.stopped_at IS NULL
-       AND t.tariff IS NOT NULL AND t.started_at <= $3
+       AND t.started_at <= $3
      ORDER BY t.started_at DESC LIMIT 1)";
 
 /// Keeps the energy register of a reading for the connector's priced transaction.
@@ -20,7 +22,7 @@ pub(crate) async fn keep_energy(
 ) -> Result<()> {
     sqlx::query(&format!(
         "INSERT INTO transaction_readings (transaction_id, at, energy_wh)
-         SELECT id, $3, $4 FROM {OPEN_PRICED} tx WHERE id IS NOT NULL
+         SELECT id, $3, $4 FROM {OPEN} tx WHERE tx.tariff IS NOT NULL
          ON CONFLICT (transaction_id, at) DO UPDATE SET energy_wh = excluded.energy_wh"
     ))
     .bind(identity)
@@ -47,7 +49,7 @@ pub(crate) async fn keep_status(
     let parking = i64::from(PARKING_STATUSES.contains(&status));
     sqlx::query(&format!(
         "INSERT INTO transaction_readings (transaction_id, at, parking)
-         SELECT id, $3, $4 FROM {OPEN_PRICED} tx WHERE id IS NOT NULL
+         SELECT id, $3, $4 FROM {OPEN} tx WHERE tx.tariff IS NOT NULL
          ON CONFLICT (transaction_id, at) DO UPDATE SET parking = excluded.parking"
     ))
     .bind(identity)

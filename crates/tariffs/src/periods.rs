@@ -104,7 +104,9 @@ fn cuts(
             cuts.extend(ms.and_then(|ms| start.checked_add(ms)));
         }
         for kwh in [r.min_kwh, r.max_kwh].into_iter().flatten() {
-            let wh = kwh * Decimal::ONE_THOUSAND;
+            let Some(wh) = kwh.checked_mul(Decimal::ONE_THOUSAND) else {
+                continue;
+            };
             if let Some(at) = curve.reaches(wh).filter(|at| start < *at && *at < end) {
                 cuts.insert(at);
                 exact.insert(at, wh);

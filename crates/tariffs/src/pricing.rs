@@ -20,7 +20,14 @@ pub enum PricingError {
     /// ocpi-tariffs refused the tariff or the session (its message).
     #[error("the pricing engine refused the {0}")]
     Engine(String),
+    /// A session longer than [`MAX_SESSION_DAYS`]: a charger whose clock was reset (a start in
+    /// 1970) would otherwise be billed for decades, at the cost of cutting every day of them.
+    #[error("the session lasts {0} days, more than {MAX_SESSION_DAYS}")]
+    TooLong(i64),
 }
+
+/// The longest session priced.
+pub const MAX_SESSION_DAYS: i64 = 31;
 
 /// The cost of a session under a tariff: decimal arithmetic only, amounts rounded to the cent
 /// (half away from zero) at the end.
@@ -30,6 +37,10 @@ pub fn price(tariff: &Tariff, session: &Session) -> Result<Cost, PricingError> {
             started_at: session.started_at,
             ended_at: session.ended_at,
         });
+    }
+    let days = (session.ended_at - session.started_at).num_days();
+    if days > MAX_SESSION_DAYS {
+        return Err(PricingError::TooLong(days));
     }
     let stretches = periods::stretches(tariff, session);
     let priced = run(
@@ -106,4 +117,34 @@ fn run(tariff_json: &str, cdr_json: &str, time_zone: Tz) -> Result<Priced, Prici
         })
     });
     Ok(Priced { report, clamped })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Reading, Session, read_tariff, time_zone};
+
+    #[test]
+    fn a_session_of_more_than_a_month_is_not_priced() {
+        let tariff = read_tariff(&serde_json::json!({"currency": "EUR", "elements": [
+            {"price_components": [{"type": "TIME", "price": "1.00", "step_size": 1}]}]}))
+        .expect("a tariff");
+        let ended_at = DateTime::parse_from_rfc3339("2026-11-20T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let session = |days: i64| Session {
+            started_at: ended_at - chrono::TimeDelta::days(days),
+            ended_at,
+            meter_start_wh: 0,
+            readings: &[] as &[Reading],
+            time_zone: time_zone("UTC").unwrap(),
+        };
+        // A charger whose clock went back to 1970 would be billed for 56 years.
+        assert!(matches!(
+            price(&tariff, &session(20_000)),
+            Err(PricingError::TooLong(20_000))
+        ));
+        let month = price(&tariff, &session(MAX_SESSION_DAYS)).expect("priced");
+        assert_eq!(month.excl_vat, "744.00", "31 days × 24 h × 1.00");
+    }
 }

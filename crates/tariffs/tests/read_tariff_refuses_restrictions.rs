@@ -159,3 +159,13 @@ fn every_problem_is_reported_at_once() {
         ]
     );
 }
+
+#[test]
+fn restriction_amounts_stay_far_from_the_arithmetics_limits() {
+    let r = "elements.0.restrictions";
+    refused(
+        &format!("{r}.min_kwh"),
+        json!(1e26),
+        "The min kwh field must not be greater than 1000000000.",
+    );
+}

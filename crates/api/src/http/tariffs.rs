@@ -283,6 +283,8 @@ pub async fn destroy(
         Ok(true) => Ok(Json(EmptyBody {})),
         Ok(false) => Err(not_found_tariff()),
         Err(StoreError::Conflict(message)) => Err(ApiError::Conflict(message)),
+        // A site or provider took it between the check and the delete (a foreign key said so).
+        Err(e) if e.is_refusal() => Err(ApiError::Conflict("The tariff is in use.".into())),
         Err(e) => Err(e.into()),
     }
 }

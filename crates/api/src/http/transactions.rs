@@ -196,14 +196,18 @@ pub async fn list(
         .collect();
     let readings = state.store.transaction_readings(&unpriced).await?;
     let now = Utc::now();
-    Ok(Json(Data::new(
+    // Pricing is CPU work: off the async workers, as password hashing is.
+    let data = tokio::task::spawn_blocking(move || {
         rows.into_iter()
             .map(|t| {
                 let cost = crate::pricing::cost_of(&t, &readings, now);
                 transaction(t, &charger, cost)
             })
-            .collect(),
-    )))
+            .collect()
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("pricing the transactions: {e}")))?;
+    Ok(Json(Data::new(data)))
 }
 
 /// The query string as input; `filter[key]=value` pairs become keys of the `filter` object

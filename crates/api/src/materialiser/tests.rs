@@ -270,3 +270,32 @@ async fn pricing_keeps_a_reading_a_minute_even_when_newer_ones_supersede_it() {
         "{changes:?}"
     );
 }
+
+#[tokio::test]
+async fn a_reading_without_a_register_does_not_take_its_connectors_minute() {
+    let topics = Topics::with_prefix("t");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).await.unwrap();
+    let mut materialiser = Materialiser::new(store, Arc::new(LatestValueCache::default()), topics);
+    // A charger that sends its power on its own, then its register.
+    let power = {
+        let payload = r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"7.4","measurand":"Power.Active.Import","unit":"kW"}]}]}"#;
+        let mut record = ocpp_record(&topics, "CP-1", "MeterValues", payload);
+        record.headers.push(Header::new("connector_id", "1"));
+        record
+            .headers
+            .push(Header::new("measured_at", "2026-11-21T10:00:00.000000Z"));
+        Message {
+            record,
+            partition: 0,
+            offset: 0,
+        }
+    };
+    materialiser.changes_of(&[power]);
+    let (changes, _) =
+        materialiser.changes_of(&[energy_record(&topics, 1, "2026-11-21T10:00:10Z", 500)]);
+    assert!(
+        matches!(&changes[..], [StateChange::MeterValue { energy: Some(e), .. }] if e.wh == 500),
+        "{changes:?}"
+    );
+}

@@ -6,3 +6,9 @@ BEGIN
     INSERT INTO charger_registry_changes (identity) VALUES (OLD.identity);
     INSERT INTO charger_registry_changes (identity) SELECT NEW.identity WHERE NEW.identity <> OLD.identity;
 END;
+
+-- What chargers did before licences meant anything, they keep: relaying for those with proxy
+-- servers, load management for those on sites that balance.
+UPDATE chargers SET license_pro = 1 WHERE id IN (SELECT charger_id FROM proxy_servers);
+UPDATE chargers SET license_smart = 1
+    WHERE site_id IN (SELECT id FROM sites WHERE smart_charging <> 'disabled');

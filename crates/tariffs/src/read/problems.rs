@@ -104,8 +104,23 @@ pub(crate) fn non_negative(value: &Value, path: &str, problems: &mut Problems) -
         );
         return None;
     }
+    // kWh, A and kW: far beyond any charger, and far from the arithmetic's limits (a kWh
+    // threshold is turned into Wh).
+    if n > MAX_AMOUNT {
+        problems.add(
+            path,
+            format!(
+                "The {} field must not be greater than {MAX_AMOUNT}.",
+                attribute(path)
+            ),
+        );
+        return None;
+    }
     Some(n)
 }
+
+/// The largest restriction amount a tariff may give.
+const MAX_AMOUNT: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
 
 /// A whole JSON number from 0 to `max`.
 pub(crate) fn whole(value: &Value, path: &str, max: u64, problems: &mut Problems) -> Option<u64> {
