@@ -9,7 +9,7 @@ use crate::normalise::{energy_register_wh, rest_meter_values};
 use crate::price_display::PriceEvent;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use cms_bus::{Message, Subscriber, Topics};
+use cms_bus::{Message, Record, Subscriber, Topics};
 use cms_ocpp::v16::{Action, Request, parse_request};
 use cms_store::dead_letters::DeadLetter;
 use cms_store::{EnergyReading, StateChange, Store, format_record_time};
@@ -314,82 +314,56 @@ impl Materialiser {
     /// measurands (power, state of charge) holds it for the rest of its batch, not after.
     fn energy_wanted(&self, batch: &[Message]) -> Vec<bool> {
         let mut wanted = vec![false; batch.len()];
-        // What this batch's candidates take, before the readings are parsed: (at, next).
-        let mut taken: HashMap<(&str, i64), (&str, String)> = HashMap::new();
+        // What this batch's candidates take, before the readings are parsed.
+        let mut taken: HashMap<(&str, i64), KeptEnergy> = HashMap::new();
         for (i, message) in batch.iter().enumerate() {
-            let Some((identity, connector, at)) = self.reading_headers(message) else {
-                let record = &message.record;
-                wanted[i] = record.topic == self.topics.messages
-                    && record.header_str("action") == Some(Action::MeterValues.as_str());
+            let record = &message.record;
+            if !is_reading(record, self.topics.messages) {
+                continue;
+            }
+            let Some((identity, connector, at)) = reading_key(record) else {
+                wanted[i] = true;
                 continue;
             };
-            let last = match taken.get(&(identity, connector)) {
-                Some((at, next)) => Some((*at, next.as_str())),
-                None => self
-                    .kept_energy
-                    .get(identity)
-                    .and_then(|c| c.get(&connector))
-                    .map(|k| (k.at.as_str(), k.next.as_str())),
-            };
-            match last {
-                Some((_, next)) if at < next => {
-                    // A reading older than the last kept (sent late, after a newer one): kept,
-                    // as it may be the only one of its minute.
-                    wanted[i] = last.is_some_and(|(last_at, _)| at < last_at);
-                }
+            let last = taken.get(&(identity, connector)).or_else(|| {
+                let connectors = self.kept_energy.get(identity)?;
+                connectors.get(&connector)
+            });
+            wanted[i] = match last {
+                // A reading older than the last kept (sent late, after a newer one): kept, as
+                // it may be the only one of its minute.
+                Some(last) if at < last.next.as_str() => at < last.at.as_str(),
                 _ => {
-                    let Ok(parsed) = DateTime::parse_from_rfc3339(at) else {
-                        wanted[i] = true;
-                        continue;
-                    };
-                    let next = format_record_time(parsed.with_timezone(&Utc) + KEPT_ENERGY_SPACING);
-                    taken.insert((identity, connector), (at, next));
-                    wanted[i] = true;
+                    if let Some(kept) = KeptEnergy::at(at) {
+                        taken.insert((identity, connector), kept);
+                    }
+                    true
                 }
-            }
+            };
         }
         wanted
-    }
-
-    /// A MeterValues record's charger, connector and sample time, from the gateway's headers.
-    fn reading_headers<'m>(&self, message: &'m Message) -> Option<(&'m str, i64, &'m str)> {
-        let record = &message.record;
-        if record.topic != self.topics.messages
-            || record.header_str("action") != Some(Action::MeterValues.as_str())
-        {
-            return None;
-        }
-        let connector = record.header_str("connector_id")?.parse().ok()?;
-        let at = record.header_str("measured_at")?;
-        let identity = std::str::from_utf8(&record.key).ok()?;
-        Some((identity, connector, at))
     }
 
     /// The record gave a register: its connector's next reading is wanted a spacing later
     /// (unless it was a late one, older than the last kept).
     fn note_energy_kept(&mut self, message: &Message) {
-        let Some((identity, connector, at)) = self.reading_headers(message) else {
+        let record = &message.record;
+        if !is_reading(record, self.topics.messages) {
+            return;
+        }
+        let Some((identity, connector, at)) = reading_key(record) else {
             return;
         };
         let connectors = match self.kept_energy.get_mut(identity) {
             Some(connectors) => connectors,
             None => self.kept_energy.entry(identity.to_string()).or_default(),
         };
-        if connectors
+        let late = connectors
             .get(&connector)
-            .is_some_and(|last| at < last.at.as_str())
-        {
-            return;
+            .is_some_and(|last| at < last.at.as_str());
+        if let Some(kept) = KeptEnergy::at(at).filter(|_| !late) {
+            connectors.insert(connector, kept);
         }
-        let Ok(parsed) = DateTime::parse_from_rfc3339(at) else {
-            return;
-        };
-        let next = parsed.with_timezone(&Utc) + KEPT_ENERGY_SPACING;
-        let kept = KeptEnergy {
-            at: at.to_string(),
-            next: format_record_time(next),
-        };
-        connectors.insert(connector, kept);
     }
 
     fn change_of(&self, message: &Message, use_of: ReadingUse) -> Option<StateChange> {
@@ -552,15 +526,10 @@ fn superseded_readings(batch: &[Message], messages_topic: &str) -> Vec<bool> {
     let mut newest: HashMap<(&[u8], &str), (&str, usize)> = HashMap::new();
     for (i, message) in batch.iter().enumerate() {
         let record = &message.record;
-        if record.topic != messages_topic
-            || record.header_str("action") != Some(Action::MeterValues.as_str())
-        {
+        if !is_reading(record, messages_topic) {
             continue;
         }
-        let (Some(connector), Some(at)) = (
-            record.header_str("connector_id"),
-            record.header_str("measured_at"),
-        ) else {
+        let Some((connector, at)) = reading_headers(record) else {
             continue;
         };
         match newest.entry((&record.key[..], connector)) {
@@ -626,11 +595,45 @@ fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
 #[cfg(test)]
 mod tests;
 
+/// Whether the record is a charger's MeterValues.
+fn is_reading(record: &Record, messages_topic: &str) -> bool {
+    record.topic == messages_topic
+        && record.header_str("action") == Some(Action::MeterValues.as_str())
+}
+
+/// A reading's connector and newest sample time, from the gateway's headers, as written (the
+/// time in the fixed-width record form, so text order is time order).
+fn reading_headers(record: &Record) -> Option<(&str, &str)> {
+    Some((
+        record.header_str("connector_id")?,
+        record.header_str("measured_at")?,
+    ))
+}
+
+/// [`reading_headers`] with the charger's identity and the connector as a number.
+fn reading_key(record: &Record) -> Option<(&str, i64, &str)> {
+    let (connector, at) = reading_headers(record)?;
+    let identity = std::str::from_utf8(&record.key).ok()?;
+    Some((identity, connector.parse().ok()?, at))
+}
+
 /// The last energy reading kept for a connector, and from when the next is wanted (record time
 /// form).
 struct KeptEnergy {
     at: String,
     next: String,
+}
+
+impl KeptEnergy {
+    /// A reading kept at `at` (record time form); `None` for a time that does not parse.
+    fn at(at: &str) -> Option<KeptEnergy> {
+        let parsed = DateTime::parse_from_rfc3339(at).ok()?;
+        let next = parsed.with_timezone(&Utc) + KEPT_ENERGY_SPACING;
+        Some(KeptEnergy {
+            at: at.to_string(),
+            next: format_record_time(next),
+        })
+    }
 }
 
 /// Whether the report is of a whole configuration read that says the charger displays costs
