@@ -302,8 +302,9 @@ pub async fn charger_licenses(args: ChargerLicensesArgs) -> Result<(), String> {
     let store = args.store.open().await.map_err(|e| e.to_string())?;
     let result = async {
         let id = store
-            .charger_id_of(&args.identity)
+            .charger_by_identity(&args.identity)
             .await?
+            .map(|(id, _session)| id)
             .ok_or_else(|| cms_store::StoreError::NotFound("charger".into()))?;
         store.set_charger_licenses(id, args.smart, args.pro).await
     }

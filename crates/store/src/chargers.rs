@@ -226,16 +226,6 @@ impl Store {
         }))
     }
 
-    /// A charger's id by identity.
-    pub async fn charger_id_of(&self, identity: &str) -> Result<Option<i64>> {
-        Ok(
-            sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")
-                .bind(identity)
-                .fetch_optional(&self.pool)
-                .await?,
-        )
-    }
-
     /// The gateway's question at handshake: is this charger registered, and with which password
     /// hash? `None` for unknown; `Some(None)` for registered without a password.
     pub async fn charger_password(&self, identity: &str) -> Result<Option<Option<String>>> {
