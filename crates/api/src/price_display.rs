@@ -47,13 +47,42 @@ pub fn start(dispatch: Arc<Dispatch>) -> mpsc::Sender<PriceEvent> {
     let (sender, mut events) = mpsc::channel(QUEUE);
     tokio::spawn(async move {
         let mut running_sent: HashMap<i64, Instant> = HashMap::new();
+        let mut anywhere = ShownAnywhere::default();
         while let Some(event) = events.recv().await {
+            // A reading comes a minute per charging connector: while no site shows prices,
+            // it costs no look-up.
+            let reading = matches!(event, PriceEvent::Reading { .. });
+            if reading && !anywhere.now(&dispatch.store).await {
+                continue;
+            }
             if let Err(e) = handle(&dispatch, &mut running_sent, &event).await {
                 tracing::warn!(?event, error = %e, "a price was not sent to the charger");
             }
         }
     });
     sender
+}
+
+/// Whether any site shows prices, asked of the store at most every [`SHOWN_ANYWHERE_EVERY`].
+#[derive(Default)]
+struct ShownAnywhere(Option<(bool, Instant)>);
+
+/// How long the answer of [`ShownAnywhere`] holds: a site that starts showing prices gets its
+/// running costs this much later at most.
+const SHOWN_ANYWHERE_EVERY: Duration = Duration::from_secs(10);
+
+impl ShownAnywhere {
+    async fn now(&mut self, store: &cms_store::Store) -> bool {
+        match self.0 {
+            Some((shown, asked)) if asked.elapsed() < SHOWN_ANYWHERE_EVERY => shown,
+            _ => {
+                // When the store cannot say, the look-up per reading decides.
+                let shown = store.any_site_shows_prices().await.unwrap_or(true);
+                self.0 = Some((shown, Instant::now()));
+                shown
+            }
+        }
+    }
 }
 
 /// Hands an event over without waiting: a full queue drops it (counted).
@@ -220,11 +249,15 @@ async fn running_cost(
 /// `FinalCost`: what the session cost, VAT included, as written when it stopped.
 async fn final_cost(dispatch: &Dispatch, shown: &PriceDisplay) -> Result<Value, String> {
     let t = &shown.transaction;
-    let readings = dispatch
-        .store
-        .transaction_readings(&[t.id])
-        .await
-        .map_err(|e| e.to_string())?;
+    // Written when it stopped, as a rule: the readings are needed only when it was not.
+    let readings = match t.cost {
+        Some(_) => Vec::new(),
+        None => dispatch
+            .store
+            .transaction_readings(&[t.id])
+            .await
+            .map_err(|e| e.to_string())?,
+    };
     let cost = crate::pricing::cost_of(t, &readings, Utc::now());
     let (Some(incl), Some(excl), Some(currency)) = (
         cost["incl_vat"].as_str(),

@@ -21,6 +21,15 @@ const SHOWN: &str = "t.tariff IS NOT NULL AND s.show_prices = 1 AND c.license_pr
                 AND cs.key = 'CustomDisplayCostAndPrice' AND LOWER(cs.value) = 'true')";
 
 impl Store {
+    /// Whether any site shows prices on its chargers.
+    pub async fn any_site_shows_prices(&self) -> Result<bool> {
+        let any: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM sites WHERE show_prices = 1 LIMIT 1")
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(any.is_some())
+    }
+
     /// The charger's transaction `ocpp_transaction_id`, if its prices are shown.
     pub async fn price_display(
         &self,
