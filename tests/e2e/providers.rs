@@ -3,7 +3,7 @@
 //! `ocpp` charge point, and their sessions priced with the provider's tariff.
 
 use crate::support::commanded::CommandedCharger;
-use crate::support::rest::{operators_site, team_of_type, uuid_of};
+use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};
 use crate::support::{Api, Cms, eventually};
 use serde_json::{Value, json};
 
@@ -59,14 +59,8 @@ async fn a_providers_drivers_are_accepted_and_pay_the_providers_tariff() {
     let api = Api::new(&cms, &cms.operator_token().await);
     let team = uuid_of(&team_of_type(&api, "operators").await);
     let tariffs = format!("/api/v3/teams/{team}/tariffs");
-    let site_tariff = uuid_of(
-        &api.expect(201, "POST", &tariffs, Some(&energy_only("Site", "0.30")))
-            .await["data"],
-    );
-    let roaming = uuid_of(
-        &api.expect(201, "POST", &tariffs, Some(&energy_only("Roaming", "0.50")))
-            .await["data"],
-    );
+    let site_tariff = create_tariff(&api, &team, &energy_only("Site", "0.30")).await;
+    let roaming = create_tariff(&api, &team, &energy_only("Roaming", "0.50")).await;
     let site = operators_site(&api).await;
     let closed = json!({"authorization": "id_tags", "tariff_uuid": site_tariff});
     api.expect(200, "PUT", &format!("/api/v3/sites/{site}"), Some(&closed))

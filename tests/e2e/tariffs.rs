@@ -4,7 +4,7 @@
 //! timestamps, so an hour's session takes a second. The costs are worked by hand below.
 
 use crate::support::commanded::CommandedCharger;
-use crate::support::rest::{operators_site, team_of_type, uuid_of};
+use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};
 use crate::support::{Api, Cms, eventually};
 use serde_json::{Value, json};
 
@@ -166,15 +166,7 @@ async fn a_transaction_costs_what_its_tariff_says() {
     let cms = Cms::up().await;
     let api = Api::new(&cms, &cms.operator_token().await);
     let team = uuid_of(&team_of_type(&api, "operators").await);
-    let created = api
-        .expect(
-            201,
-            "POST",
-            &tariffs_path(&team),
-            Some(&energy_time_flat("0.30")),
-        )
-        .await;
-    let standard = uuid_of(&created["data"]);
+    let standard = create_tariff(&api, &team, &energy_time_flat("0.30")).await;
     let uuid = cms.add_charger("CP-PRICED").await;
     let site = operators_site(&api).await;
     let site_path = format!("/api/v3/sites/{site}");
@@ -239,10 +231,7 @@ async fn a_transaction_costs_what_its_tariff_says() {
     assert_eq!(component(cost, "FLAT")["excl_vat"], "0.50");
 
     // Across 18:00 in Amsterdam (17:00 UTC in January), split by the readings on either side.
-    let created = api
-        .expect(201, "POST", &tariffs_path(&team), Some(&evening_peak()))
-        .await;
-    let peak = uuid_of(&created["data"]);
+    let peak = create_tariff(&api, &team, &evening_peak()).await;
     let priced = json!({"tariff_uuid": peak, "time_zone": "Europe/Amsterdam"});
     api.expect(200, "PUT", &site_path, Some(&priced)).await;
     let id = start(&mut charger, 2, 0, "2026-01-15T16:30:00Z").await;
@@ -300,15 +289,7 @@ async fn prices_and_costs_are_shown_on_chargers_that_display_them() {
     let cms = Cms::up().await;
     let api = Api::new(&cms, &cms.operator_token().await);
     let team = uuid_of(&team_of_type(&api, "operators").await);
-    let created = api
-        .expect(
-            201,
-            "POST",
-            &tariffs_path(&team),
-            Some(&energy_time_flat("0.30")),
-        )
-        .await;
-    let tariff = uuid_of(&created["data"]);
+    let tariff = create_tariff(&api, &team, &energy_time_flat("0.30")).await;
     let displays = r#"{"CustomDisplayCostAndPrice": {"value": "true", "readonly": true}}"#;
     let mut chargers = Vec::new();
     for (identity, pro) in [("CP-NOPRO", false), ("CP-SHOW", true)] {

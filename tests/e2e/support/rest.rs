@@ -89,3 +89,9 @@ pub fn sorted_keys(object: &Value) -> Vec<&str> {
     keys.sort();
     keys
 }
+
+/// `POST /api/v3/teams/{team}/tariffs` that must answer 201; the new tariff's uuid.
+pub async fn create_tariff(api: &Api, team: &str, tariff: &Value) -> String {
+    let path = format!("/api/v3/teams/{team}/tariffs");
+    uuid_of(&api.expect(201, "POST", &path, Some(tariff)).await["data"])
+}
