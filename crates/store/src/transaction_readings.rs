@@ -20,18 +20,15 @@ pub(crate) async fn keep_energy(
     connector_id: i64,
     energy: &EnergyReading,
 ) -> Result<()> {
-    sqlx::query(&format!(
-        "INSERT INTO transaction_readings (transaction_id, at, energy_wh)
-         SELECT id, $3, $4 FROM {OPEN} tx WHERE tx.tariff IS NOT NULL
-         ON CONFLICT (transaction_id, at) DO UPDATE SET energy_wh = excluded.energy_wh"
-    ))
-    .bind(identity)
-    .bind(connector_id)
-    .bind(&energy.at)
-    .bind(energy.wh)
-    .execute(&mut *db)
-    .await?;
-    Ok(())
+    keep(
+        db,
+        identity,
+        connector_id,
+        &energy.at,
+        "energy_wh",
+        energy.wh,
+    )
+    .await
 }
 
 /// The statuses in which a car stands at the connector without charging (OCPI's parking time,
@@ -47,15 +44,27 @@ pub(crate) async fn keep_status(
     at: &str,
 ) -> Result<()> {
     let parking = i64::from(PARKING_STATUSES.contains(&status));
+    keep(db, identity, connector_id, at, "parking", parking).await
+}
+
+/// Sets `column` (`energy_wh` or `parking`) of the connector's priced transaction's row at `at`.
+async fn keep(
+    db: &mut AnyConnection,
+    identity: &str,
+    connector_id: i64,
+    at: &str,
+    column: &'static str,
+    value: i64,
+) -> Result<()> {
     sqlx::query(&format!(
-        "INSERT INTO transaction_readings (transaction_id, at, parking)
+        "INSERT INTO transaction_readings (transaction_id, at, {column})
          SELECT id, $3, $4 FROM {OPEN} tx WHERE tx.tariff IS NOT NULL
-         ON CONFLICT (transaction_id, at) DO UPDATE SET parking = excluded.parking"
+         ON CONFLICT (transaction_id, at) DO UPDATE SET {column} = excluded.{column}"
     ))
     .bind(identity)
     .bind(connector_id)
     .bind(at)
-    .bind(parking)
+    .bind(value)
     .execute(&mut *db)
     .await?;
     Ok(())
