@@ -102,8 +102,7 @@ impl Publisher for InProcessBus {
             // a borrowed `'static` name, as publishers give it, copies nothing).
             let topic = record.topic.clone();
             let takes = |g: &&GroupQueue| g.topics.iter().any(|t| *t == topic);
-            let receivers = subscribed.iter().filter(takes).count();
-            let mut queues = subscribed.iter().filter(takes).map(|g| &g.tx);
+            let mut queues = subscribed.iter().filter(takes).peekable();
             let message = Message {
                 record,
                 partition,
@@ -111,14 +110,16 @@ impl Publisher for InProcessBus {
             };
             // Await room in every group's queue: this is where a slow consumer pushes back.
             // The last group gets the record itself, so the usual single group copies nothing.
-            for _ in 1..receivers {
-                let tx = queues.next().ok_or(BusError::Closed)?;
-                tx.send(message.clone())
+            while let Some(group) = queues.next() {
+                if queues.peek().is_none() {
+                    group.tx.send(message).await.map_err(|_| BusError::Closed)?;
+                    break;
+                }
+                group
+                    .tx
+                    .send(message.clone())
                     .await
                     .map_err(|_| BusError::Closed)?;
-            }
-            if let Some(last) = queues.next() {
-                last.send(message).await.map_err(|_| BusError::Closed)?;
             }
             Ok(Delivered { partition, offset })
         })

@@ -28,6 +28,25 @@ async fn a_group_receives_records_of_its_topics_with_headers() {
 }
 
 #[tokio::test]
+async fn every_group_of_a_topic_gets_each_record() {
+    let bus = InProcessBus::new(InProcessConfig::default(), &["a", "b"]);
+    let mut first = bus.subscribe("g1", &["a"]).unwrap();
+    let mut other_topic = bus.subscribe("g2", &["b"]).unwrap();
+    let mut second = bus.subscribe("g3", &["a", "b"]).unwrap();
+    bus.publish(record("a", "CP1", "1")).await.unwrap();
+    bus.publish(record("b", "CP1", "2")).await.unwrap();
+    bus.close();
+    let mut values = Vec::new();
+    for sub in [&mut first, &mut other_topic, &mut second] {
+        let mut out = Vec::new();
+        while sub.next_batch(&mut out, 10).await.unwrap() > 0 {}
+        let got: Vec<Bytes> = out.iter().map(|m| m.record.value.clone()).collect();
+        values.push(got);
+    }
+    assert_eq!(values, [vec!["1"], vec!["2"], vec!["1", "2"]]);
+}
+
+#[tokio::test]
 async fn one_key_keeps_its_partition_and_offsets_grow() {
     let bus = InProcessBus::new(InProcessConfig::default(), &["a"]);
     let first = bus.publish(record("a", "CP7", "x")).await.unwrap();
