@@ -47,6 +47,7 @@ mod proxy;
 mod proxy_harness;
 mod rest_api;
 mod smart_charging;
+mod streams;
 mod tariffs;
 mod tls;
 mod tls_proxy;

@@ -2,6 +2,9 @@
 
 use bytes::Bytes;
 use dashmap::DashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::broadcast;
 
 /// One connector's newest reading: the REST `meterValue` array, already serialised.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,36 +14,109 @@ pub struct LatestReading {
     pub meter_value: Bytes,
 }
 
-/// Readings by (charger identity, connector id), shared by the materialiser and the API.
-#[derive(Default)]
+/// A connector's reading that replaced the one held, for the live streams: `seq` orders every
+/// change of this process (a stream's event id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueChange {
+    pub seq: u64,
+    pub identity: Box<str>,
+    pub connector_id: u32,
+    pub meter_value: Bytes,
+}
+
+/// Readings by (charger identity, connector id), shared by the materialiser and the API, each
+/// with the sequence number of the change that brought it.
 pub struct LatestValueCache {
-    readings: DashMap<(Box<str>, u32), LatestReading>,
+    readings: DashMap<(Box<str>, u32), (LatestReading, u64)>,
+    seq: AtomicU64,
+    changes: broadcast::Sender<Arc<ValueChange>>,
+    stream_buffer: usize,
+}
+
+impl Default for LatestValueCache {
+    fn default() -> Self {
+        LatestValueCache::with_stream_buffer(crate::DEFAULT_STREAM_BUFFER)
+    }
 }
 
 impl LatestValueCache {
+    /// A cache whose live streams may fall `changes` changes behind before they are dropped
+    /// (never buffered without end).
+    pub fn with_stream_buffer(changes: usize) -> Self {
+        LatestValueCache {
+            readings: DashMap::new(),
+            seq: AtomicU64::new(0),
+            changes: broadcast::channel(changes.max(1)).0,
+            stream_buffer: changes.max(1),
+        }
+    }
+
+    /// How many changes a live stream may fall behind, and hold unwritten, before it is dropped.
+    pub fn stream_buffer(&self) -> usize {
+        self.stream_buffer
+    }
+
     /// Keeps `reading` if it is at least as new as the one held; returns whether it was kept.
+    /// A kept reading goes to the live streams, when any listens.
     pub fn offer(&self, identity: &str, connector_id: u32, reading: LatestReading) -> bool {
-        let mut kept = false;
+        let mut kept = None;
         self.readings
             .entry((identity.into(), connector_id))
             .and_modify(|held| {
-                if reading.measured_at >= held.measured_at {
-                    *held = reading.clone();
-                    kept = true;
+                if reading.measured_at >= held.0.measured_at {
+                    let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+                    *held = (reading.clone(), seq);
+                    kept = Some(seq);
                 }
             })
             .or_insert_with(|| {
-                kept = true;
-                reading.clone()
+                let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+                kept = Some(seq);
+                (reading.clone(), seq)
             });
-        kept
+        let Some(seq) = kept else {
+            return false;
+        };
+        // No stream, no copy: the frame path pays a counter read.
+        if self.changes.receiver_count() > 0 {
+            let change = ValueChange {
+                seq,
+                identity: identity.into(),
+                connector_id,
+                meter_value: reading.meter_value,
+            };
+            let _ = self.changes.send(Arc::new(change));
+        }
+        true
     }
 
     pub fn get(&self, identity: &str, connector_id: u32) -> Option<LatestReading> {
+        self.get_with_seq(identity, connector_id).map(|(r, _)| r)
+    }
+
+    /// The reading held and the sequence number of the change that brought it.
+    pub fn get_with_seq(&self, identity: &str, connector_id: u32) -> Option<(LatestReading, u64)> {
         // A borrowed key would need a tuple of references; the identity copy is per request.
         self.readings
             .get(&(identity.into(), connector_id))
             .map(|r| r.clone())
+    }
+
+    /// Every connector's reading of `identity` held now, with their sequence numbers.
+    pub fn of_charger(&self, identity: &str) -> Vec<(u32, LatestReading, u64)> {
+        let mut held: Vec<(u32, LatestReading, u64)> = self
+            .readings
+            .iter()
+            .filter(|e| &*e.key().0 == identity)
+            .map(|e| (e.key().1, e.value().0.clone(), e.value().1))
+            .collect();
+        held.sort_by_key(|(connector, _, _)| *connector);
+        held
+    }
+
+    /// The changes from now on (a receiver that falls the stream buffer behind is told so).
+    pub fn follow(&self) -> broadcast::Receiver<Arc<ValueChange>> {
+        self.changes.subscribe()
     }
 
     pub fn len(&self) -> usize {
@@ -73,5 +149,33 @@ mod tests {
         assert_eq!(cache.get("CP1", 1).unwrap().meter_value, "[3]");
         assert!(cache.get("CP1", 2).is_none());
         assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn kept_readings_reach_the_followers_in_order_and_refused_ones_do_not() {
+        let cache = LatestValueCache::default();
+        assert!(cache.offer("CP1", 1, reading("2026-01-01T00:00:01.000000Z", "[1]")));
+        let mut follower = cache.follow();
+        assert!(cache.offer("CP1", 2, reading("2026-01-01T00:00:02.000000Z", "[2]")));
+        assert!(!cache.offer("CP1", 2, reading("2026-01-01T00:00:00.000000Z", "[0]")));
+        assert!(cache.offer("CP1", 1, reading("2026-01-01T00:00:03.000000Z", "[3]")));
+        let first = follower.try_recv().unwrap();
+        let second = follower.try_recv().unwrap();
+        assert!(
+            follower.try_recv().is_err(),
+            "the refused reading is not sent"
+        );
+        assert_eq!(
+            (first.connector_id, &first.meter_value[..]),
+            (2, &b"[2]"[..])
+        );
+        assert_eq!(
+            (second.connector_id, &second.meter_value[..]),
+            (1, &b"[3]"[..])
+        );
+        assert!(first.seq < second.seq);
+        assert_eq!(cache.get_with_seq("CP1", 1).unwrap().1, second.seq);
+        let held = cache.of_charger("CP1");
+        assert_eq!(held.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
     }
 }

@@ -58,7 +58,12 @@ pub struct ApiConfig {
     pub local_lists: LocalListConfig,
     /// How the smart charging balancer paces itself.
     pub smart_charging: SmartChargingConfig,
+    /// Meter-value changes a live stream may fall behind before it is dropped.
+    pub stream_buffer: usize,
 }
+
+/// The default of [`ApiConfig::stream_buffer`].
+pub const DEFAULT_STREAM_BUFFER: usize = 4096;
 
 /// A running API: HTTP listener plus materialiser.
 pub struct Api {
@@ -99,7 +104,7 @@ impl Api {
             &consumer_group(&config.topics),
             &config.topics.consumed_by_api(),
         )?;
-        let cache = Arc::new(LatestValueCache::default());
+        let cache = Arc::new(LatestValueCache::with_stream_buffer(config.stream_buffer));
         for stored in store.latest_meter_values().await? {
             let reading = LatestReading {
                 measured_at: stored.measured_at,
@@ -150,14 +155,15 @@ impl Api {
                 source,
             })?;
         let ready = Arc::new(AtomicBool::new(false));
+        let stop_http = CancellationToken::new();
         let router = http::router(http::AppState {
             store,
             cache,
             metrics,
             ready: ready.clone(),
             dispatch,
+            closing: stop_http.clone(),
         });
-        let stop_http = CancellationToken::new();
         let stop = stop_http.clone();
         let limits = config.http_limits;
         let http = tokio::spawn(serve(

@@ -26,6 +26,11 @@ pub struct ApiCmdArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub http_tls: HttpTlsArgs,
+    /// Meter-value changes a live stream may fall behind before it is dropped (the API's
+    /// `.../stream` endpoints): a slow client is dropped, never buffered without end.
+    #[arg(long, env = "CMS_STREAM_BUFFER", value_parser = crate::up::at_least_one,
+        default_value_t = cms_api::DEFAULT_STREAM_BUFFER)]
+    pub stream_buffer: usize,
     #[command(flatten)]
     pub actions: ActionArgs,
     /// Must match the gateways' prefix.
@@ -50,6 +55,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         local_lists: LocalListConfig::default(),
         smart_charging: SmartChargingConfig::default(),
         tls: args.http_tls.server_tls(&stop_tls)?,
+        stream_buffer: args.stream_buffer,
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)
         .await

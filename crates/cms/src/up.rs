@@ -33,6 +33,11 @@ pub struct UpArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub http_tls: HttpTlsArgs,
+    /// Meter-value changes a live stream may fall behind before it is dropped (the API's
+    /// `.../stream` endpoints): a slow client is dropped, never buffered without end.
+    #[arg(long, env = "CMS_STREAM_BUFFER", value_parser = at_least_one,
+        default_value_t = cms_api::DEFAULT_STREAM_BUFFER)]
+    pub stream_buffer: usize,
     #[command(flatten)]
     pub actions: ActionArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
@@ -153,7 +158,7 @@ impl HttpArgs {
 }
 
 /// A count of connections: zero would refuse everyone.
-fn at_least_one(text: &str) -> Result<usize, String> {
+pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
         Ok(0) => Err("must be at least 1".to_string()),
         Ok(n) => Ok(n),
@@ -204,6 +209,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         local_lists: LocalListConfig::default(),
         smart_charging: SmartChargingConfig::default(),
         tls: http_tls,
+        stream_buffer: args.stream_buffer,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let feed = registry_feed::Feed::catch_up(&store).await?;

@@ -22,6 +22,7 @@ mod settings;
 mod site_teams;
 mod sites;
 mod smart_charging;
+mod streams;
 mod tariffs;
 mod teams;
 mod tokens;
@@ -54,6 +55,9 @@ pub struct AppState {
     pub ready: Arc<AtomicBool>,
     /// Takes actions for chargers and hands out how they ended.
     pub dispatch: Arc<crate::actions::Dispatch>,
+    /// Cancelled when the listener stops: what outlives a request (a live stream) ends then,
+    /// or the server would wait for it.
+    pub closing: tokio_util::sync::CancellationToken,
 }
 
 /// The REST API with its OpenAPI document: each group's routes come with their annotations.
@@ -70,6 +74,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(id_tags::routes())
         .merge(tariffs::routes())
         .merge(providers::routes())
+        .merge(streams::routes())
         .merge(tokens::routes())
         .merge(transactions::routes())
         .merge(oauth::routes())

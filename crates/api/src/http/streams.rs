@@ -1,0 +1,310 @@
+//! Live streams of latest meter values (beyond the reference; docs/api.md "Live streams"): a
+//! connector's, or every connector's of a site, as Server-Sent Events pushed when the
+//! materialiser takes a newer reading. The scopes and access rules of `latest-metervalue`; a
+//! stream checks every [`RECHECK`] that its caller still sees what it streams, and ends when
+//! not. A client that reads slower than readings come is dropped once it falls the stream
+//! buffer (`--stream-buffer`) behind (counted), never buffered without end. An
+//! event's id is its change's sequence number: `Last-Event-ID` resumes, sending first each
+//! current value newer than it.
+
+use crate::cache::ValueChange;
+use crate::http::AppState;
+use crate::http::auth::Caller;
+use crate::http::error::ApiError;
+use crate::http::lookup::{
+    charger_with_sensitive_data, forbidden_unless, path_number, visible_site,
+};
+use crate::http::schema::ErrorBody;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use cms_store::Scope;
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::time::Instant;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(connector_stream))
+        .routes(routes!(site_stream))
+}
+
+/// How often a stream checks that its caller may still see what it streams.
+const RECHECK: Duration = Duration::from_secs(5);
+/// The most chargers a site's stream follows (the store is asked for them in one page).
+const SITE_CHARGERS: i64 = 10_000;
+
+/// What a stream sends: chargers by identity (to their uuid), and one connector or all.
+struct Watched {
+    chargers: HashMap<String, String>,
+    connector: Option<u32>,
+}
+
+impl Watched {
+    fn covers(&self, identity: &str, connector: u32) -> Option<&str> {
+        if self.connector.is_some_and(|c| c != connector) {
+            return None;
+        }
+        self.chargers.get(identity).map(String::as_str)
+    }
+}
+
+/// Whom a stream is for and what it follows, re-read at each check.
+#[derive(Clone)]
+enum Subject {
+    Connector {
+        charger_uuid: String,
+        connector: u32,
+    },
+    Site {
+        site_uuid: String,
+    },
+}
+
+/// The stream of one connector's latest meter value.
+#[utoipa::path(
+    get,
+    path = "/api/v3/chargers/{charger_uuid}/connectors/{connector_id}/latest-metervalue/stream",
+    tag = "Chargers > Connectors",
+    params(
+        ("charger_uuid" = String, Path, format = "uuid"),
+        ("connector_id" = String, Path, description = "The connector's number on its charger"),
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event: the current value is sent first only if newer"),
+    ),
+    responses(
+        (status = 200, description = "`text/event-stream` of `meter-value` events: `{charger_uuid, connectorId, meterValue}`, the current value first", content_type = "text/event-stream", body = String),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller's team may not read the charger's sensitive data"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+    ),
+    security(("bearer" = ["meter-values:read"]), ("oauth2" = ["meter-values:read"]))
+)]
+pub async fn connector_stream(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((charger_uuid, connector_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    caller.require(Scope::METER_VALUES_READ)?;
+    let connector: u32 = path_number(&connector_id, "Connector")?;
+    let subject = Subject::Connector {
+        charger_uuid,
+        connector,
+    };
+    let watched = watched(&state, &caller, &subject).await?;
+    Ok(stream(
+        state,
+        caller,
+        subject,
+        watched,
+        last_event_id(&headers),
+    ))
+}
+
+/// The stream of every connector's latest meter value at a site: the chargers of it whose
+/// sensitive data the caller may read.
+#[utoipa::path(
+    get,
+    path = "/api/v3/sites/{site_uuid}/latest-metervalues/stream",
+    tag = "Sites",
+    params(
+        ("site_uuid" = String, Path, format = "uuid"),
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event: current values are sent first only if newer"),
+    ),
+    responses(
+        (status = 200, description = "`text/event-stream` of `meter-value` events: `{charger_uuid, connectorId, meterValue}`, the current values first", content_type = "text/event-stream", body = String),
+        (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller may not read the site's sensitive data"),
+        (status = 404, body = ErrorBody, description = "Not a site the caller reaches"),
+    ),
+    security(("bearer" = ["meter-values:read"]), ("oauth2" = ["meter-values:read"]))
+)]
+pub async fn site_stream(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(site_uuid): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    caller.require(Scope::METER_VALUES_READ)?;
+    let subject = Subject::Site { site_uuid };
+    let watched = watched(&state, &caller, &subject).await?;
+    Ok(stream(
+        state,
+        caller,
+        subject,
+        watched,
+        last_event_id(&headers),
+    ))
+}
+
+/// What the caller may follow of `subject` now, or why not.
+async fn watched(
+    state: &AppState,
+    caller: &Caller,
+    subject: &Subject,
+) -> Result<Watched, ApiError> {
+    match subject {
+        Subject::Connector {
+            charger_uuid,
+            connector,
+        } => {
+            let charger = charger_with_sensitive_data(state, caller, charger_uuid).await?;
+            Ok(Watched {
+                chargers: HashMap::from([(charger.identity, charger.uuid)]),
+                connector: Some(*connector),
+            })
+        }
+        Subject::Site { site_uuid } => {
+            let (site_id, permissions) = visible_site(state, caller, site_uuid).await?;
+            forbidden_unless(permissions.sensitive)?;
+            let (chargers, _) = state
+                .store
+                .chargers_visible_to(caller.user_id(), Some(site_id), SITE_CHARGERS, 0)
+                .await?;
+            let chargers = chargers
+                .into_iter()
+                .filter(|c| c.permissions.sensitive)
+                .map(|c| (c.identity, c.uuid))
+                .collect();
+            Ok(Watched {
+                chargers,
+                connector: None,
+            })
+        }
+    }
+}
+
+fn last_event_id(headers: &HeaderMap) -> u64 {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// What a stream's forwarder follows.
+struct Following {
+    state: AppState,
+    caller: Caller,
+    subject: Subject,
+    watched: Watched,
+    changes: Receiver<Arc<ValueChange>>,
+}
+
+fn stream(
+    state: AppState,
+    caller: Caller,
+    subject: Subject,
+    watched: Watched,
+    after: u64,
+) -> Response {
+    // Followed before the current values are read, so that no change falls between the two.
+    let changes = state.cache.follow();
+    let mut first = Vec::new();
+    for (identity, uuid) in &watched.chargers {
+        for (connector, reading, seq) in state.cache.of_charger(identity) {
+            if seq > after && watched.covers(identity, connector).is_some() {
+                first.push((seq, event(seq, uuid, connector, &reading.meter_value)));
+            }
+        }
+    }
+    first.sort_by_key(|(seq, _)| *seq);
+    // A forwarder per client moves the changes it follows into the client's queue (as long as
+    // the stream buffer); when the queue is full, the connection is not taking them: the
+    // client is dropped, whatever the kernel and the HTTP layer still hold for it.
+    let (queue, events) = tokio::sync::mpsc::channel(state.cache.stream_buffer());
+    let following = Following {
+        state,
+        caller,
+        subject,
+        watched,
+        changes,
+    };
+    tokio::spawn(forward(following, queue));
+    let first = futures_util::stream::iter(first.into_iter().map(|(_, e)| Ok(e)));
+    let live = futures_util::stream::unfold(events, |mut events| async move {
+        events
+            .recv()
+            .await
+            .map(|e| (Ok::<_, Infallible>(e), events))
+    });
+    Sse::new(first.chain(live))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+async fn forward(mut f: Following, queue: tokio::sync::mpsc::Sender<Event>) {
+    let _open = OpenStream::count();
+    let mut next_check = Instant::now() + RECHECK;
+    loop {
+        tokio::select! {
+            change = f.changes.recv() => match change {
+                Ok(change) => {
+                    let uuid = f.watched.covers(&change.identity, change.connector_id);
+                    let Some(uuid) = uuid else { continue };
+                    let e = event(change.seq, uuid, change.connector_id, &change.meter_value);
+                    match queue.try_send(e) {
+                        Ok(()) => {}
+                        Err(TrySendError::Full(_)) => return dropped("slow"),
+                        Err(TrySendError::Closed(_)) => return,
+                    }
+                }
+                // Fell the stream buffer behind: too slow as well.
+                Err(RecvError::Lagged(_)) => return dropped("slow"),
+                Err(RecvError::Closed) => return,
+            },
+            _ = queue.closed() => return,
+            // The server stops: the client's queue closes, then its response ends.
+            _ = f.state.closing.cancelled() => return,
+            _ = tokio::time::sleep_until(next_check) => {
+                match watched(&f.state, &f.caller, &f.subject).await {
+                    Ok(watched) => f.watched = watched,
+                    Err(_) => return dropped("access"),
+                }
+                next_check = Instant::now() + RECHECK;
+            }
+        }
+    }
+}
+
+/// Counted by why, and logged.
+fn dropped(reason: &'static str) {
+    metrics::counter!("cms_api_stream_dropped_total", "reason" => reason).increment(1);
+    tracing::info!(reason, "a live stream was ended");
+}
+
+/// Counts a forwarder in `cms_api_streams_open` while it lives.
+struct OpenStream;
+
+impl OpenStream {
+    fn count() -> OpenStream {
+        metrics::gauge!("cms_api_streams_open").increment(1.0);
+        OpenStream
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        metrics::gauge!("cms_api_streams_open").decrement(1.0);
+    }
+}
+
+/// A `meter-value` event: `{"charger_uuid", "connectorId", "meterValue"}`, the cached array as is.
+fn event(seq: u64, charger_uuid: &str, connector: u32, meter_value: &[u8]) -> Event {
+    let array = std::str::from_utf8(meter_value).unwrap_or("[]");
+    Event::default()
+        .id(seq.to_string())
+        .event("meter-value")
+        .data(format!(
+            r#"{{"charger_uuid":"{charger_uuid}","connectorId":{connector},"meterValue":{array}}}"#
+        ))
+}
