@@ -28,6 +28,7 @@ mod frame_sequences;
 mod gateway_drain;
 mod http_metrics;
 mod interop;
+mod kafka_access;
 mod kafka_actions;
 mod kafka_consumer_lag;
 mod kafka_faults;

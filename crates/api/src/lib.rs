@@ -2,6 +2,7 @@
 //! store, and serves the REST API of the reference from them.
 #![forbid(unsafe_code)]
 
+mod access;
 mod actions;
 mod cache;
 mod http;
@@ -74,9 +75,10 @@ pub struct Api {
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
     stop_actions: CancellationToken,
-    /// Following the reports, relaying the command line's actions, sweeping overdue ones,
-    /// keeping the chargers' local lists, balancing the smart charging sites.
-    action_tasks: [JoinHandle<()>; 5],
+    /// Following the access change log and the reports, relaying the command line's actions,
+    /// sweeping overdue ones, keeping the chargers' local lists, balancing the smart charging
+    /// sites.
+    action_tasks: [JoinHandle<()>; 6],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -124,7 +126,13 @@ impl Api {
         let materialiser = tokio::spawn(materialiser.run(subscriber));
         let reports = bus.follow(&[config.topics.command_results]).await?;
         let stop_actions = CancellationToken::new();
+        let access = Arc::new(access::AccessCache::default());
         let action_tasks = [
+            tokio::spawn(access::follow_changes(
+                store.clone(),
+                access.clone(),
+                stop_actions.clone(),
+            )),
             tokio::spawn(actions::follow_reports(dispatch.clone(), reports)),
             tokio::spawn(actions::relay_cli_actions(
                 dispatch.clone(),
@@ -163,6 +171,7 @@ impl Api {
             ready: ready.clone(),
             dispatch,
             closing: stop_http.clone(),
+            access,
         });
         let stop = stop_http.clone();
         let limits = config.http_limits;

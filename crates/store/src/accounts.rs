@@ -240,7 +240,7 @@ impl Store {
 
     /// Records that token `id` was used now, unless it was already recorded within the last
     /// [`LAST_USED_PRECISION_SECONDS`]. A failure is only logged: the request goes on.
-    async fn note_token_use(&self, id: i64, last_used_at: Option<&str>) {
+    pub async fn note_token_use(&self, id: i64, last_used_at: Option<&str>) {
         let now = Utc::now();
         let stale = format_record_time(now - Duration::seconds(LAST_USED_PRECISION_SECONDS));
         if last_used_at.is_some_and(|used| used > stale.as_str()) {

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod access;
+pub mod access_log;
 mod accounts;
 pub mod actions;
 mod chargers;

@@ -51,8 +51,8 @@ pub const REFRESH_TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 pub const MAX_FAILED_LOGINS_PER_REQUEST: i64 = 5;
 
 /// An opaque secret `<selector>.<verifier>`.
-struct OpaqueSecret {
-    selector: String,
+pub(crate) struct OpaqueSecret {
+    pub(crate) selector: String,
     verifier: String,
 }
 
@@ -65,7 +65,7 @@ impl OpaqueSecret {
     }
 
     /// `None` for anything not of the form: it cannot be one of ours.
-    fn parse(text: &str) -> Option<OpaqueSecret> {
+    pub(crate) fn parse(text: &str) -> Option<OpaqueSecret> {
         let (selector, verifier) = text.trim().split_once('.')?;
         let alphanumeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric());
         (alphanumeric(selector) && alphanumeric(verifier)).then(|| OpaqueSecret {

@@ -150,6 +150,29 @@ impl Api {
         json["errors"].clone()
     }
 
+    /// Waits until GET `path` answers `status`, at most `within` after `since`: for a change
+    /// made elsewhere (the command line, another replica), which each replica learns from the
+    /// access change log within a poll (docs/api.md "Reads from memory").
+    pub async fn wait_for_status(
+        &self,
+        path: &str,
+        status: u16,
+        since: std::time::Instant,
+        within: Duration,
+    ) {
+        let what = format!("GET {path} answering {status}");
+        let left = within.saturating_sub(since.elapsed());
+        eventually_within(left, &what, async || {
+            let answer = self.get(path).await;
+            match answer.status == status {
+                true => Ok(()),
+                false => Err(format!("{}: {}", answer.status, answer.body)),
+            }
+        })
+        .await;
+        eprintln!("{what}: after {:?}", since.elapsed());
+    }
+
     /// GET that must answer 200 with JSON; returns the JSON.
     pub async fn get_ok(&self, path: &str) -> Value {
         let answer = self.get(path).await;

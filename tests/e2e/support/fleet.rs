@@ -165,6 +165,29 @@ impl Fleet {
         opened.expect("open the fleet's store")
     }
 
+    /// Runs `sql` on the API's store: for a change no endpoint makes (a charger moved to
+    /// another site).
+    pub async fn execute_sql(&self, sql: &str) {
+        let url = match self.store[0].as_str() {
+            "--data-dir" => format!("sqlite://{}/cms.sqlite3", self.store[1]),
+            _ => self.store[1].clone(),
+        };
+        cms_store::testing::execute(&url, sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    /// A new personal access token of `email` (a customer outside the Operators team, created
+    /// when new), with every scope.
+    pub async fn guest_token(&self, email: &str) -> String {
+        let args = [
+            "token", "create", "--email", email, "--name", "Guest", "--guest",
+        ];
+        let out = self.cli(&args).await;
+        assert!(out.status.success(), "token create --guest: {}", out.stderr);
+        out.last_line().to_string()
+    }
+
     /// `cms charger licenses ID --smart S --pro P` on the API's store.
     pub async fn license(&self, identity: &str, smart: bool, pro: bool) {
         super::cms::license_with(&self.store, identity, smart, pro).await;

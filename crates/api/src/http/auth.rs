@@ -1,6 +1,7 @@
 //! Bearer authentication: every API request names a personal access token (`<id>|<secret>`) or
-//! an OAuth access token (`<selector>.<verifier>`, never with `|`), checked against the store on
-//! each request so that a revoked or expired token stops working at once.
+//! an OAuth access token (`<selector>.<verifier>`, never with `|`), checked against the token
+//! held in memory once verified (crate::access: a revoked token is forgotten within a poll of
+//! the access change log, on every replica) or else against the store.
 
 use crate::http::AppState;
 use crate::http::error::ApiError;
@@ -40,15 +41,7 @@ impl FromRequestParts<AppState> for Caller {
                 scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
             })
             .ok_or(ApiError::Unauthenticated)?;
-        let owner = if token.contains('|') {
-            state.store.authenticate_token(token).await?
-        } else {
-            state
-                .store
-                .authenticate_access_token(token, chrono::Utc::now())
-                .await?
-        };
-        match owner {
+        match state.access.authenticate(&state.store, token).await? {
             Some(owner) => Ok(Caller(owner)),
             None => Err(ApiError::Unauthenticated),
         }

@@ -17,7 +17,8 @@ use crate::http::conditional;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{
-    charger_with_sensitive_data, not_found, owned_site, path_number, visible_charger, visible_site,
+    charger_access_with_sensitive_data, not_found, owned_site, path_number, visible_charger,
+    visible_site,
 };
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, PermissionsBody, ValidationErrorBody};
@@ -400,7 +401,7 @@ pub async fn latest_meter_value(
 ) -> Result<Response, ApiError> {
     caller.require(Scope::METER_VALUES_READ)?;
     // Meter readings are sensitive data.
-    let charger = charger_with_sensitive_data(&state, &caller, &charger_uuid).await?;
+    let charger = charger_access_with_sensitive_data(&state, &caller, &charger_uuid).await?;
     let connector_id: u32 = path_number(&connector_id, "Connector")?;
     let meter_value = match state.cache.get(&charger.identity, connector_id) {
         Some(reading) => reading.meter_value,

@@ -6,6 +6,7 @@
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
+use cms_store::access_log::ChargerAccess;
 use cms_store::{ChargerRow, Permissions};
 use std::str::FromStr;
 
@@ -51,6 +52,23 @@ pub async fn charger_with_sensitive_data(
     let charger = visible_charger(state, caller, charger_uuid).await?;
     forbidden_unless(charger.permissions.sensitive)?;
     Ok(charger)
+}
+
+/// The caller's access to the charger `charger_uuid`, from memory once asked (crate::access),
+/// when they may read its sensitive data: 404 when they do not see it, 403 when they see it
+/// without its sensitive data. What reads of meter values start with.
+pub async fn charger_access_with_sensitive_data(
+    state: &AppState,
+    caller: &Caller,
+    charger_uuid: &str,
+) -> Result<ChargerAccess, ApiError> {
+    let access = state
+        .access
+        .charger(&state.store, caller.user_id(), charger_uuid)
+        .await?
+        .ok_or_else(|| not_found("Charger"))?;
+    forbidden_unless(access.permissions.sensitive)?;
+    Ok(access)
 }
 
 /// The site `site_uuid` (its id and the caller's permissions) if the caller reaches it; else

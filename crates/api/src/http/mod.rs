@@ -58,6 +58,8 @@ pub struct AppState {
     /// Cancelled when the listener stops: what outlives a request (a live stream) ends then,
     /// or the server would wait for it.
     pub closing: tokio_util::sync::CancellationToken,
+    /// Verified tokens and charger access held in memory.
+    pub access: Arc<crate::access::AccessCache>,
 }
 
 /// The REST API with its OpenAPI document: each group's routes come with their annotations.
@@ -98,9 +100,14 @@ pub fn router(state: AppState) -> Router {
         )
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(input::BODY_LIMIT));
+    let access = state.clone();
     Router::new()
         .merge(api)
         .layer(axum::middleware::from_fn(refuse_nul))
+        .layer(axum::middleware::from_fn_with_state(
+            access,
+            access_in_force,
+        ))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz))
         .route("/metrics", get(render_metrics))
@@ -108,6 +115,28 @@ pub fn router(state: AppState) -> Router {
         // Last, over every route and the fallback: it reads the route each request matched.
         .layer(axum::middleware::from_fn(request_metrics::record))
         .with_state(state)
+}
+
+/// A request that changed something (any method but GET, HEAD and OPTIONS, answered 2xx)
+/// is answered once this replica has read the access change log again: a token revoked or
+/// an access removed through it is refused by it from its answer on, not a poll later.
+async fn access_in_force(
+    State(state): State<AppState>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let reading = matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
+    );
+    let response = next.run(request).await;
+    if !reading
+        && response.status().is_success()
+        && let Err(e) = state.access.catch_up(&state.store).await
+    {
+        tracing::warn!(error = %e, "cannot read the access change log");
+    }
+    response
 }
 
 /// No text in the store may hold a NUL character (PostgreSQL refuses it): a path naming one

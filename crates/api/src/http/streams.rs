@@ -12,7 +12,7 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::lookup::{
-    charger_with_sensitive_data, forbidden_unless, path_number, visible_site,
+    charger_access_with_sensitive_data, forbidden_unless, path_number, visible_site,
 };
 use crate::http::schema::ErrorBody;
 use axum::extract::{Path, State};
@@ -157,9 +157,9 @@ async fn watched(
             charger_uuid,
             connector,
         } => {
-            let charger = charger_with_sensitive_data(state, caller, charger_uuid).await?;
+            let charger = charger_access_with_sensitive_data(state, caller, charger_uuid).await?;
             Ok(Watched {
-                chargers: HashMap::from([(charger.identity, charger.uuid)]),
+                chargers: HashMap::from([(charger.identity, charger_uuid.clone())]),
                 connector: Some(*connector),
             })
         }

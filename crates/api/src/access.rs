@@ -1,0 +1,291 @@
+//! Authentication and the access decisions of reads, from memory (docs/api.md "Reads from
+//! memory"). A token verified once is held with its owner and scopes, and each request's secret
+//! is still checked against its salted hash in constant time; a user's access to a charger is
+//! held once asked. Every replica reads the store's access change log (migration 0022) every
+//! [`POLL`] and forgets what a change touched, so a revoked token or a removed grant is refused
+//! within about that on every replica, whichever process made the change.
+//!
+//! A replica reads the log again before it answers a request that changed something, so a
+//! change made through it is in force there when its answer arrives.
+//!
+//! What is held is trusted only while the log is being read: when it was last read more than
+//! [`TRUSTED_FOR`] ago (the store unreachable, say), every request asks the store again, as
+//! before, and once the log can be read again everything held is forgotten.
+
+use cms_store::access_log::{AccessChange, ChargerAccess, StoredToken, TokenKey};
+use cms_store::{Store, StoreError, TokenOwner, format_record_time};
+use dashmap::DashMap;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// How often the access change log is read.
+pub const POLL: Duration = Duration::from_millis(250);
+/// How long after the last read of the log what is held is still used.
+pub const TRUSTED_FOR: Duration = Duration::from_secs(2);
+/// Entries held at most, of each kind; past it they are all forgotten and filled again.
+const MAX_HELD: usize = 100_000;
+/// Changes read at a time, and how many the log keeps (pruned by every replica now and then).
+const BATCH: i64 = 1_000;
+const KEEP: i64 = 10_000;
+/// A personal access token's `last_used_at` is written at most this often per replica.
+const LAST_USED_EVERY_S: i64 = cms_store::tokens::LAST_USED_PRECISION_SECONDS;
+
+/// A verified token, and when this replica last wrote that it was used.
+struct HeldToken {
+    stored: StoredToken,
+    noted_at: AtomicI64,
+}
+
+/// What this replica holds of who may do what.
+pub struct AccessCache {
+    tokens: DashMap<TokenKey, Arc<HeldToken>>,
+    /// By (user id, charger uuid): the access, or `None` for a charger the user does not see.
+    chargers: DashMap<(i64, Box<str>), Option<ChargerAccess>>,
+    /// Bumped before each forgetting: a look-up that read the store before it does not keep
+    /// what it read (it may predate the change).
+    generation: AtomicU64,
+    /// Until when (ms after `origin`) what is held may be used.
+    trusted_until_ms: AtomicU64,
+    origin: Instant,
+    /// The last change read (`None`: none yet, or the last read failed); one reader at a time.
+    cursor: tokio::sync::Mutex<Option<i64>>,
+}
+
+impl Default for AccessCache {
+    fn default() -> Self {
+        AccessCache {
+            tokens: DashMap::new(),
+            chargers: DashMap::new(),
+            generation: AtomicU64::new(0),
+            trusted_until_ms: AtomicU64::new(0),
+            origin: Instant::now(),
+            cursor: tokio::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl AccessCache {
+    /// The owner of `bearer`, if it is a valid token: from memory when held, else from the
+    /// store (and then held).
+    pub async fn authenticate(
+        &self,
+        store: &Store,
+        bearer: &str,
+    ) -> Result<Option<TokenOwner>, StoreError> {
+        let Some((key, secret)) = TokenKey::parse(bearer) else {
+            return Ok(None);
+        };
+        let now = chrono::Utc::now();
+        let held = self
+            .trusted()
+            .then(|| self.tokens.get(&key).map(|t| t.clone()))
+            .flatten();
+        let held = match held {
+            Some(held) if !held.stored.expired(&format_record_time(now)) => held,
+            _ => {
+                let generation = self.generation.load(Ordering::SeqCst);
+                let Some(stored) = store.stored_token(&key, now).await? else {
+                    return Ok(None);
+                };
+                let held = Arc::new(HeldToken {
+                    stored,
+                    noted_at: AtomicI64::new(0),
+                });
+                self.keep(&self.tokens, key.clone(), held.clone(), generation);
+                held
+            }
+        };
+        if !held.stored.verifies(secret) {
+            return Ok(None);
+        }
+        self.note_use(store, &held, now.timestamp());
+        Ok(Some(held.stored.owner.clone()))
+    }
+
+    /// User `user_id`'s access to the charger `charger_uuid`, `None` when they do not see it.
+    pub async fn charger(
+        &self,
+        store: &Store,
+        user_id: i64,
+        charger_uuid: &str,
+    ) -> Result<Option<ChargerAccess>, StoreError> {
+        let key = (user_id, Box::<str>::from(charger_uuid));
+        if self.trusted()
+            && let Some(held) = self.chargers.get(&key)
+        {
+            let now = cms_store::now_record_time();
+            match &*held {
+                Some(access) if access.until.as_deref().is_some_and(|end| end <= &*now) => {}
+                held => return Ok(held.clone()),
+            }
+        }
+        let generation = self.generation.load(Ordering::SeqCst);
+        let access = store.charger_access(user_id, charger_uuid).await?;
+        self.keep(&self.chargers, key, access.clone(), generation);
+        Ok(access)
+    }
+
+    fn trusted(&self) -> bool {
+        self.origin.elapsed().as_millis() as u64 <= self.trusted_until_ms.load(Ordering::Acquire)
+    }
+
+    /// Holds `value` unless something was forgotten since `generation` was read: then what the
+    /// store said may predate the change, and is dropped again.
+    fn keep<K, V>(&self, map: &DashMap<K, V>, key: K, value: V, generation: u64)
+    where
+        K: Eq + std::hash::Hash + Clone,
+    {
+        if map.len() >= MAX_HELD {
+            map.clear();
+        }
+        map.insert(key.clone(), value);
+        if self.generation.load(Ordering::SeqCst) != generation {
+            map.remove(&key);
+        }
+    }
+
+    /// A personal access token's `last_used_at`, written in the background at most once a
+    /// minute per replica (the reference shows it to a minute).
+    fn note_use(&self, store: &Store, held: &Arc<HeldToken>, now_s: i64) {
+        if !held.stored.is_personal() {
+            return;
+        }
+        let noted = held.noted_at.load(Ordering::Relaxed);
+        if now_s - noted < LAST_USED_EVERY_S
+            || held
+                .noted_at
+                .compare_exchange(noted, now_s, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let (store, id) = (store.clone(), held.stored.owner.token_id);
+        tokio::spawn(async move { store.note_token_use(id, None).await });
+    }
+
+    /// Forgets what `changes` touched.
+    fn forget(&self, changes: &[AccessChange]) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        let of = |kind: &str| -> HashSet<i64> {
+            changes
+                .iter()
+                .filter(|c| c.kind == kind)
+                .map(|c| c.subject_id)
+                .collect()
+        };
+        for id in of("token") {
+            self.tokens.remove(&TokenKey::Personal(id));
+        }
+        let (oauth, grants, clients, users) = (
+            of("oauth_token"),
+            of("oauth_grant"),
+            of("oauth_client"),
+            of("user"),
+        );
+        if !(oauth.is_empty() && grants.is_empty() && clients.is_empty() && users.is_empty()) {
+            self.tokens.retain(|_, held| {
+                let t = &held.stored;
+                let oauth_token = !t.is_personal() && oauth.contains(&t.owner.token_id);
+                let grant = t.auth_code_id.is_some_and(|id| grants.contains(&id));
+                let client = t.client_id.is_some_and(|id| clients.contains(&id));
+                !(oauth_token || grant || client || users.contains(&t.owner.user_id))
+            });
+        }
+        if changes.iter().any(|c| c.kind == "grants") {
+            self.chargers.clear();
+        } else if !users.is_empty() {
+            self.chargers.retain(|(user, _), _| !users.contains(user));
+        }
+    }
+
+    /// Forgets everything held.
+    fn forget_all(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.tokens.clear();
+        self.chargers.clear();
+    }
+
+    fn trust_for(&self, period: Duration) {
+        let until = (self.origin.elapsed() + period).as_millis() as u64;
+        self.trusted_until_ms.store(until, Ordering::Release);
+    }
+
+    /// Reads the log to its end and forgets what the changes touched.
+    pub async fn catch_up(&self, store: &Store) -> Result<(), StoreError> {
+        let mut cursor = self.cursor.lock().await;
+        match read_changes(store, self, &mut cursor).await {
+            Ok(()) => {
+                self.trust_for(TRUSTED_FOR);
+                Ok(())
+            }
+            Err(e) => {
+                // Held entries stop being trusted after TRUSTED_FOR; the changes missed
+                // meanwhile are not known, so everything is forgotten once the log is read.
+                *cursor = None;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Reads the access change log every [`POLL`] until `stop`, forgetting what each change touched;
+/// prunes the log now and then.
+pub async fn follow_changes(store: Store, cache: Arc<AccessCache>, stop: CancellationToken) {
+    let mut reads: u64 = 0;
+    while !stop.is_cancelled() {
+        if let Err(e) = cache.catch_up(&store).await {
+            tracing::warn!(error = %e, "cannot read the access change log");
+        }
+        reads += 1;
+        // About every four minutes, one replica or another keeps the log short.
+        if reads.is_multiple_of(1_000)
+            && let Err(e) = store.prune_access_changes(KEEP).await
+        {
+            tracing::warn!(error = %e, "cannot prune the access change log");
+        }
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            _ = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+async fn read_changes(
+    store: &Store,
+    cache: &AccessCache,
+    cursor: &mut Option<i64>,
+) -> Result<(), StoreError> {
+    let Some(mut at) = *cursor else {
+        // From the start, or after a failure: nothing held can be vouched for.
+        let head = store.access_changes_head().await?;
+        cache.forget_all();
+        *cursor = Some(head);
+        return Ok(());
+    };
+    loop {
+        let changes = store.access_changes_since(at, BATCH).await?;
+        let Some(last) = changes.last() else {
+            break;
+        };
+        // A log pruned past this replica's cursor (it fell more than KEEP changes behind).
+        if store
+            .access_changes_tail()
+            .await?
+            .is_some_and(|tail| tail > at + 1)
+            && changes[0].seq > at + 1
+        {
+            cache.forget_all();
+        } else {
+            cache.forget(&changes);
+        }
+        at = last.seq;
+        *cursor = Some(at);
+        if changes.len() < BATCH as usize {
+            break;
+        }
+    }
+    Ok(())
+}

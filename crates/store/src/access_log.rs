@@ -1,0 +1,219 @@
+//! What the API replicas hold in memory to answer a request without asking the store
+//! (cms_api::access), and how they learn that it changed: tokens as stored, to verify a
+//! presented secret against; a user's access to a charger; and the change log that the
+//! triggers of migration 0022 write whenever either may have changed, wherever the change came
+//! from (any replica, the command line, a cascade).
+
+use crate::access::{CHARGER_GRANTS, Permissions};
+use crate::oauth::OpaqueSecret;
+use crate::tokens::split_scopes;
+use crate::{Result, Store, TokenOwner, format_record_time};
+use chrono::{DateTime, Utc};
+use cms_credentials::verify_secret;
+use sqlx::Row;
+
+/// How a bearer token is found: a personal access token by id, an OAuth one by selector.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TokenKey {
+    Personal(i64),
+    OAuth(Box<str>),
+}
+
+impl TokenKey {
+    /// The key of a bearer token and its secret part; `None` for what cannot be one of ours.
+    pub fn parse(bearer: &str) -> Option<(TokenKey, &str)> {
+        match bearer.split_once('|') {
+            Some((id, secret)) => Some((TokenKey::Personal(id.parse().ok()?), secret)),
+            None => {
+                // Checked for its form first: what is not one of ours is not looked up.
+                let token = OpaqueSecret::parse(bearer)?;
+                let verifier = bearer.trim().split_once('.')?.1;
+                Some((TokenKey::OAuth(token.selector.into()), verifier))
+            }
+        }
+    }
+}
+
+/// A valid token as stored: its owner, and the salted hash a presented secret must match.
+#[derive(Debug, Clone)]
+pub struct StoredToken {
+    pub owner: TokenOwner,
+    hash: String,
+    /// An OAuth token's end (record time), its authorization and its client.
+    pub expires_at: Option<String>,
+    pub auth_code_id: Option<i64>,
+    pub client_id: Option<i64>,
+}
+
+impl StoredToken {
+    /// Whether `secret` is this token's, compared in constant time.
+    pub fn verifies(&self, secret: &str) -> bool {
+        verify_secret(secret, &self.hash).unwrap_or(false)
+    }
+
+    /// Whether an OAuth token has expired at `now` (record time); a personal one never does.
+    pub fn expired(&self, now: &str) -> bool {
+        self.expires_at.as_deref().is_some_and(|end| end <= now)
+    }
+
+    pub fn is_personal(&self) -> bool {
+        self.client_id.is_none()
+    }
+}
+
+/// One change to who may do or see what: see migration 0022 for the kinds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessChange {
+    pub seq: i64,
+    pub kind: String,
+    pub subject_id: i64,
+}
+
+/// A user's access to a charger, and until when it holds unchanged (a sensitive-data grant
+/// that expires; record time), unless the change log says otherwise first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChargerAccess {
+    pub id: i64,
+    pub identity: String,
+    pub site_id: i64,
+    pub permissions: Permissions,
+    pub until: Option<String>,
+}
+
+impl Store {
+    /// The valid (unrevoked, unexpired, of a live authorization and client) token `key`.
+    pub async fn stored_token(
+        &self,
+        key: &TokenKey,
+        now: DateTime<Utc>,
+    ) -> Result<Option<StoredToken>> {
+        match key {
+            TokenKey::Personal(id) => {
+                let row = sqlx::query(
+                    "SELECT user_id, token_hash, scopes FROM personal_access_tokens
+                     WHERE id = $1 AND revoked = 0",
+                )
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(row.map(|row| StoredToken {
+                    owner: TokenOwner {
+                        user_id: row.get("user_id"),
+                        token_id: *id,
+                        scopes: split_scopes(row.get("scopes")),
+                    },
+                    hash: row.get("token_hash"),
+                    expires_at: None,
+                    auth_code_id: None,
+                    client_id: None,
+                }))
+            }
+            TokenKey::OAuth(selector) => {
+                let row = sqlx::query(
+                    "SELECT a.id, a.verifier_hash, a.user_id, a.scopes, a.expires_at,
+                            a.auth_code_id, a.client_id
+                     FROM oauth_access_tokens a
+                          JOIN oauth_auth_codes g ON g.id = a.auth_code_id AND g.revoked_at IS NULL
+                          JOIN oauth_clients c ON c.id = a.client_id AND c.revoked = 0
+                     WHERE a.selector = $1 AND a.revoked = 0 AND a.expires_at > $2",
+                )
+                .bind(&**selector)
+                .bind(format_record_time(now))
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(row.map(|row| StoredToken {
+                    owner: TokenOwner {
+                        user_id: row.get("user_id"),
+                        token_id: row.get("id"),
+                        scopes: split_scopes(row.get("scopes")),
+                    },
+                    hash: row.get("verifier_hash"),
+                    expires_at: Some(row.get("expires_at")),
+                    auth_code_id: Some(row.get("auth_code_id")),
+                    client_id: Some(row.get("client_id")),
+                }))
+            }
+        }
+    }
+
+    /// The charger `charger_uuid` with the user's permissions on it; `None` when they do not
+    /// see it.
+    pub async fn charger_access(
+        &self,
+        user_id: i64,
+        charger_uuid: &str,
+    ) -> Result<Option<ChargerAccess>> {
+        let now = crate::now_record_time();
+        // The earliest sensitive-data grant to the charger's site that will expire: the
+        // permissions hold until then.
+        let row = sqlx::query(&format!(
+            "SELECT c.id, c.identity, c.site_id, g.full_access, g.sensitive,
+                (SELECT MIN(a.sensitive_data_expires_at) FROM site_access a
+                 JOIN team_user tu ON tu.team_id = a.team_id
+                 WHERE tu.user_id = $1 AND a.site_id = c.site_id AND a.sensitive_data = 1
+                   AND a.sensitive_data_expires_at > $2) AS until
+             FROM chargers c JOIN ({CHARGER_GRANTS}) g ON g.charger_id = c.id
+             WHERE c.uuid = $3"
+        ))
+        .bind(user_id)
+        .bind(&now)
+        .bind(charger_uuid)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|row| ChargerAccess {
+            id: row.get("id"),
+            identity: row.get("identity"),
+            site_id: row.get("site_id"),
+            permissions: Permissions::from_grants(row.get("full_access"), row.get("sensitive")),
+            until: row.get("until"),
+        }))
+    }
+
+    /// The newest change's number (0 before any).
+    pub async fn access_changes_head(&self) -> Result<i64> {
+        let head: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM access_changes")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(head.unwrap_or(0))
+    }
+
+    /// The oldest change still kept (`None` when none is).
+    pub async fn access_changes_tail(&self) -> Result<Option<i64>> {
+        Ok(sqlx::query_scalar("SELECT MIN(seq) FROM access_changes")
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
+    /// Up to `limit` changes after `seq`, oldest first.
+    pub async fn access_changes_since(&self, seq: i64, limit: i64) -> Result<Vec<AccessChange>> {
+        let rows = sqlx::query(
+            "SELECT seq, kind, subject_id FROM access_changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+        )
+        .bind(seq)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| AccessChange {
+                seq: row.get("seq"),
+                kind: row.get("kind"),
+                subject_id: row.get("subject_id"),
+            })
+            .collect())
+    }
+
+    /// Forgets all but the newest `keep` changes.
+    pub async fn prune_access_changes(&self, keep: i64) -> Result<()> {
+        sqlx::query(
+            "DELETE FROM access_changes WHERE seq <= (SELECT MAX(seq) FROM access_changes) - $1",
+        )
+        .bind(keep)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
