@@ -118,3 +118,54 @@ async fn kafka_access_changed_through_one_replica_is_refused_by_the_other_within
     guest.wait_for_status(&path, 404, removed, WITHIN).await;
     station.close().await;
 }
+
+/// Replicas share the messages topic's partitions in their consumer group, yet each answers
+/// every charger's newest reading from its own memory: it follows the topic outside the group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_every_replica_answers_every_chargers_newest_reading() {
+    let broker = Broker::shared().await;
+    let mut fleet = Fleet::start(&broker.brokers, &["gw-a"]).await;
+    let replica_b = fleet.add_api_replica().await;
+    let token = fleet.operator_token().await;
+    let replicas = [
+        Api::at(&fleet.rest_base, &token),
+        Api::at(&replica_b, &token),
+    ];
+    // Chargers on several partitions: whichever replica's group member holds each one's, the
+    // other must answer it too.
+    let identities = ["KL-1", "KL-2", "KL-3", "KL-4"];
+    let added = Instant::now();
+    let mut uuids = Vec::new();
+    for identity in identities {
+        uuids.push(fleet.add_charger(identity).await);
+    }
+    for identity in identities {
+        fleet
+            .wait_until_accepted(identity, &["gw-a"], added, REGISTRY_PROPAGATION)
+            .await;
+    }
+    for (n, identity) in identities.iter().enumerate() {
+        let mut station = Station::connect(&fleet.gateway("gw-a").ocpp_addr, identity, "l")
+            .await
+            .unwrap_or_else(|e| panic!("{identity} could not connect: {e:?}"));
+        for wh in [1000 + n, 2000 + n] {
+            let reading = format!(
+                r#"{{"connectorId":1,"meterValue":[{{"timestamp":"2026-05-01T10:0{}:00Z","sampledValue":[{{"value":"{wh}"}}]}}]}}"#,
+                wh / 1000
+            );
+            station.call_ok("MeterValues", &reading).await;
+        }
+        station.close().await;
+    }
+    for (n, uuid) in uuids.iter().enumerate() {
+        let expected = format!(
+            r#"{{"connectorId":1,"meterValue":[{{"timestamp":"2026-05-01T10:02:00Z","sampledValue":[{{"value":"{}","context":"Sample.Periodic","format":"Raw","measurand":"Energy.Active.Import.Register","location":"Outlet","unit":"Wh"}}]}}]}}"#,
+            2000 + n
+        );
+        for replica in &replicas {
+            replica
+                .wait_for_latest_meter_value_within(uuid, 1, &expected, API_LAG)
+                .await;
+        }
+    }
+}

@@ -56,14 +56,20 @@ impl LatestValueCache {
         self.stream_buffer
     }
 
-    /// Keeps `reading` if it is at least as new as the one held; returns whether it was kept.
-    /// A kept reading goes to the live streams, when any listens.
+    /// Keeps `reading` if it is at least as new as the one held; returns whether it was kept
+    /// (or was the one held already: the materialiser stores it either way). A reading that
+    /// changed what is held goes to the live streams, when any listens.
     pub fn offer(&self, identity: &str, connector_id: u32, reading: LatestReading) -> bool {
         let mut kept = None;
+        let mut held_already = false;
         self.readings
             .entry((identity.into(), connector_id))
             .and_modify(|held| {
-                if reading.measured_at >= held.0.measured_at {
+                // The same reading again: from the other of a replica's two readers of the
+                // messages (crate::latest_follower); no change to tell the streams of.
+                if held.0 == reading {
+                    held_already = true;
+                } else if reading.measured_at >= held.0.measured_at {
                     let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
                     *held = (reading.clone(), seq);
                     kept = Some(seq);
@@ -75,7 +81,7 @@ impl LatestValueCache {
                 (reading.clone(), seq)
             });
         let Some(seq) = kept else {
-            return false;
+            return held_already;
         };
         // No stream, no copy: the frame path pays a counter read.
         if self.changes.receiver_count() > 0 {
@@ -88,6 +94,14 @@ impl LatestValueCache {
             let _ = self.changes.send(Arc::new(change));
         }
         true
+    }
+
+    /// Whether a reading sampled at `measured_at` (record time) would be kept: none held, or
+    /// one no newer. A look-up before parsing a record.
+    pub fn would_keep(&self, identity: &str, connector_id: u32, measured_at: &str) -> bool {
+        self.readings
+            .get(&(identity.into(), connector_id))
+            .is_none_or(|held| measured_at >= held.0.measured_at.as_str())
     }
 
     pub fn get(&self, identity: &str, connector_id: u32) -> Option<LatestReading> {
@@ -177,5 +191,22 @@ mod tests {
         assert_eq!(cache.get_with_seq("CP1", 1).unwrap().1, second.seq);
         let held = cache.of_charger("CP1");
         assert_eq!(held.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
+    }
+
+    #[test]
+    fn the_same_reading_offered_twice_is_kept_once_and_told_once() {
+        let cache = LatestValueCache::default();
+        let mut follower = cache.follow();
+        let first = reading("2026-01-01T00:00:01.000000Z", "[1]");
+        assert!(cache.would_keep("CP1", 1, &first.measured_at));
+        assert!(cache.offer("CP1", 1, first.clone()));
+        // Offered again by a replica's other reader: still the one to store, not a change.
+        assert!(cache.offer("CP1", 1, first.clone()));
+        assert!(follower.try_recv().is_ok());
+        assert!(follower.try_recv().is_err(), "told once");
+        assert!(!cache.would_keep("CP1", 1, "2026-01-01T00:00:00.000000Z"));
+        let corrected = reading("2026-01-01T00:00:01.000000Z", "[2]");
+        assert!(cache.offer("CP1", 1, corrected), "same time, new values");
+        assert!(follower.try_recv().is_ok());
     }
 }

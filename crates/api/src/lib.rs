@@ -6,6 +6,7 @@ mod access;
 mod actions;
 mod cache;
 mod http;
+mod latest_follower;
 mod local_lists;
 mod materialiser;
 mod normalise;
@@ -61,6 +62,10 @@ pub struct ApiConfig {
     pub smart_charging: SmartChargingConfig,
     /// Meter-value changes a live stream may fall behind before it is dropped.
     pub stream_buffer: usize,
+    /// Whether to follow every charger's readings outside the consumer group as well
+    /// (crate::latest_follower): for replicas that share the group (`cms api`), not for a
+    /// process that is the whole group (`cms up`).
+    pub follow_latest_values: bool,
 }
 
 /// The default of [`ApiConfig::stream_buffer`].
@@ -74,6 +79,8 @@ pub struct Api {
     stop_http: CancellationToken,
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
+    /// Every charger's readings into the cache, in a replica of several (ends with the bus).
+    latest_follower: Option<JoinHandle<()>>,
     stop_actions: CancellationToken,
     /// Following the access change log and the reports, relaying the command line's actions,
     /// sweeping overdue ones, keeping the chargers' local lists, balancing the smart charging
@@ -107,6 +114,18 @@ impl Api {
             &config.topics.consumed_by_api(),
         )?;
         let cache = Arc::new(LatestValueCache::with_stream_buffer(config.stream_buffer));
+        // Followed before the store is read, so that no reading falls between the two.
+        let latest_follower = match config.follow_latest_values {
+            true => {
+                let messages = bus.follow(&[config.topics.messages]).await?;
+                Some(tokio::spawn(latest_follower::follow_latest_values(
+                    messages,
+                    config.topics.messages,
+                    cache.clone(),
+                )))
+            }
+            false => None,
+        };
         for stored in store.latest_meter_values().await? {
             let reading = LatestReading {
                 measured_at: stored.measured_at,
@@ -193,6 +212,7 @@ impl Api {
             stop_http,
             http,
             materialiser,
+            latest_follower,
             stop_actions,
             action_tasks,
         })
@@ -217,6 +237,9 @@ impl Api {
     /// actions' background work.
     pub async fn shutdown(self) {
         let _ = self.materialiser.await;
+        if let Some(follower) = self.latest_follower {
+            let _ = follower.await;
+        }
         self.stop_http.cancel();
         let _ = self.http.await;
         self.stop_actions.cancel();

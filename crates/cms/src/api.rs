@@ -56,6 +56,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         smart_charging: SmartChargingConfig::default(),
         tls: args.http_tls.server_tls(&stop_tls)?,
         stream_buffer: args.stream_buffer,
+        follow_latest_values: true,
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)
         .await

@@ -210,6 +210,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         smart_charging: SmartChargingConfig::default(),
         tls: http_tls,
         stream_buffer: args.stream_buffer,
+        follow_latest_values: false,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let feed = registry_feed::Feed::catch_up(&store).await?;

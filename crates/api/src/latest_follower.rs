@@ -1,0 +1,78 @@
+//! Every replica's latest values, in the Kafka deployment. API replicas share the messages
+//! topic's partitions in one consumer group, so each one's materialiser sees only some
+//! chargers' readings, and its cache (warmed from the store at start) would go stale for the
+//! others. So each replica of `cms api` also follows the messages topic outside any group, as
+//! it follows the reports, and keeps each connector's newest reading in its cache: every
+//! replica answers `latest-metervalue` and feeds its live streams from memory for every
+//! charger. The group's materialisers still write the store. (`cms up` has one materialiser
+//! that sees everything, and no follower.)
+
+use crate::cache::{LatestReading, LatestValueCache};
+use crate::normalise::rest_meter_values;
+use bytes::Bytes;
+use cms_bus::{Record, Subscriber};
+use cms_ocpp::v16::{Action, Request, parse_request};
+use cms_store::format_record_time;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Follows the messages topic until the bus closes, offering each reading to the cache.
+pub async fn follow_latest_values(
+    mut messages: Box<dyn Subscriber>,
+    messages_topic: &'static str,
+    cache: Arc<LatestValueCache>,
+) {
+    let mut batch = Vec::new();
+    loop {
+        batch.clear();
+        match messages.next_batch(&mut batch, 1024).await {
+            Ok(0) => return,
+            Ok(_) => {
+                for message in &batch {
+                    offer(&cache, &message.record, messages_topic);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot follow the latest meter values; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    }
+}
+
+/// Offers a MeterValues record's reading, parsed only when its headers say it is newer than
+/// the one held (most records are others' traffic, or already seen by the materialiser).
+fn offer(cache: &LatestValueCache, record: &Record, messages_topic: &str) {
+    if record.topic != messages_topic
+        || record.header_str("action") != Some(Action::MeterValues.as_str())
+    {
+        return;
+    }
+    let (Ok(identity), Some(connector), Some(at)) = (
+        std::str::from_utf8(&record.key),
+        record
+            .header_str("connector_id")
+            .and_then(|c| c.parse::<u32>().ok()),
+        record.header_str("measured_at"),
+    ) else {
+        return;
+    };
+    if !cache.would_keep(identity, connector, at) {
+        return;
+    }
+    let Ok(text) = std::str::from_utf8(&record.value) else {
+        return;
+    };
+    let Ok(Request::MeterValues(values)) = parse_request(Action::MeterValues, text) else {
+        return;
+    };
+    let (json, newest) = rest_meter_values(&values.meter_value);
+    let Some(newest) = newest else {
+        return;
+    };
+    let reading = LatestReading {
+        measured_at: format_record_time(newest),
+        meter_value: Bytes::from(json),
+    };
+    cache.offer(identity, values.connector_id, reading);
+}
