@@ -12,7 +12,9 @@
 //! [`TRUSTED_FOR`] ago (the store unreachable, say), every request asks the store again, as
 //! before, and once the log can be read again everything held is forgotten.
 
-use cms_store::access_log::{AccessChange, ChargerAccess, StoredToken, TokenKey};
+use cms_store::access_log::{
+    AccessChange, ChargerAccess, SiteAccess, StoredToken, TokenKey, VisibleCharger,
+};
 use cms_store::{Store, StoreError, TokenOwner, format_record_time};
 use dashmap::DashMap;
 use std::collections::HashSet;
@@ -33,6 +35,12 @@ const KEEP: i64 = 10_000;
 /// A personal access token's `last_used_at` is written at most this often per replica.
 const LAST_USED_EVERY_S: i64 = cms_store::tokens::LAST_USED_PRECISION_SECONDS;
 
+/// Every charger a user sees, in id order, and until when that holds (record time).
+pub struct VisibleChargers {
+    pub chargers: Vec<VisibleCharger>,
+    until: Option<String>,
+}
+
 /// A verified token, and when this replica last wrote that it was used.
 struct HeldToken {
     stored: StoredToken,
@@ -44,6 +52,10 @@ pub struct AccessCache {
     tokens: DashMap<TokenKey, Arc<HeldToken>>,
     /// By (user id, charger uuid): the access, or `None` for a charger the user does not see.
     chargers: DashMap<(i64, Box<str>), Option<ChargerAccess>>,
+    /// By (user id, site uuid), the same of sites.
+    sites: DashMap<(i64, Box<str>), Option<SiteAccess>>,
+    /// By user id: every charger they see, for the chargers lists.
+    visible: DashMap<i64, Arc<VisibleChargers>>,
     /// Bumped before each forgetting: a look-up that read the store before it does not keep
     /// what it read (it may predate the change).
     generation: AtomicU64,
@@ -59,6 +71,8 @@ impl Default for AccessCache {
         AccessCache {
             tokens: DashMap::new(),
             chargers: DashMap::new(),
+            sites: DashMap::new(),
+            visible: DashMap::new(),
             generation: AtomicU64::new(0),
             trusted_until_ms: AtomicU64::new(0),
             origin: Instant::now(),
@@ -113,19 +127,66 @@ impl AccessCache {
         charger_uuid: &str,
     ) -> Result<Option<ChargerAccess>, StoreError> {
         let key = (user_id, Box::<str>::from(charger_uuid));
-        if self.trusted()
-            && let Some(held) = self.chargers.get(&key)
-        {
-            let now = cms_store::now_record_time();
-            match &*held {
-                Some(access) if access.until.as_deref().is_some_and(|end| end <= &*now) => {}
-                held => return Ok(held.clone()),
-            }
+        if let Some(held) = self.held(&self.chargers, &key, |a| a.as_ref()?.until.as_deref()) {
+            return Ok(held);
         }
         let generation = self.generation.load(Ordering::SeqCst);
         let access = store.charger_access(user_id, charger_uuid).await?;
         self.keep(&self.chargers, key, access.clone(), generation);
         Ok(access)
+    }
+
+    /// User `user_id`'s access to the site `site_uuid`, `None` when they do not reach it.
+    pub async fn site(
+        &self,
+        store: &Store,
+        user_id: i64,
+        site_uuid: &str,
+    ) -> Result<Option<SiteAccess>, StoreError> {
+        let key = (user_id, Box::<str>::from(site_uuid));
+        if let Some(held) = self.held(&self.sites, &key, |a| a.as_ref()?.until.as_deref()) {
+            return Ok(held);
+        }
+        let generation = self.generation.load(Ordering::SeqCst);
+        let access = store.site_access(user_id, site_uuid).await?;
+        self.keep(&self.sites, key, access.clone(), generation);
+        Ok(access)
+    }
+
+    /// Every charger user `user_id` sees, by id.
+    pub async fn visible_chargers(
+        &self,
+        store: &Store,
+        user_id: i64,
+    ) -> Result<Arc<VisibleChargers>, StoreError> {
+        if let Some(held) = self.held(&self.visible, &user_id, |v| v.until.as_deref()) {
+            return Ok(held);
+        }
+        let generation = self.generation.load(Ordering::SeqCst);
+        let (chargers, until) = store.visible_chargers(user_id).await?;
+        let visible = Arc::new(VisibleChargers { chargers, until });
+        self.keep(&self.visible, user_id, visible.clone(), generation);
+        Ok(visible)
+    }
+
+    /// What `map` holds under `key`, if it may be used: the log is being read, and it has not
+    /// lapsed (`until`, record time, passed).
+    fn held<K, V>(
+        &self,
+        map: &DashMap<K, V>,
+        key: &K,
+        until: impl Fn(&V) -> Option<&str>,
+    ) -> Option<V>
+    where
+        K: Eq + std::hash::Hash,
+        V: Clone,
+    {
+        if !self.trusted() {
+            return None;
+        }
+        let held = map.get(key)?;
+        let lapsed = until(&held).is_some_and(|end| end <= cms_store::now_record_time().as_str());
+        (!lapsed).then(|| held.clone())
     }
 
     fn trusted(&self) -> bool {
@@ -196,8 +257,12 @@ impl AccessCache {
         }
         if changes.iter().any(|c| c.kind == "grants") {
             self.chargers.clear();
+            self.sites.clear();
+            self.visible.clear();
         } else if !users.is_empty() {
             self.chargers.retain(|(user, _), _| !users.contains(user));
+            self.sites.retain(|(user, _), _| !users.contains(user));
+            self.visible.retain(|user, _| !users.contains(user));
         }
     }
 
@@ -206,6 +271,8 @@ impl AccessCache {
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.tokens.clear();
         self.chargers.clear();
+        self.sites.clear();
+        self.visible.clear();
     }
 
     fn trust_for(&self, period: Duration) {

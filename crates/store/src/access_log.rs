@@ -4,7 +4,9 @@
 //! triggers of migration 0022 write whenever either may have changed, wherever the change came
 //! from (any replica, the command line, a cascade).
 
-use crate::access::{CHARGER_GRANTS, Permissions};
+use crate::ChargerRow;
+use crate::access::{CHARGER_GRANTS, Permissions, SITE_GRANTS};
+use crate::chargers::CHARGER_COLUMNS;
 use crate::oauth::OpaqueSecret;
 use crate::tokens::split_scopes;
 use crate::{Result, Store, TokenOwner, format_record_time};
@@ -80,6 +82,34 @@ pub struct ChargerAccess {
     pub until: Option<String>,
 }
 
+/// A user's access to a site, held like [`ChargerAccess`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteAccess {
+    pub id: i64,
+    pub permissions: Permissions,
+    pub until: Option<String>,
+}
+
+/// One charger a user sees: the chargers list's rows, by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VisibleCharger {
+    pub id: i64,
+    pub site_id: i64,
+    pub permissions: Permissions,
+}
+
+/// The earliest of a user's sensitive-data grants to come to an end after `$2`, optionally of
+/// one site (`site` a column naming it): until then the user's permissions hold.
+fn next_expiry(site: Option<&str>) -> String {
+    let of_site = site.map_or(String::new(), |s| format!("AND a.site_id = {s}"));
+    format!(
+        "(SELECT MIN(a.sensitive_data_expires_at) FROM site_access a
+          JOIN team_user tu ON tu.team_id = a.team_id
+          WHERE tu.user_id = $1 {of_site} AND a.sensitive_data = 1
+            AND a.sensitive_data_expires_at > $2)"
+    )
+}
+
 impl Store {
     /// The valid (unrevoked, unexpired, of a live authorization and client) token `key`.
     pub async fn stored_token(
@@ -144,16 +174,12 @@ impl Store {
         charger_uuid: &str,
     ) -> Result<Option<ChargerAccess>> {
         let now = crate::now_record_time();
-        // The earliest sensitive-data grant to the charger's site that will expire: the
-        // permissions hold until then.
         let row = sqlx::query(&format!(
             "SELECT c.id, c.identity, c.site_id, g.full_access, g.sensitive,
-                (SELECT MIN(a.sensitive_data_expires_at) FROM site_access a
-                 JOIN team_user tu ON tu.team_id = a.team_id
-                 WHERE tu.user_id = $1 AND a.site_id = c.site_id AND a.sensitive_data = 1
-                   AND a.sensitive_data_expires_at > $2) AS until
+                {} AS until
              FROM chargers c JOIN ({CHARGER_GRANTS}) g ON g.charger_id = c.id
-             WHERE c.uuid = $3"
+             WHERE c.uuid = $3",
+            next_expiry(Some("c.site_id"))
         ))
         .bind(user_id)
         .bind(&now)
@@ -167,6 +193,88 @@ impl Store {
             permissions: Permissions::from_grants(row.get("full_access"), row.get("sensitive")),
             until: row.get("until"),
         }))
+    }
+
+    /// The site `site_uuid` with the user's permissions on it; `None` when they do not reach
+    /// it.
+    pub async fn site_access(&self, user_id: i64, site_uuid: &str) -> Result<Option<SiteAccess>> {
+        let row = sqlx::query(&format!(
+            "SELECT s.id, g.full_access, g.sensitive, {} AS until
+             FROM sites s JOIN ({SITE_GRANTS}) g ON g.site_id = s.id WHERE s.uuid = $3",
+            next_expiry(Some("s.id"))
+        ))
+        .bind(user_id)
+        .bind(crate::now_record_time())
+        .bind(site_uuid)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|row| SiteAccess {
+            id: row.get("id"),
+            permissions: Permissions::from_grants(row.get("full_access"), row.get("sensitive")),
+            until: row.get("until"),
+        }))
+    }
+
+    /// Every charger the user sees, by id, and until when that holds unchanged (record time).
+    pub async fn visible_chargers(
+        &self,
+        user_id: i64,
+    ) -> Result<(Vec<VisibleCharger>, Option<String>)> {
+        let now = crate::now_record_time();
+        let rows = sqlx::query(&format!(
+            "SELECT c.id, c.site_id, g.full_access, g.sensitive
+             FROM chargers c JOIN ({CHARGER_GRANTS}) g ON g.charger_id = c.id ORDER BY c.id"
+        ))
+        .bind(user_id)
+        .bind(&now)
+        .fetch_all(&self.pool)
+        .await?;
+        let until: Option<String> = sqlx::query_scalar(&format!("SELECT {}", next_expiry(None)))
+            .bind(user_id)
+            .bind(&now)
+            .fetch_one(&self.pool)
+            .await?;
+        let visible = rows
+            .into_iter()
+            .map(|row| VisibleCharger {
+                id: row.get("id"),
+                site_id: row.get("site_id"),
+                permissions: Permissions::from_grants(row.get("full_access"), row.get("sensitive")),
+            })
+            .collect();
+        Ok((visible, until))
+    }
+
+    /// The chargers of `visible`, in its order, with the permissions it gives: a page of a list
+    /// whose access was decided in memory, read by primary key.
+    pub async fn chargers_by_id(&self, visible: &[VisibleCharger]) -> Result<Vec<ChargerRow>> {
+        if visible.is_empty() {
+            return Ok(Vec::new());
+        }
+        let columns = CHARGER_COLUMNS.replace(
+            "g.full_access, g.sensitive",
+            "CAST(0 AS BIGINT) AS full_access, CAST(0 AS BIGINT) AS sensitive",
+        );
+        let placeholders: Vec<String> = (1..=visible.len()).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "SELECT {columns} FROM chargers c WHERE c.id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query_as::<_, ChargerRow>(&sql);
+        for charger in visible {
+            query = query.bind(charger.id);
+        }
+        let mut rows = query.fetch_all(&self.pool).await?;
+        let order: std::collections::HashMap<i64, usize> =
+            visible.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+        // A charger deleted since the decision is left out.
+        rows.sort_by_key(|row| order.get(&row.id).copied().unwrap_or(usize::MAX));
+        for row in &mut rows {
+            if let Some(&i) = order.get(&row.id) {
+                row.permissions = visible[i].permissions;
+            }
+        }
+        Ok(rows)
     }
 
     /// The newest change's number (0 before any).

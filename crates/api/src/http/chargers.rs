@@ -27,6 +27,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use cms_credentials::{CredentialError, charger_credentials, check_charger_identity};
+use cms_store::access_log::VisibleCharger;
 use cms_store::{ChargerRow, NewCharger, Scope, StoreError};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -429,10 +430,22 @@ async fn charger_page(
     site_id: Option<i64>,
     page: i64,
 ) -> Result<(Vec<Charger>, i64), ApiError> {
-    let offset = page_offset(page);
-    let (rows, total) = state
-        .store
-        .chargers_visible_to(caller.user_id(), site_id, PER_PAGE, offset)
+    // Which chargers, from memory (crate::access); their rows by primary key.
+    let visible = state
+        .access
+        .visible_chargers(&state.store, caller.user_id())
         .await?;
-    Ok((rows.into_iter().map(Charger::from).collect(), total))
+    let in_site = |c: &&VisibleCharger| site_id.is_none_or(|site| c.site_id == site);
+    let total = visible.chargers.iter().filter(in_site).count();
+    let offset = usize::try_from(page_offset(page)).unwrap_or(usize::MAX);
+    let page: Vec<VisibleCharger> = visible
+        .chargers
+        .iter()
+        .filter(in_site)
+        .skip(offset)
+        .take(PER_PAGE as usize)
+        .copied()
+        .collect();
+    let rows = state.store.chargers_by_id(&page).await?;
+    Ok((rows.into_iter().map(Charger::from).collect(), total as i64))
 }

@@ -6,7 +6,7 @@
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
-use cms_store::access_log::ChargerAccess;
+use cms_store::access_log::{ChargerAccess, VisibleCharger};
 use cms_store::{ChargerRow, Permissions};
 use std::str::FromStr;
 
@@ -35,11 +35,20 @@ pub async fn visible_charger(
     caller: &Caller,
     charger_uuid: &str,
 ) -> Result<ChargerRow, ApiError> {
-    state
-        .store
-        .charger_visible_to(caller.user_id(), charger_uuid)
+    // Who sees it from memory (crate::access); the row, which changes with the charger's
+    // traffic, by primary key.
+    let access = state
+        .access
+        .charger(&state.store, caller.user_id(), charger_uuid)
         .await?
-        .ok_or_else(|| not_found("Charger"))
+        .ok_or_else(|| not_found("Charger"))?;
+    let visible = VisibleCharger {
+        id: access.id,
+        site_id: access.site_id,
+        permissions: access.permissions,
+    };
+    let mut rows = state.store.chargers_by_id(&[visible]).await?;
+    rows.pop().ok_or_else(|| not_found("Charger"))
 }
 
 /// [`visible_charger`], when the caller may also read its sensitive data (meter readings,
@@ -78,11 +87,12 @@ pub async fn visible_site(
     caller: &Caller,
     site_uuid: &str,
 ) -> Result<(i64, Permissions), ApiError> {
-    state
-        .store
-        .site_grant(caller.user_id(), site_uuid)
+    let access = state
+        .access
+        .site(&state.store, caller.user_id(), site_uuid)
         .await?
-        .ok_or_else(|| not_found("Site"))
+        .ok_or_else(|| not_found("Site"))?;
+    Ok((access.id, access.permissions))
 }
 
 /// The id of site `site_uuid` if the caller's team owns it: 404 if the caller does not reach

@@ -89,3 +89,69 @@ store_test!(what_changes_access_is_logged_and_nothing_else, |store| {
     let head = store.access_changes_head().await.unwrap();
     assert_eq!(store.access_changes_tail().await.unwrap(), Some(head));
 });
+
+store_test!(
+    a_users_chargers_and_sites_are_read_for_memory_in_id_order,
+    |store| {
+        let operator = store.ensure_user("op@example.com").await.unwrap();
+        let stranger = store
+            .ensure_user_in("stranger@example.com", false)
+            .await
+            .unwrap();
+        let mut rows = Vec::new();
+        for identity in ["CP-2", "CP-1", "CP-3"] {
+            let new = NewCharger {
+                identity: identity.into(),
+                ..Default::default()
+            };
+            rows.push(operator_charger(&store, new).await);
+        }
+        let (visible, until) = store.visible_chargers(operator.id).await.unwrap();
+        let ids: Vec<i64> = visible.iter().map(|c| c.id).collect();
+        let mut expected: Vec<i64> = rows.iter().map(|r| r.id).collect();
+        expected.sort();
+        assert_eq!(ids, expected);
+        assert!(visible.iter().all(|c| c.permissions.full));
+        assert_eq!(until, None, "nothing expires");
+        assert_eq!(store.visible_chargers(stranger.id).await.unwrap().0, []);
+
+        // A page read by id, in the order asked, with the permissions decided in memory.
+        let page = [visible[2], visible[0]];
+        let read = store.chargers_by_id(&page).await.unwrap();
+        assert_eq!(
+            read.iter().map(|r| r.id).collect::<Vec<_>>(),
+            [page[0].id, page[1].id]
+        );
+        assert!(read.iter().all(|r| r.permissions.full));
+        assert_eq!(store.chargers_by_id(&[]).await.unwrap().len(), 0);
+
+        let site_uuid: String = sqlx::query_scalar("SELECT uuid FROM sites WHERE id = $1")
+            .bind(rows[0].site_id)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let site = store.site_access(operator.id, &site_uuid).await.unwrap();
+        let site = site.expect("the operators' site");
+        assert_eq!(site.id, rows[0].site_id);
+        assert!(site.permissions.full);
+        assert!(
+            store
+                .site_access(stranger.id, &site_uuid)
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let access = store
+            .charger_access(operator.id, &rows[0].uuid)
+            .await
+            .unwrap();
+        assert_eq!(access.map(|a| a.identity), Some(rows[0].identity.clone()));
+        assert!(
+            store
+                .charger_access(stranger.id, &rows[0].uuid)
+                .await
+                .unwrap()
+                .is_none()
+        );
+    }
+);
