@@ -1,8 +1,10 @@
 //! A client of cms's REST API on loopback, for the command generator: HTTP/1.1 over one
-//! kept-alive connection (hyper's own client connection), a bearer token, JSON bodies.
+//! kept-alive connection (hyper's own client connection), a bearer token, JSON bodies. Its
+//! connections are `--http-reads`' too.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Body;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
 use hyper::{Method, Request};
@@ -71,15 +73,25 @@ impl ApiClient {
     }
 
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, ApiError> {
-        let stream = TcpStream::connect(self.addr)
-            .await
-            .map_err(ApiError::Connect)?;
-        stream.set_nodelay(true).map_err(ApiError::Connect)?;
-        let (sender, connection) = http1::handshake(TokioIo::new(stream)).await?;
-        // Drives the connection; ends when the sender is dropped or the server closes it.
-        tokio::spawn(connection);
-        Ok(sender)
+        connect(self.addr).await
     }
+}
+
+/// A new HTTP/1.1 connection to `addr`, its requests carrying bodies of type `B` (the command
+/// generator's are JSON, `--http-reads` sends none).
+pub async fn connect<B>(addr: SocketAddrV4) -> Result<SendRequest<B>, ApiError>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let stream = TcpStream::connect(addr).await.map_err(ApiError::Connect)?;
+    // Requests are small and each waits for its answer: no Nagle delay on them.
+    stream.set_nodelay(true).map_err(ApiError::Connect)?;
+    let (sender, connection) = http1::handshake(TokioIo::new(stream)).await?;
+    // Drives the connection; ends when the sender is dropped or the server closes it.
+    tokio::spawn(connection);
+    Ok(sender)
 }
 
 /// The uuids of the chargers named in `identities`, read from `GET /api/v3/chargers` page by

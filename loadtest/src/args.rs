@@ -110,16 +110,39 @@ pub struct Args {
     #[arg(long, value_name = "URL", value_parser = parse_api)]
     pub api: Option<SocketAddrV4>,
     /// A personal access token with chargers:read and chargers:write, for --api
-    /// (`cms token create` prints one).
+    /// (`cms token create` prints one); with --http-reads, sent as the bearer of every request
+    /// when given (with the scopes the paths need).
     #[arg(long, env = "CMS_LOADTEST_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// The action --commands-per-s sends; read-charger sends none but reads the charger
     /// (`GET /api/v3/chargers/{uuid}`): what the REST request alone costs.
     #[arg(long, value_enum, default_value_t = CommandAction::DataTransfer)]
     pub command: CommandAction,
-    /// Connections to the API the commands share: at most this many requests at once.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    /// Connections to the API the commands share: at most this many requests at once. With
+    /// --http-reads, the kept-alive connections kept busy (`--connections` too).
+    #[arg(long, alias = "connections", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub api_connections: u64,
+    /// Measure REST reads instead of a fleet: --api-connections kept-alive HTTP/1.1
+    /// connections GET the --path's in turn from --http-base, each the next as soon as its
+    /// answer is read (or at --rate), for --duration seconds after a second of warm-up; reports
+    /// requests per second, statuses and latency. No chargers; one process.
+    #[arg(long)]
+    pub http_reads: bool,
+    /// With --http-reads: the API on loopback, http://127.0.0.1:8080; several, comma-separated
+    /// (replicas of one deployment): the connections are spread over them in turn.
+    #[arg(long, value_name = "URL", value_delimiter = ',', value_parser = parse_api)]
+    pub http_base: Vec<SocketAddrV4>,
+    /// With --http-reads: a path to GET, its query included (/api/v3/chargers?page=2);
+    /// repeatable, the requests take the paths in turn.
+    #[arg(long = "path", value_name = "PATH", value_parser = parse_path)]
+    pub paths: Vec<String>,
+    /// With --http-reads: a file of paths to GET, one a line (after any --path).
+    #[arg(long, value_name = "FILE")]
+    pub paths_file: Option<PathBuf>,
+    /// With --http-reads: requests per second in all, open loop (each due at its time, whatever
+    /// became of the others; latency from when it was due); default: closed loop.
+    #[arg(long, value_parser = parse_request_rate)]
+    pub rate: Option<f64>,
 }
 
 /// A `--target`: an IPv4 socket address whose host is in 127.0.0.0/8.
@@ -159,6 +182,24 @@ pub fn parse_api(s: &str) -> Result<SocketAddrV4, String> {
     parse_loopback(rest.strip_suffix('/').unwrap_or(rest))
 }
 
+/// A `--path`: an origin-form request target, `/` and what follows, its query included.
+pub fn parse_path(s: &str) -> Result<String, String> {
+    if !s.starts_with('/') {
+        return Err(format!("{s:?} is not a path (it starts with /)"));
+    }
+    s.parse::<hyper::http::uri::PathAndQuery>()
+        .map_err(|e| format!("{s:?} is not a path: {e}"))?;
+    Ok(s.to_string())
+}
+
+/// A `--rate`: a finite number > 0.
+fn parse_request_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        _ => Err(format!("{s:?} is not a rate (a number > 0)")),
+    }
+}
+
 /// A `--commands-per-s`: a finite number >= 0.
 fn parse_commands_rate(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -185,8 +226,32 @@ const CHARGERS_PER_SOURCE: usize = 10_000;
 
 impl Args {
     /// What clap cannot check alone: TLS options only with a wss target, the command
-    /// generator's needs, the handshake mode in one process.
+    /// generator's needs, the handshake mode in one process, `--http-reads`' options with it.
     pub fn check(&self, processes: usize) -> Result<(), String> {
+        // A mode of its own, which opens no charger: none of the fleet's checks apply.
+        if self.http_reads {
+            if self.handshakes || self.commands_per_s > 0.0 {
+                return Err(
+                    "--http-reads is a mode of its own: leave out --handshakes and \
+                     --commands-per-s"
+                        .into(),
+                );
+            }
+            if self.http_base.is_empty() {
+                return Err("--http-reads needs --http-base (http://127.0.0.1:PORT)".into());
+            }
+            if self.paths.is_empty() && self.paths_file.is_none() {
+                return Err("--http-reads needs a --path or a --paths-file".into());
+            }
+            return Ok(());
+        }
+        if self.rate.is_some()
+            || !self.http_base.is_empty()
+            || !self.paths.is_empty()
+            || self.paths_file.is_some()
+        {
+            return Err("--rate, --http-base, --path and --paths-file go with --http-reads".into());
+        }
         if self.target.tls && self.tls_ca.is_none() {
             return Err(
                 "a wss:// target needs --tls-ca (the CA that signed its certificate)".into(),
@@ -224,6 +289,27 @@ impl Args {
             }
         }
         Ok(())
+    }
+
+    /// `--http-reads`' paths: the `--path`s, then the lines of `--paths-file`.
+    pub fn read_paths(&self) -> Result<Vec<String>, String> {
+        let mut paths = self.paths.clone();
+        if let Some(file) = &self.paths_file {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if !line.is_empty() {
+                    let path = parse_path(line)
+                        .map_err(|e| format!("{} line {}: {e}", file.display(), n + 1))?;
+                    paths.push(path);
+                }
+            }
+        }
+        if paths.is_empty() {
+            return Err("no paths to GET: --paths-file is empty".into());
+        }
+        Ok(paths)
     }
 
     /// The TLS client of a wss target, made once for every charger of this process.
@@ -429,6 +515,83 @@ mod tests {
         assert_eq!(a.commands_per_s, 0.5);
         assert_eq!(a.command, CommandAction::DataTransfer);
         assert!(Args::try_parse_from(["cms-loadtest", "--commands-per-s", "max"]).is_err());
+    }
+
+    #[test]
+    fn http_reads_need_an_api_and_paths_and_nothing_of_the_fleet() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["cms-loadtest"];
+            argv.extend_from_slice(extra);
+            Args::try_parse_from(argv)
+        };
+        let base = ["--http-reads", "--http-base", "http://127.0.0.1:8080"];
+        let a =
+            parse(&[&base[..], &["--path", "/healthz", "--connections", "8"]].concat()).unwrap();
+        assert!(a.check(1).is_ok());
+        assert_eq!(
+            (a.paths.as_slice(), a.api_connections),
+            (&["/healthz".to_string()][..], 8)
+        );
+        assert_eq!(a.read_paths().unwrap(), ["/healthz"]);
+        // Several replicas; an open-loop rate.
+        let a = parse(&[
+            "--http-reads",
+            "--http-base",
+            "http://127.0.0.1:8081,http://127.0.0.2:8082",
+            "--path",
+            "/api/v3/chargers?page=1",
+            "--rate",
+            "500",
+        ])
+        .unwrap();
+        assert_eq!(a.http_base.len(), 2);
+        assert_eq!(a.rate, Some(500.0));
+        assert!(a.check(1).is_ok());
+        assert!(parse(&[&base[..], &["--path", "/x", "--rate", "0"]].concat()).is_err());
+        // What is missing is named.
+        assert!(
+            parse(&base)
+                .unwrap()
+                .check(1)
+                .unwrap_err()
+                .contains("--path")
+        );
+        let no_base = parse(&["--http-reads", "--path", "/x"]).unwrap();
+        assert!(no_base.check(1).unwrap_err().contains("--http-base"));
+        // Paths are origin-form, on loopback only.
+        assert!(parse(&[&base[..], &["--path", "healthz"]].concat()).is_err());
+        assert!(parse(&["--http-reads", "--http-base", "http://10.0.0.1:80"]).is_err());
+        // The mode's options alone do not make the mode.
+        let stray = parse(&["--path", "/x"]).unwrap();
+        assert!(stray.check(1).unwrap_err().contains("--http-reads"));
+        let both = parse(&[&base[..], &["--path", "/x", "--handshakes"]].concat()).unwrap();
+        assert!(both.check(1).unwrap_err().contains("mode of its own"));
+    }
+
+    #[test]
+    fn paths_come_from_a_file_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("paths.txt");
+        std::fs::write(&file, "/a\n\n  /b?page=2  \n").unwrap();
+        let file_arg = file.to_str().unwrap();
+        let argv = [
+            "cms-loadtest",
+            "--http-reads",
+            "--http-base",
+            "http://127.0.0.1:1",
+        ];
+        let a = Args::try_parse_from(argv.iter().copied().chain([
+            "--path",
+            "/first",
+            "--paths-file",
+            file_arg,
+        ]))
+        .unwrap();
+        assert!(a.check(1).is_ok());
+        assert_eq!(a.read_paths().unwrap(), ["/first", "/a", "/b?page=2"]);
+        std::fs::write(&file, "/a\nnot-a-path\n").unwrap();
+        let err = a.read_paths().unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! websocket, against a local gateway; measures connections, frame rates, answer latency,
 //! errors and the gateway's memory; with `--commands-per-s`, also sends the chargers actions
 //! through cms's REST API meanwhile; over ws or wss. With `--handshakes`, measures connection
-//! set-up instead (TCP, TLS, the websocket upgrade, again and again). Loopback only, bounded in
-//! count and time: it stops by itself after the ramp plus `--duration`.
+//! set-up instead (TCP, TLS, the websocket upgrade, again and again); with `--http-reads`, what
+//! the REST API answers per second instead (GETs over kept-alive connections). Loopback only,
+//! bounded in count and time: it stops by itself after the ramp plus `--duration`.
 
 mod api;
 mod args;
@@ -12,6 +13,7 @@ mod connect;
 mod cpu;
 mod fleet;
 mod handshakes;
+mod http_reads;
 mod ocpp;
 mod plot;
 mod progress;
@@ -51,6 +53,9 @@ fn main() -> ExitCode {
     }
     if args.handshakes {
         return handshakes::main(&args);
+    }
+    if args.http_reads {
+        return http_reads::main(&args);
     }
     let summary = if processes > 1 {
         match fleet::run(&args, processes) {
