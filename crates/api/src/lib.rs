@@ -5,6 +5,7 @@
 mod access;
 mod actions;
 mod cache;
+mod charger_rows;
 mod http;
 mod latest_follower;
 mod local_lists;
@@ -191,6 +192,7 @@ impl Api {
             dispatch,
             closing: stop_http.clone(),
             access,
+            charger_rows: Arc::default(),
         });
         let stop = stop_http.clone();
         let limits = config.http_limits;

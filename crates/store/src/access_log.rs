@@ -277,6 +277,36 @@ impl Store {
         Ok(rows)
     }
 
+    /// Each charger's `updated_at` of `ids` (those that still exist), in one row of one column
+    /// (`id=updated_at,...`): one round trip to the store's thread whatever the page's size, so
+    /// a replica can tell which rows it holds are current (crate `cms_api`'s `ChargerRows`).
+    pub async fn charger_versions(&self, ids: &[i64]) -> Result<Vec<(i64, String)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let joined = match self.backend {
+            crate::Backend::Sqlite => "group_concat(c.id || '=' || c.updated_at, ',')",
+            crate::Backend::Postgres => "string_agg(c.id || '=' || c.updated_at, ',')",
+        };
+        let placeholders: Vec<String> = (1..=ids.len()).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "SELECT {joined} FROM chargers c WHERE c.id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query_scalar::<_, Option<String>>(&sql);
+        for id in ids {
+            query = query.bind(id);
+        }
+        let joined = query.fetch_one(&self.pool).await?.unwrap_or_default();
+        Ok(joined
+            .split(',')
+            .filter_map(|pair| {
+                let (id, at) = pair.split_once('=')?;
+                Some((id.parse().ok()?, at.to_string()))
+            })
+            .collect())
+    }
+
     /// The newest change's number (0 before any).
     pub async fn access_changes_head(&self) -> Result<i64> {
         let head: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM access_changes")

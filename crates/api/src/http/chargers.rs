@@ -430,7 +430,8 @@ async fn charger_page(
     site_id: Option<i64>,
     page: i64,
 ) -> Result<(Vec<Charger>, i64), ApiError> {
-    // Which chargers, from memory (crate::access); their rows by primary key.
+    // Which chargers, from memory (crate::access); their rows as held, checked against the
+    // store in one round trip (crate::charger_rows).
     let visible = state
         .access
         .visible_chargers(&state.store, caller.user_id())
@@ -446,6 +447,6 @@ async fn charger_page(
         .take(PER_PAGE as usize)
         .copied()
         .collect();
-    let rows = state.store.chargers_by_id(&page).await?;
+    let rows = state.charger_rows.page(&state.store, &page).await?;
     Ok((rows.into_iter().map(Charger::from).collect(), total as i64))
 }

@@ -60,6 +60,8 @@ pub struct AppState {
     pub closing: tokio_util::sync::CancellationToken,
     /// Verified tokens and charger access held in memory.
     pub access: Arc<crate::access::AccessCache>,
+    /// The chargers lists' rows, checked against the store on each read.
+    pub charger_rows: Arc<crate::charger_rows::ChargerRows>,
 }
 
 /// The REST API with its OpenAPI document: each group's routes come with their annotations.
@@ -118,8 +120,10 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// A request that changed something (any method but GET, HEAD and OPTIONS, answered 2xx)
-/// is answered once this replica has read the access change log again: a token revoked or
-/// an access removed through it is refused by it from its answer on, not a poll later.
+/// is answered once this replica has read the access change log again, and forgot when it
+/// last checked its chargers' rows: a token revoked or an access removed through it is refused
+/// by it from its answer on, not a poll later, and a charger changed through it is listed
+/// changed.
 async fn access_in_force(
     State(state): State<AppState>,
     request: axum::extract::Request,
@@ -130,11 +134,11 @@ async fn access_in_force(
         axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
     );
     let response = next.run(request).await;
-    if !reading
-        && response.status().is_success()
-        && let Err(e) = state.access.catch_up(&state.store).await
-    {
-        tracing::warn!(error = %e, "cannot read the access change log");
+    if !reading && response.status().is_success() {
+        state.charger_rows.forget_checks();
+        if let Err(e) = state.access.catch_up(&state.store).await {
+            tracing::warn!(error = %e, "cannot read the access change log");
+        }
     }
     response
 }

@@ -125,6 +125,31 @@ store_test!(
         assert!(read.iter().all(|r| r.permissions.full));
         assert_eq!(store.chargers_by_id(&[]).await.unwrap().len(), 0);
 
+        // Their versions in one row; a write to a row gives it a new one.
+        let ids: Vec<i64> = visible.iter().map(|c| c.id).collect();
+        let before = store.charger_versions(&ids).await.unwrap();
+        assert_eq!(before.len(), 3);
+        assert!(
+            before
+                .iter()
+                .all(|(id, at)| ids.contains(id) && !at.is_empty())
+        );
+        store
+            .apply(&[crate::StateChange::Heartbeat {
+                identity: rows[0].identity.clone(),
+                at: "2030-01-01T00:00:00.000000Z".into(),
+            }])
+            .await
+            .unwrap();
+        let after = store.charger_versions(&ids).await.unwrap();
+        let changed: Vec<i64> = after
+            .iter()
+            .filter(|v| !before.contains(v))
+            .map(|(id, _)| *id)
+            .collect();
+        assert_eq!(changed, [rows[0].id]);
+        assert_eq!(store.charger_versions(&[]).await.unwrap(), []);
+
         let site_uuid: String = sqlx::query_scalar("SELECT uuid FROM sites WHERE id = $1")
             .bind(rows[0].site_id)
             .fetch_one(&store.pool)
