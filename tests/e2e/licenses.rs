@@ -1,8 +1,9 @@
 //! Chargers > Licenses (docs/api.md "Licences"): every viewer reads a charger's licences, only
 //! the platform operator changes them, and the features they gate say which licence they need.
 
-use crate::support::{Api, Cms};
+use crate::support::{Api, Cms, eventually_within};
 use serde_json::json;
+use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_platform_operator_grants_licences() {
@@ -61,10 +62,19 @@ async fn only_the_platform_operator_grants_licences() {
         "{}",
         out.stdout
     );
-    assert_eq!(
-        operator.get_ok(&charger).await["data"]["licenses"],
-        json!({"smart": true, "pro": true})
-    );
+    // Another process wrote it: the server shows it once it checks the row again (0.1 s).
+    eventually_within(
+        Duration::from_secs(1),
+        "the CLI's licences shown",
+        async || {
+            let licenses = operator.get_ok(&charger).await["data"]["licenses"].clone();
+            match licenses == json!({"smart": true, "pro": true}) {
+                true => Ok(()),
+                false => Err(licenses.to_string()),
+            }
+        },
+    )
+    .await;
     let unknown = cms
         .cli(&["charger", "licenses", "CP-NONE", "--pro", "true"])
         .await;
