@@ -15,7 +15,7 @@
 use cms_store::access_log::{
     AccessChange, ChargerAccess, SiteAccess, StoredToken, TokenKey, VisibleCharger,
 };
-use cms_store::{Store, StoreError, TokenOwner, format_record_time};
+use cms_store::{Store, StoreError, TokenOwner};
 use dashmap::DashMap;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -98,7 +98,7 @@ impl AccessCache {
             .then(|| self.tokens.get(&key).map(|t| t.clone()))
             .flatten();
         let held = match held {
-            Some(held) if !held.stored.expired(&format_record_time(now)) => held,
+            Some(held) if !held.stored.expired_at(now) => held,
             _ => {
                 let generation = self.generation.load(Ordering::SeqCst);
                 let Some(stored) = store.stored_token(&key, now).await? else {

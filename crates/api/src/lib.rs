@@ -184,7 +184,7 @@ impl Api {
             })?;
         let ready = Arc::new(AtomicBool::new(false));
         let stop_http = CancellationToken::new();
-        let router = http::router(http::AppState {
+        let router = http::router(http::AppState::new(http::Shared {
             store,
             cache,
             metrics,
@@ -193,7 +193,7 @@ impl Api {
             closing: stop_http.clone(),
             access,
             charger_rows: Arc::default(),
-        });
+        }));
         let stop = stop_http.clone();
         let limits = config.http_limits;
         let http = tokio::spawn(serve(

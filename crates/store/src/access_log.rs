@@ -58,6 +58,11 @@ impl StoredToken {
         self.expires_at.as_deref().is_some_and(|end| end <= now)
     }
 
+    /// [`StoredToken::expired`] at `now`, formatted only for a token that expires.
+    pub fn expired_at(&self, now: DateTime<Utc>) -> bool {
+        self.expires_at.is_some() && self.expired(&format_record_time(now))
+    }
+
     pub fn is_personal(&self) -> bool {
         self.client_id.is_none()
     }

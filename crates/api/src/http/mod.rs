@@ -46,8 +46,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
+/// What every handler reaches, behind one `Arc`: axum clones the state for every extractor
+/// and middleware of every request, and a clone is then one counter, not one per field (the
+/// cancellation token's takes a lock).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        AppState(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub struct Shared {
     pub store: Store,
     pub cache: Arc<LatestValueCache>,
     pub metrics: PrometheusHandle,
