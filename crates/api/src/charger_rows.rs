@@ -9,9 +9,10 @@
 //! that changes something forgets the checks: crate::http's `access_in_force`).
 
 use cms_store::access_log::VisibleCharger;
-use cms_store::{ChargerRow, Store, StoreError};
+use cms_store::{ChargerRow, ConnectorRow, Store, StoreError};
 use dashmap::DashMap;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -27,9 +28,19 @@ struct Held {
     generation: u64,
 }
 
+/// A charger's connectors, held the same way: all of them (at most 100), their version.
+struct HeldConnectors {
+    connectors: Arc<Vec<ConnectorRow>>,
+    version: String,
+    checked_at: Instant,
+    generation: u64,
+}
+
 #[derive(Default)]
 pub struct ChargerRows {
     rows: DashMap<i64, Held>,
+    /// By charger id.
+    connectors: DashMap<i64, HeldConnectors>,
     /// Bumped by every change made through this replica: checks made before it do not count.
     generation: AtomicU64,
 }
@@ -68,6 +79,46 @@ impl ChargerRows {
                 Some(row)
             })
             .collect())
+    }
+
+    /// Every connector of charger `charger_id`, by number: as held while checked within
+    /// [`CHECKED_FOR`], else checked (their versions in one row) and read again if changed.
+    pub async fn connectors(
+        &self,
+        store: &Store,
+        charger_id: i64,
+    ) -> Result<Arc<Vec<ConnectorRow>>, StoreError> {
+        let generation = self.generation.load(Ordering::SeqCst);
+        if let Some(held) = self.connectors.get(&charger_id)
+            && held.generation == generation
+            && held.checked_at.elapsed() < CHECKED_FOR
+        {
+            return Ok(held.connectors.clone());
+        }
+        let checked_at = Instant::now();
+        let version = store.connector_versions(charger_id).await?;
+        if let Some(mut held) = self.connectors.get_mut(&charger_id)
+            && held.version == version
+        {
+            held.checked_at = checked_at;
+            held.generation = generation;
+            return Ok(held.connectors.clone());
+        }
+        let connectors = Arc::new(store.connectors(charger_id).await?);
+        // Versioned by what was read, not by the check before it: a change in between is seen
+        // at the next check.
+        let version = versions_of(&connectors);
+        if self.connectors.len() >= MAX_HELD {
+            self.connectors.clear();
+        }
+        let held = HeldConnectors {
+            connectors: connectors.clone(),
+            version,
+            checked_at,
+            generation,
+        };
+        self.connectors.insert(charger_id, held);
+        Ok(connectors)
     }
 
     /// Checks the rows `ids` against the store, reading those that changed; forgets those
@@ -115,6 +166,15 @@ impl ChargerRows {
     }
 }
 
+/// What [`Store::connector_versions`] gives for these connectors.
+fn versions_of(connectors: &[ConnectorRow]) -> String {
+    let versions: Vec<String> = connectors
+        .iter()
+        .map(|c| format!("{}={}", c.connector_id, c.updated_at))
+        .collect();
+    versions.join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +213,46 @@ mod tests {
         // And within the check's period, without another look at the store, the same.
         let held = rows.page(&store, &visible).await.unwrap();
         assert_eq!(held[1].last_heartbeat_at.as_deref(), Some(at));
+
+        // Connectors alike: reported, then changed by another process.
+        let status = |connector_id: i64, status: &str, at: &str| StateChange::Status {
+            identity: "CP-1".into(),
+            connector_id,
+            status: status.into(),
+            error: "NoError".into(),
+            info: None,
+            vendor_id: None,
+            vendor_error_code: None,
+            at: at.into(),
+        };
+        let charger = visible[0].id;
+        assert!(rows.connectors(&store, charger).await.unwrap().is_empty());
+        store
+            .apply(&[status(1, "Available", "2030-01-01T00:00:01.000000Z")])
+            .await
+            .unwrap();
+        rows.forget_checks();
+        let one = rows.connectors(&store, charger).await.unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].status, "Available");
+        store
+            .apply(&[
+                status(1, "Charging", "2030-01-01T00:00:02.000000Z"),
+                status(2, "Available", "2030-01-01T00:00:02.000000Z"),
+            ])
+            .await
+            .unwrap();
+        rows.forget_checks();
+        let two = rows.connectors(&store, charger).await.unwrap();
+        let shown: Vec<(i64, &str)> = two
+            .iter()
+            .map(|c| (c.connector_id, c.status.as_str()))
+            .collect();
+        assert_eq!(shown, [(1, "Charging"), (2, "Available")]);
+        assert_eq!(
+            store.connector_versions(charger).await.unwrap(),
+            versions_of(&two),
+            "the store's version and the held one are written alike"
+        );
     }
 }

@@ -312,6 +312,27 @@ impl Store {
             .collect())
     }
 
+    /// The version of a charger's connectors: each one's number and `updated_at`, in one row
+    /// of one column (`connector=updated_at,...`, by number; empty without connectors).
+    pub async fn connector_versions(&self, charger_id: i64) -> Result<String> {
+        let sql = match self.backend {
+            // SQLite aggregates in the order of the subquery's rows.
+            crate::Backend::Sqlite => {
+                "SELECT group_concat(v, ',') FROM (SELECT connector_id || '=' || updated_at AS v
+                 FROM connectors WHERE charger_id = $1 ORDER BY connector_id) versions"
+            }
+            crate::Backend::Postgres => {
+                "SELECT string_agg(connector_id || '=' || updated_at, ',' ORDER BY connector_id)
+                 FROM connectors WHERE charger_id = $1"
+            }
+        };
+        let joined: Option<String> = sqlx::query_scalar(sql)
+            .bind(charger_id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(joined.unwrap_or_default())
+    }
+
     /// The newest change's number (0 before any).
     pub async fn access_changes_head(&self) -> Result<i64> {
         let head: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM access_changes")

@@ -63,6 +63,20 @@ pub async fn charger_with_sensitive_data(
     Ok(charger)
 }
 
+/// The caller's access to the charger `charger_uuid`, from memory once asked (crate::access):
+/// 404 when they do not see it.
+pub async fn charger_access(
+    state: &AppState,
+    caller: &Caller,
+    charger_uuid: &str,
+) -> Result<ChargerAccess, ApiError> {
+    state
+        .access
+        .charger(&state.store, caller.user_id(), charger_uuid)
+        .await?
+        .ok_or_else(|| not_found("Charger"))
+}
+
 /// The caller's access to the charger `charger_uuid`, from memory once asked (crate::access),
 /// when they may read its sensitive data: 404 when they do not see it, 403 when they see it
 /// without its sensitive data. What reads of meter values start with.
@@ -71,11 +85,7 @@ pub async fn charger_access_with_sensitive_data(
     caller: &Caller,
     charger_uuid: &str,
 ) -> Result<ChargerAccess, ApiError> {
-    let access = state
-        .access
-        .charger(&state.store, caller.user_id(), charger_uuid)
-        .await?
-        .ok_or_else(|| not_found("Charger"))?;
+    let access = charger_access(state, caller, charger_uuid).await?;
     forbidden_unless(access.permissions.sensitive)?;
     Ok(access)
 }

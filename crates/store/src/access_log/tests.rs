@@ -150,6 +150,31 @@ store_test!(
         assert_eq!(changed, [rows[0].id]);
         assert_eq!(store.charger_versions(&[]).await.unwrap(), []);
 
+        // A charger's connectors' version: each by number, `number=updated_at`.
+        assert_eq!(store.connector_versions(rows[0].id).await.unwrap(), "");
+        for (connector_id, at) in [
+            (2, "2030-01-01T00:00:02.000000Z"),
+            (1, "2030-01-01T00:00:03.000000Z"),
+        ] {
+            store
+                .apply(&[crate::StateChange::Status {
+                    identity: rows[0].identity.clone(),
+                    connector_id,
+                    status: "Available".into(),
+                    error: "NoError".into(),
+                    info: None,
+                    vendor_id: None,
+                    vendor_error_code: None,
+                    at: at.into(),
+                }])
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            store.connector_versions(rows[0].id).await.unwrap(),
+            "1=2030-01-01T00:00:03.000000Z,2=2030-01-01T00:00:02.000000Z"
+        );
+
         let site_uuid: String = sqlx::query_scalar("SELECT uuid FROM sites WHERE id = $1")
             .bind(rows[0].site_id)
             .fetch_one(&store.pool)
