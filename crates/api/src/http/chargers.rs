@@ -17,8 +17,8 @@ use crate::http::conditional;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{
-    charger_access_with_sensitive_data, not_found, owned_site, path_number, visible_charger,
-    visible_site,
+    charger_access_with_sensitive_data, held_charger, not_found, owned_site, path_number,
+    visible_charger, visible_site,
 };
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, PermissionsBody, ValidationErrorBody};
@@ -227,20 +227,7 @@ pub async fn show(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
-    // Who sees it from memory, its row as held by the lists (checked against the store at
-    // most every 0.1 s: crate::charger_rows), so that a poller costs the store little.
-    let access = state
-        .access
-        .charger(&state.store, caller.user_id(), &charger_uuid)
-        .await?
-        .ok_or_else(|| not_found("Charger"))?;
-    let visible = VisibleCharger {
-        id: access.id,
-        site_id: access.site_id,
-        permissions: access.permissions,
-    };
-    let mut rows = state.charger_rows.page(&state.store, &[visible]).await?;
-    let charger = rows.pop().ok_or_else(|| not_found("Charger"))?;
+    let charger = held_charger(&state, &caller, &charger_uuid).await?;
     let body = serde_json::to_vec(&Data::<Charger>::new(charger.into()))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(conditional::json_read(&headers, body))

@@ -37,18 +37,30 @@ pub async fn visible_charger(
 ) -> Result<ChargerRow, ApiError> {
     // Who sees it from memory (crate::access); the row, which changes with the charger's
     // traffic, by primary key.
-    let access = state
-        .access
-        .charger(&state.store, caller.user_id(), charger_uuid)
-        .await?
-        .ok_or_else(|| not_found("Charger"))?;
-    let visible = VisibleCharger {
+    let visible = visible_of(charger_access(state, caller, charger_uuid).await?);
+    let mut rows = state.store.chargers_by_id(&[visible]).await?;
+    rows.pop().ok_or_else(|| not_found("Charger"))
+}
+
+/// [`visible_charger`] for a read that may show its row up to 0.1 s old: as held by this
+/// replica, checked against the store at most that often (crate::charger_rows), so that a
+/// poller costs the store little.
+pub async fn held_charger(
+    state: &AppState,
+    caller: &Caller,
+    charger_uuid: &str,
+) -> Result<ChargerRow, ApiError> {
+    let visible = visible_of(charger_access(state, caller, charger_uuid).await?);
+    let mut rows = state.charger_rows.page(&state.store, &[visible]).await?;
+    rows.pop().ok_or_else(|| not_found("Charger"))
+}
+
+fn visible_of(access: ChargerAccess) -> VisibleCharger {
+    VisibleCharger {
         id: access.id,
         site_id: access.site_id,
         permissions: access.permissions,
-    };
-    let mut rows = state.store.chargers_by_id(&[visible]).await?;
-    rows.pop().ok_or_else(|| not_found("Charger"))
+    }
 }
 
 /// [`visible_charger`], when the caller may also read its sensitive data (meter readings,
