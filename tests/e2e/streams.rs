@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// One `meter-value` event: its id and its data.
+/// One `meter-value` event: its id (`<epoch>-<seq>`), its sequence number and its data.
 #[derive(Debug)]
 struct Received {
-    id: u64,
+    id: String,
+    seq: u64,
     data: Value,
 }
 
@@ -22,13 +23,13 @@ struct EventStream {
 }
 
 impl EventStream {
-    async fn open(cms: &Cms, token: &str, path: &str, last_event_id: Option<u64>) -> EventStream {
+    async fn open(cms: &Cms, token: &str, path: &str, last_event_id: Option<&str>) -> EventStream {
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
         let mut request = client
             .get(cms.http_url(path))
             .header("Authorization", format!("Bearer {token}"));
         if let Some(id) = last_event_id {
-            request = request.header("Last-Event-ID", id.to_string());
+            request = request.header("Last-Event-ID", id);
         }
         let response = request.send().await.expect("the stream opens");
         assert_eq!(response.status(), 200, "{path}");
@@ -57,8 +58,10 @@ impl EventStream {
                         .map(str::to_string)
                 };
                 if field("event:").as_deref() == Some("meter-value") {
+                    let id = field("id:")?;
                     return Some(Received {
-                        id: field("id:")?.parse().ok()?,
+                        seq: id.split_once('-')?.1.parse().ok()?,
+                        id,
                         data: serde_json::from_str(&field("data:")?).ok()?,
                     });
                 }
@@ -68,6 +71,20 @@ impl EventStream {
             match chunk {
                 Ok(Ok(Some(bytes))) => self.pending.push_str(&String::from_utf8_lossy(&bytes)),
                 _ => return None,
+            }
+        }
+    }
+}
+
+impl EventStream {
+    /// Whether the response ends within `limit` (what is still on its way read and dropped).
+    async fn ends_within(&mut self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.response.chunk()).await {
+                Ok(Ok(Some(_))) => continue,
+                Ok(Ok(None) | Err(_)) => return true,
+                Err(_) => return false,
             }
         }
     }
@@ -127,10 +144,10 @@ async fn a_stream_sends_the_current_value_then_each_new_one_and_resumes() {
         answered.elapsed()
     );
     assert_eq!(value_of(&second), "1200");
-    assert!(second.id > first.id);
+    assert!(second.seq > first.seq);
 
     // Resumed after the last event seen: nothing old again, the next new one.
-    let mut resumed = EventStream::open(&cms, &token, &stream_path, Some(second.id)).await;
+    let mut resumed = EventStream::open(&cms, &token, &stream_path, Some(&second.id)).await;
     charger
         .call_result("MeterValues", energy(1300, "2026-05-01T10:02:00Z"))
         .await;
@@ -139,6 +156,38 @@ async fn a_stream_sends_the_current_value_then_each_new_one_and_resumes() {
         .await
         .expect("the next value");
     assert_eq!(value_of(&next), "1300", "not the 1200 seen before");
+
+    // An id this process did not number (another replica's, an earlier run's): the current
+    // value again, rather than nothing until the next reading.
+    let mut elsewhere = EventStream::open(&cms, &token, &stream_path, Some("0badcafe-99999")).await;
+    let current = elsewhere
+        .next(Duration::from_secs(5))
+        .await
+        .expect("the current value");
+    assert_eq!(value_of(&current), "1300");
+
+    // A stream opened with a token that is then revoked ends (checked every second).
+    let created = api
+        .expect(
+            201,
+            "POST",
+            "/api/v3/user/tokens",
+            Some(&json!({"name": "dashboard", "scopes": ["meter-values:read"]})),
+        )
+        .await;
+    let dashboard = created["plain_text_token"].as_str().unwrap().to_string();
+    let token_id = created["data"]["id"].as_i64().unwrap();
+    let mut revoked = EventStream::open(&cms, &dashboard, &stream_path, None).await;
+    revoked
+        .next(Duration::from_secs(5))
+        .await
+        .expect("the current value");
+    let path = format!("/api/v3/user/tokens/{token_id}");
+    api.expect(200, "DELETE", &path, None).await;
+    assert!(
+        revoked.ends_within(Duration::from_secs(5)).await,
+        "the revoked token's stream ended"
+    );
 
     // A site's stream: every connector of its chargers.
     let site = operators_site(&api).await;

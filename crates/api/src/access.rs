@@ -25,8 +25,9 @@ use tokio_util::sync::CancellationToken;
 
 /// How often the access change log is read.
 pub const POLL: Duration = Duration::from_millis(250);
-/// How long after the last read of the log what is held is still used.
-pub const TRUSTED_FOR: Duration = Duration::from_secs(2);
+/// How long after the start of the last successful read of the log what is held is still
+/// used: what a change made elsewhere may take at worst to be in force here.
+pub const TRUSTED_FOR: Duration = Duration::from_secs(1);
 /// Entries held at most, of each kind; past it they are all forgotten and filled again.
 const MAX_HELD: usize = 100_000;
 /// Changes read at a time, and how many the log keeps (pruned by every replica now and then).
@@ -126,6 +127,11 @@ impl AccessCache {
         user_id: i64,
         charger_uuid: &str,
     ) -> Result<Option<ChargerAccess>, StoreError> {
+        // Only what could be a uuid is asked of the store and held: any other path names
+        // nothing, and would let a caller fill the memory with keys of its choosing.
+        if !is_uuid(charger_uuid) {
+            return Ok(None);
+        }
         let key = (user_id, Box::<str>::from(charger_uuid));
         if let Some(held) = self.held(&self.chargers, &key, |a| a.as_ref()?.until.as_deref()) {
             return Ok(held);
@@ -143,6 +149,9 @@ impl AccessCache {
         user_id: i64,
         site_uuid: &str,
     ) -> Result<Option<SiteAccess>, StoreError> {
+        if !is_uuid(site_uuid) {
+            return Ok(None);
+        }
         let key = (user_id, Box::<str>::from(site_uuid));
         if let Some(held) = self.held(&self.sites, &key, |a| a.as_ref()?.until.as_deref()) {
             return Ok(held);
@@ -275,27 +284,37 @@ impl AccessCache {
         self.visible.clear();
     }
 
-    fn trust_for(&self, period: Duration) {
-        let until = (self.origin.elapsed() + period).as_millis() as u64;
-        self.trusted_until_ms.store(until, Ordering::Release);
+    /// Trusts what is held until `until` (after `origin`), never shortening a later trust
+    /// given by a read that started after this one.
+    fn trust_until(&self, until: Duration) {
+        self.trusted_until_ms
+            .fetch_max(until.as_millis() as u64, Ordering::AcqRel);
     }
 
     /// Reads the log to its end and forgets what the changes touched.
     pub async fn catch_up(&self, store: &Store) -> Result<(), StoreError> {
         let mut cursor = self.cursor.lock().await;
+        // Counted from before the read: a change committed while it ran may not be in it.
+        let started = self.origin.elapsed();
         match read_changes(store, self, &mut cursor).await {
             Ok(()) => {
-                self.trust_for(TRUSTED_FOR);
+                self.trust_until(started + TRUSTED_FOR);
                 Ok(())
             }
             Err(e) => {
-                // Held entries stop being trusted after TRUSTED_FOR; the changes missed
-                // meanwhile are not known, so everything is forgotten once the log is read.
+                // Nothing held is trusted until the log is read again; the changes missed
+                // meanwhile are not known, so everything is forgotten then.
+                self.trusted_until_ms.store(0, Ordering::Release);
                 *cursor = None;
                 Err(e)
             }
         }
     }
+}
+
+/// A uuid in its 36-character hyphenated form, as the store writes them.
+fn is_uuid(text: &str) -> bool {
+    text.len() == 36 && uuid::Uuid::try_parse(text).is_ok()
 }
 
 /// Reads the access change log every [`POLL`] until `stop`, forgetting what each change touched;

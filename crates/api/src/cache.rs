@@ -31,6 +31,13 @@ pub struct LatestValueCache {
     seq: AtomicU64,
     changes: broadcast::Sender<Arc<ValueChange>>,
     stream_buffer: usize,
+    /// Held while a change takes its number and goes to the streams: two writers (the
+    /// materialiser and, in a replica, the follower) send in the order of their numbers, so a
+    /// stream resumed after one event has not skipped an earlier-numbered one.
+    ordered: std::sync::Mutex<()>,
+    /// Names this cache's numbering (random per process): an event id of another process or
+    /// of an earlier run resumes from nothing rather than from an unrelated number.
+    epoch: String,
 }
 
 impl Default for LatestValueCache {
@@ -48,7 +55,14 @@ impl LatestValueCache {
             seq: AtomicU64::new(0),
             changes: broadcast::channel(changes.max(1)).0,
             stream_buffer: changes.max(1),
+            ordered: std::sync::Mutex::new(()),
+            epoch: uuid::Uuid::new_v4().simple().to_string()[..8].to_string(),
         }
+    }
+
+    /// The name of this cache's numbering of changes (see `epoch`).
+    pub fn epoch(&self) -> &str {
+        &self.epoch
     }
 
     /// How many changes a live stream may fall behind, and hold unwritten, before it is dropped.
@@ -60,6 +74,7 @@ impl LatestValueCache {
     /// (or was the one held already: the materialiser stores it either way). A reading that
     /// changed what is held goes to the live streams, when any listens.
     pub fn offer(&self, identity: &str, connector_id: u32, reading: LatestReading) -> bool {
+        let _ordered = self.ordered.lock().unwrap_or_else(|e| e.into_inner());
         let mut kept = None;
         let mut held_already = false;
         self.readings
@@ -118,13 +133,32 @@ impl LatestValueCache {
 
     /// Every connector's reading of `identity` held now, with their sequence numbers.
     pub fn of_charger(&self, identity: &str) -> Vec<(u32, LatestReading, u64)> {
-        let mut held: Vec<(u32, LatestReading, u64)> = self
+        self.held_where(|held| held == identity)
+            .into_iter()
+            .map(|(_, connector, reading, seq)| (connector, reading, seq))
+            .collect()
+    }
+
+    /// Every reading held now of the chargers `wanted` names, in one pass over the cache:
+    /// `(identity, connector, reading, seq)`, by charger and connector.
+    pub fn held_where(
+        &self,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Vec<(Box<str>, u32, LatestReading, u64)> {
+        let mut held: Vec<_> = self
             .readings
             .iter()
-            .filter(|e| &*e.key().0 == identity)
-            .map(|e| (e.key().1, e.value().0.clone(), e.value().1))
+            .filter(|e| wanted(&e.key().0))
+            .map(|e| {
+                (
+                    e.key().0.clone(),
+                    e.key().1,
+                    e.value().0.clone(),
+                    e.value().1,
+                )
+            })
             .collect();
-        held.sort_by_key(|(connector, _, _)| *connector);
+        held.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
         held
     }
 

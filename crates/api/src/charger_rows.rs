@@ -130,6 +130,10 @@ impl ChargerRows {
         ids: &[i64],
         generation: u64,
     ) -> Result<(), StoreError> {
+        // Room first, so that what this check confirms is not cleared after it.
+        if self.rows.len() + ids.len() > MAX_HELD {
+            self.rows.clear();
+        }
         let checked_at = Instant::now();
         let versions: HashMap<i64, String> =
             store.charger_versions(ids).await?.into_iter().collect();
@@ -150,9 +154,6 @@ impl ChargerRows {
         }
         if stale.is_empty() {
             return Ok(());
-        }
-        if self.rows.len() + stale.len() > MAX_HELD {
-            self.rows.clear();
         }
         for row in store.chargers_by_id(&stale).await? {
             let held = Held {

@@ -16,6 +16,10 @@ use cms_store::format_record_time;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// When a replica reads the store's readings a second time: past the materialisers' linger
+/// and a backlog of a few seconds.
+pub const STORE_READ_AGAIN_AFTER: Duration = Duration::from_secs(10);
+
 /// Follows the messages topic until the bus closes, offering each reading to the cache.
 pub async fn follow_latest_values(
     mut messages: Box<dyn Subscriber>,

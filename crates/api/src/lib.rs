@@ -102,6 +102,18 @@ pub enum ApiStartError {
     Store(#[from] cms_store::StoreError),
 }
 
+/// Offers every reading the store holds to the cache (newer ones held are kept).
+async fn warm(store: &Store, cache: &LatestValueCache) -> Result<(), cms_store::StoreError> {
+    for stored in store.latest_meter_values().await? {
+        let reading = LatestReading {
+            measured_at: stored.measured_at,
+            meter_value: Bytes::from(stored.meter_value),
+        };
+        cache.offer(&stored.identity, stored.connector_id as u32, reading);
+    }
+    Ok(())
+}
+
 impl Api {
     /// Subscribes to the bus, warms the cache from the store, and starts serving.
     pub async fn start(
@@ -115,10 +127,19 @@ impl Api {
             &config.topics.consumed_by_api(),
         )?;
         let cache = Arc::new(LatestValueCache::with_stream_buffer(config.stream_buffer));
-        // Followed before the store is read, so that no reading falls between the two.
+        // Followed before the store is read, so that no reading falls between the two; and the
+        // store read again a little later, for the readings published before the follow began
+        // that the group's materialisers had not written yet.
         let latest_follower = match config.follow_latest_values {
             true => {
                 let messages = bus.follow(&[config.topics.messages]).await?;
+                let (store_again, cache_again) = (store.clone(), cache.clone());
+                tokio::spawn(async move {
+                    tokio::time::sleep(latest_follower::STORE_READ_AGAIN_AFTER).await;
+                    if let Err(e) = warm(&store_again, &cache_again).await {
+                        tracing::warn!(error = %e, "cannot read the latest meter values again");
+                    }
+                });
                 Some(tokio::spawn(latest_follower::follow_latest_values(
                     messages,
                     config.topics.messages,
@@ -127,13 +148,7 @@ impl Api {
             }
             false => None,
         };
-        for stored in store.latest_meter_values().await? {
-            let reading = LatestReading {
-                measured_at: stored.measured_at,
-                meter_value: Bytes::from(stored.meter_value),
-            };
-            cache.offer(&stored.identity, stored.connector_id as u32, reading);
-        }
+        warm(&store, &cache).await?;
         let dispatch = Arc::new(Dispatch::new(
             store.clone(),
             bus.clone(),

@@ -10,6 +10,17 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use cms_store::TokenOwner;
 
+/// The token of `Authorization: Bearer <token>`.
+pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
+}
+
 /// The authenticated caller.
 pub struct Caller(pub TokenOwner);
 
@@ -32,15 +43,7 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = parts
-            .headers
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, token) = v.trim().split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-            })
-            .ok_or(ApiError::Unauthenticated)?;
+        let token = bearer(&parts.headers).ok_or(ApiError::Unauthenticated)?;
         match state.access.authenticate(&state.store, token).await? {
             Some(owner) => Ok(Caller(owner)),
             None => Err(ApiError::Unauthenticated),

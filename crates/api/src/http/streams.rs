@@ -9,7 +9,7 @@
 
 use crate::cache::ValueChange;
 use crate::http::AppState;
-use crate::http::auth::Caller;
+use crate::http::auth::{Caller, bearer};
 use crate::http::error::ApiError;
 use crate::http::lookup::{
     charger_access_with_sensitive_data, forbidden_unless, path_number, visible_site,
@@ -38,8 +38,11 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(site_stream))
 }
 
-/// How often a stream checks that its caller may still see what it streams.
-const RECHECK: Duration = Duration::from_secs(5);
+/// How often a stream checks that its token is still valid and its caller may still see what
+/// it streams (from memory: crate::access).
+const RECHECK: Duration = Duration::from_secs(1);
+/// Every how many checks a site's stream reads its chargers again (a store query).
+const REREAD_EVERY: u32 = 5;
 /// The most chargers a site's stream follows (the store is asked for them in one page).
 const SITE_CHARGERS: i64 = 10_000;
 
@@ -101,13 +104,7 @@ pub async fn connector_stream(
         connector,
     };
     let watched = watched(&state, &caller, &subject).await?;
-    Ok(stream(
-        state,
-        caller,
-        subject,
-        watched,
-        last_event_id(&headers),
-    ))
+    Ok(stream(state, caller, subject, watched, &headers))
 }
 
 /// The stream of every connector's latest meter value at a site: the chargers of it whose
@@ -137,13 +134,7 @@ pub async fn site_stream(
     caller.require(Scope::METER_VALUES_READ)?;
     let subject = Subject::Site { site_uuid };
     let watched = watched(&state, &caller, &subject).await?;
-    Ok(stream(
-        state,
-        caller,
-        subject,
-        watched,
-        last_event_id(&headers),
-    ))
+    Ok(stream(state, caller, subject, watched, &headers))
 }
 
 /// What the caller may follow of `subject` now, or why not.
@@ -183,11 +174,16 @@ async fn watched(
     }
 }
 
-fn last_event_id(headers: &HeaderMap) -> u64 {
+/// The change a client resumes after: its `Last-Event-ID` (`<epoch>-<seq>`) when this process
+/// numbered it, else none (another replica's or an earlier run's id: every current value is
+/// sent again rather than some missed).
+fn last_event_id(headers: &HeaderMap, epoch: &str) -> u64 {
     headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse().ok())
+        .and_then(|v| v.trim().split_once('-'))
+        .filter(|(of, _)| *of == epoch)
+        .and_then(|(_, seq)| seq.parse().ok())
         .unwrap_or(0)
 }
 
@@ -195,9 +191,12 @@ fn last_event_id(headers: &HeaderMap) -> u64 {
 struct Following {
     state: AppState,
     caller: Caller,
+    /// The token the stream was opened with, checked again at each check.
+    bearer: String,
     subject: Subject,
     watched: Watched,
     changes: Receiver<Arc<ValueChange>>,
+    epoch: String,
 }
 
 fn stream(
@@ -205,16 +204,23 @@ fn stream(
     caller: Caller,
     subject: Subject,
     watched: Watched,
-    after: u64,
+    headers: &HeaderMap,
 ) -> Response {
     // Followed before the current values are read, so that no change falls between the two.
     let changes = state.cache.follow();
+    let epoch = state.cache.epoch().to_string();
+    let after = last_event_id(headers, &epoch);
+    let bearer = bearer(headers).unwrap_or_default().to_string();
     let mut first = Vec::new();
-    for (identity, uuid) in &watched.chargers {
-        for (connector, reading, seq) in state.cache.of_charger(identity) {
-            if seq > after && watched.covers(identity, connector).is_some() {
-                first.push((seq, event(seq, uuid, connector, &reading.meter_value)));
-            }
+    let held = state
+        .cache
+        .held_where(|identity| watched.chargers.contains_key(identity));
+    for (identity, connector, reading, seq) in held {
+        if seq > after
+            && let Some(uuid) = watched.covers(&identity, connector)
+        {
+            let e = event(&epoch, seq, uuid, connector, &reading.meter_value);
+            first.push((seq, e));
         }
     }
     first.sort_by_key(|(seq, _)| *seq);
@@ -225,9 +231,11 @@ fn stream(
     let following = Following {
         state,
         caller,
+        bearer,
         subject,
         watched,
         changes,
+        epoch,
     };
     tokio::spawn(forward(following, queue));
     let first = futures_util::stream::iter(first.into_iter().map(|(_, e)| Ok(e)));
@@ -245,13 +253,15 @@ fn stream(
 async fn forward(mut f: Following, queue: tokio::sync::mpsc::Sender<Event>) {
     let _open = OpenStream::count();
     let mut next_check = Instant::now() + RECHECK;
+    let mut checks: u32 = 0;
     loop {
         tokio::select! {
             change = f.changes.recv() => match change {
                 Ok(change) => {
                     let uuid = f.watched.covers(&change.identity, change.connector_id);
                     let Some(uuid) = uuid else { continue };
-                    let e = event(change.seq, uuid, change.connector_id, &change.meter_value);
+                    let (seq, connector) = (change.seq, change.connector_id);
+                    let e = event(&f.epoch, seq, uuid, connector, &change.meter_value);
                     match queue.try_send(e) {
                         Ok(()) => {}
                         Err(TrySendError::Full(_)) => return dropped("slow"),
@@ -266,12 +276,42 @@ async fn forward(mut f: Following, queue: tokio::sync::mpsc::Sender<Event>) {
             // The server stops: the client's queue closes, then its response ends.
             _ = f.state.closing.cancelled() => return,
             _ = tokio::time::sleep_until(next_check) => {
-                match watched(&f.state, &f.caller, &f.subject).await {
-                    Ok(watched) => f.watched = watched,
-                    Err(_) => return dropped("access"),
+                if !still_allowed(&f).await {
+                    return dropped("access");
+                }
+                checks += 1;
+                if checks.is_multiple_of(REREAD_EVERY) {
+                    match watched(&f.state, &f.caller, &f.subject).await {
+                        Ok(watched) => f.watched = watched,
+                        Err(_) => return dropped("access"),
+                    }
                 }
                 next_check = Instant::now() + RECHECK;
             }
+        }
+    }
+}
+
+/// Whether the stream's token is still valid, with its scope, and its caller may still read
+/// what it streams: from memory (crate::access), so within a second of a revocation or a
+/// removed access on any replica. A store that cannot be asked ends the stream too.
+async fn still_allowed(f: &Following) -> bool {
+    let owner = f.state.access.authenticate(&f.state.store, &f.bearer).await;
+    let Ok(Some(owner)) = owner else {
+        return false;
+    };
+    if !owner.allows(Scope::METER_VALUES_READ) {
+        return false;
+    }
+    let caller = Caller(owner);
+    match &f.subject {
+        Subject::Connector { charger_uuid, .. } => {
+            charger_access_with_sensitive_data(&f.state, &caller, charger_uuid)
+                .await
+                .is_ok()
+        }
+        Subject::Site { site_uuid } => {
+            matches!(visible_site(&f.state, &caller, site_uuid).await, Ok((_, p)) if p.sensitive)
         }
     }
 }
@@ -299,10 +339,10 @@ impl Drop for OpenStream {
 }
 
 /// A `meter-value` event: `{"charger_uuid", "connectorId", "meterValue"}`, the cached array as is.
-fn event(seq: u64, charger_uuid: &str, connector: u32, meter_value: &[u8]) -> Event {
+fn event(epoch: &str, seq: u64, charger_uuid: &str, connector: u32, meter_value: &[u8]) -> Event {
     let array = std::str::from_utf8(meter_value).unwrap_or("[]");
     Event::default()
-        .id(seq.to_string())
+        .id(format!("{epoch}-{seq}"))
         .event("meter-value")
         .data(format!(
             r#"{{"charger_uuid":"{charger_uuid}","connectorId":{connector},"meterValue":{array}}}"#
