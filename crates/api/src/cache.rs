@@ -120,23 +120,10 @@ impl LatestValueCache {
     }
 
     pub fn get(&self, identity: &str, connector_id: u32) -> Option<LatestReading> {
-        self.get_with_seq(identity, connector_id).map(|(r, _)| r)
-    }
-
-    /// The reading held and the sequence number of the change that brought it.
-    pub fn get_with_seq(&self, identity: &str, connector_id: u32) -> Option<(LatestReading, u64)> {
         // A borrowed key would need a tuple of references; the identity copy is per request.
         self.readings
             .get(&(identity.into(), connector_id))
-            .map(|r| r.clone())
-    }
-
-    /// Every connector's reading of `identity` held now, with their sequence numbers.
-    pub fn of_charger(&self, identity: &str) -> Vec<(u32, LatestReading, u64)> {
-        self.held_where(|held| held == identity)
-            .into_iter()
-            .map(|(_, connector, reading, seq)| (connector, reading, seq))
-            .collect()
+            .map(|r| r.0.clone())
     }
 
     /// Every reading held now of the chargers `wanted` names, in one pass over the cache:
@@ -222,9 +209,9 @@ mod tests {
             (1, &b"[3]"[..])
         );
         assert!(first.seq < second.seq);
-        assert_eq!(cache.get_with_seq("CP1", 1).unwrap().1, second.seq);
-        let held = cache.of_charger("CP1");
-        assert_eq!(held.iter().map(|h| h.0).collect::<Vec<_>>(), [1, 2]);
+        let held = cache.held_where(|identity| identity == "CP1");
+        assert_eq!(held.iter().map(|h| h.1).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(held[0].3, second.seq, "connector 1's seq is its change's");
     }
 
     #[test]

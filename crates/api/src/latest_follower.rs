@@ -8,6 +8,7 @@
 //! that sees everything, and no follower.)
 
 use crate::cache::{LatestReading, LatestValueCache};
+use crate::materialiser::{is_reading, reading_key};
 use crate::normalise::rest_meter_values;
 use bytes::Bytes;
 use cms_bus::{Record, Subscriber};
@@ -47,18 +48,13 @@ pub async fn follow_latest_values(
 /// Offers a MeterValues record's reading, parsed only when its headers say it is newer than
 /// the one held (most records are others' traffic, or already seen by the materialiser).
 fn offer(cache: &LatestValueCache, record: &Record, messages_topic: &str) {
-    if record.topic != messages_topic
-        || record.header_str("action") != Some(Action::MeterValues.as_str())
-    {
+    if !is_reading(record, messages_topic) {
         return;
     }
-    let (Ok(identity), Some(connector), Some(at)) = (
-        std::str::from_utf8(&record.key),
-        record
-            .header_str("connector_id")
-            .and_then(|c| c.parse::<u32>().ok()),
-        record.header_str("measured_at"),
-    ) else {
+    let Some((identity, connector, at)) = reading_key(record) else {
+        return;
+    };
+    let Ok(connector) = u32::try_from(connector) else {
         return;
     };
     if !cache.would_keep(identity, connector, at) {

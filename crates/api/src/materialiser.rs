@@ -596,7 +596,7 @@ fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
 mod tests;
 
 /// Whether the record is a charger's MeterValues.
-fn is_reading(record: &Record, messages_topic: &str) -> bool {
+pub(crate) fn is_reading(record: &Record, messages_topic: &str) -> bool {
     record.topic == messages_topic
         && record.header_str("action") == Some(Action::MeterValues.as_str())
 }
@@ -611,7 +611,7 @@ fn reading_headers(record: &Record) -> Option<(&str, &str)> {
 }
 
 /// [`reading_headers`] with the charger's identity and the connector as a number.
-fn reading_key(record: &Record) -> Option<(&str, i64, &str)> {
+pub(crate) fn reading_key(record: &Record) -> Option<(&str, i64, &str)> {
     let (connector, at) = reading_headers(record)?;
     let identity = std::str::from_utf8(&record.key).ok()?;
     Some((identity, connector.parse().ok()?, at))
