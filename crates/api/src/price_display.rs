@@ -46,7 +46,7 @@ pub enum PriceEvent {
 pub fn start(dispatch: Arc<Dispatch>) -> mpsc::Sender<PriceEvent> {
     let (sender, mut events) = mpsc::channel(QUEUE);
     tokio::spawn(async move {
-        let mut running_sent: HashMap<i64, Instant> = HashMap::new();
+        let mut running_sent: RunningSent = HashMap::new();
         let mut anywhere = ShownAnywhere::default();
         while let Some(event) = events.recv().await {
             // A reading comes a minute per charging connector: while no site shows prices,
@@ -92,14 +92,31 @@ pub fn offer(sender: &mpsc::Sender<PriceEvent>, event: PriceEvent) {
     }
 }
 
+/// When each connector's running cost was last sent, by (charger identity, connector).
+type RunningSent = HashMap<(String, i64), Instant>;
+
 async fn handle(
     dispatch: &Dispatch,
-    running_sent: &mut HashMap<i64, Instant>,
+    running_sent: &mut RunningSent,
     event: &PriceEvent,
 ) -> Result<(), String> {
     let store = &dispatch.store;
-    if let PriceEvent::Configured { identity } = event {
-        return configure(dispatch, identity).await;
+    match event {
+        PriceEvent::Configured { identity } => return configure(dispatch, identity).await,
+        // At most one running cost a connector per period: told before asking the store.
+        PriceEvent::Reading {
+            identity,
+            connector_id,
+        } => {
+            let key = (identity.clone(), *connector_id);
+            let due = running_sent
+                .get(&key)
+                .is_none_or(|sent| sent.elapsed() >= RUNNING_COST_EVERY);
+            if !due {
+                return Ok(());
+            }
+        }
+        _ => {}
     }
     let shown = match event {
         PriceEvent::Started {
@@ -127,26 +144,23 @@ async fn handle(
             let data = json!({"idToken": t.id_tag, "priceText": price_text(&tariff)});
             ("SetUserPrice", data)
         }
-        PriceEvent::Reading { .. } => {
-            let due = running_sent
-                .get(&t.id)
-                .is_none_or(|sent| sent.elapsed() >= RUNNING_COST_EVERY);
-            if !due {
-                return Ok(());
-            }
-            // Transactions whose stop never came here (dropped events, prices no longer shown)
+        PriceEvent::Reading {
+            identity,
+            connector_id,
+        } => {
+            // Connectors whose stop never came here (dropped events, prices no longer shown)
             // would stay in the map for good: forget those long past their last message.
             if running_sent.len() >= 1024 {
                 running_sent.retain(|_, sent| sent.elapsed() < 2 * RUNNING_COST_EVERY);
             }
-            running_sent.insert(t.id, Instant::now());
+            running_sent.insert((identity.clone(), *connector_id), Instant::now());
             (
                 "RunningCost",
                 running_cost(dispatch, &shown, &tariff).await?,
             )
         }
-        PriceEvent::Stopped { .. } => {
-            running_sent.remove(&t.id);
+        PriceEvent::Stopped { identity, .. } => {
+            running_sent.remove(&(identity.clone(), t.connector_id));
             ("FinalCost", final_cost(dispatch, &shown).await?)
         }
         PriceEvent::Configured { .. } => return Ok(()),

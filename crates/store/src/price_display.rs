@@ -15,8 +15,9 @@ pub struct PriceDisplay {
     pub session: Option<String>,
 }
 
-/// The conditions, on `transactions t`, `chargers c` and `sites s`.
-const SHOWN: &str = "t.tariff IS NOT NULL AND s.show_prices = 1 AND c.license_pro = 1
+/// A charger shows prices, on `chargers c` and `sites s`: its site shows them, it has the
+/// `pro` licence, and its configuration says it can.
+const CHARGER_SHOWS: &str = "s.show_prices = 1 AND c.license_pro = 1
     AND EXISTS (SELECT 1 FROM charger_settings cs WHERE cs.charger_id = c.id
                 AND cs.key = 'CustomDisplayCostAndPrice' AND LOWER(cs.value) = 'true')";
 
@@ -39,7 +40,8 @@ impl Store {
         let found: Option<(i64, Option<String>, String)> = sqlx::query_as(&format!(
             "SELECT c.id, c.session, c.connection_status FROM transactions t
              JOIN chargers c ON c.id = t.charger_id JOIN sites s ON s.id = c.site_id
-             WHERE c.identity = $1 AND t.ocpp_transaction_id = $2 AND {SHOWN}"
+             WHERE c.identity = $1 AND t.ocpp_transaction_id = $2
+               AND t.tariff IS NOT NULL AND {CHARGER_SHOWS}"
         ))
         .bind(identity)
         .bind(ocpp_transaction_id)
@@ -85,16 +87,15 @@ impl Store {
     /// The charger, if it shows prices (the conditions above but a transaction), with its
     /// site's tariff and time zone: what its default price is made of.
     pub async fn charger_price_display(&self, identity: &str) -> Result<Option<ChargerDisplay>> {
-        let found: Option<(i64, Option<String>, String, String, String)> = sqlx::query_as(
-            "SELECT c.id, c.session, c.connection_status, t.body, s.time_zone FROM chargers c
-             JOIN sites s ON s.id = c.site_id JOIN tariffs t ON t.id = s.tariff_id
-             WHERE c.identity = $1 AND s.show_prices = 1 AND c.license_pro = 1
-               AND EXISTS (SELECT 1 FROM charger_settings cs WHERE cs.charger_id = c.id
-                 AND cs.key = 'CustomDisplayCostAndPrice' AND LOWER(cs.value) = 'true')",
-        )
-        .bind(identity)
-        .fetch_optional(&self.pool)
-        .await?;
+        let found: Option<(i64, Option<String>, String, String, String)> =
+            sqlx::query_as(&format!(
+                "SELECT c.id, c.session, c.connection_status, t.body, s.time_zone FROM chargers c
+                 JOIN sites s ON s.id = c.site_id JOIN tariffs t ON t.id = s.tariff_id
+                 WHERE c.identity = $1 AND {CHARGER_SHOWS}"
+            ))
+            .bind(identity)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(found.map(
             |(charger_id, session, status, tariff, time_zone)| ChargerDisplay {
                 charger_id,
