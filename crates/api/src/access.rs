@@ -232,8 +232,12 @@ impl AccessCache {
         {
             return;
         }
+        // The first time, the store's own record says whether it is due yet.
+        let recorded = (noted == 0)
+            .then(|| held.stored.last_used_at.clone())
+            .flatten();
         let (store, id) = (store.clone(), held.stored.owner.token_id);
-        tokio::spawn(async move { store.note_token_use(id, None).await });
+        tokio::spawn(async move { store.note_token_use(id, recorded.as_deref()).await });
     }
 
     /// Forgets what `changes` touched.

@@ -41,6 +41,8 @@ impl TokenKey {
 pub struct StoredToken {
     pub owner: TokenOwner,
     hash: String,
+    /// A personal access token's last recorded use.
+    pub last_used_at: Option<String>,
     /// An OAuth token's end (record time), its authorization and its client.
     pub expires_at: Option<String>,
     pub auth_code_id: Option<i64>,
@@ -116,6 +118,31 @@ fn next_expiry(site: Option<&str>) -> String {
 }
 
 impl Store {
+    /// The owner of `bearer` at `now`, if it is a valid token (a personal access token's use
+    /// is recorded, at most once a minute): the store's answer, which the API holds
+    /// (cms_api::access).
+    pub async fn authenticate(
+        &self,
+        bearer: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<TokenOwner>> {
+        let Some((key, secret)) = TokenKey::parse(bearer) else {
+            return Ok(None);
+        };
+        let Some(stored) = self.stored_token(&key, now).await? else {
+            return Ok(None);
+        };
+        if !stored.verifies(secret) {
+            return Ok(None);
+        }
+        if stored.is_personal() {
+            let id = stored.owner.token_id;
+            self.note_token_use(id, stored.last_used_at.as_deref())
+                .await;
+        }
+        Ok(Some(stored.owner))
+    }
+
     /// The valid (unrevoked, unexpired, of a live authorization and client) token `key`.
     pub async fn stored_token(
         &self,
@@ -125,7 +152,7 @@ impl Store {
         match key {
             TokenKey::Personal(id) => {
                 let row = sqlx::query(
-                    "SELECT user_id, token_hash, scopes FROM personal_access_tokens
+                    "SELECT user_id, token_hash, scopes, last_used_at FROM personal_access_tokens
                      WHERE id = $1 AND revoked = 0",
                 )
                 .bind(id)
@@ -138,6 +165,7 @@ impl Store {
                         scopes: split_scopes(row.get("scopes")),
                     },
                     hash: row.get("token_hash"),
+                    last_used_at: row.get("last_used_at"),
                     expires_at: None,
                     auth_code_id: None,
                     client_id: None,
@@ -163,6 +191,7 @@ impl Store {
                         scopes: split_scopes(row.get("scopes")),
                     },
                     hash: row.get("verifier_hash"),
+                    last_used_at: None,
                     expires_at: Some(row.get("expires_at")),
                     auth_code_id: Some(row.get("auth_code_id")),
                     client_id: Some(row.get("client_id")),

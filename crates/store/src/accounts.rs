@@ -1,9 +1,9 @@
 //! Users, their teams and passwords, and authentication by personal access token.
 
-use crate::tokens::{LAST_USED_PRECISION_SECONDS, split_scopes};
+use crate::tokens::LAST_USED_PRECISION_SECONDS;
 use crate::{Result, Store, format_record_time, now_record_time};
 use chrono::{Duration, Utc};
-use cms_credentials::{hash_password, verify_secret};
+use cms_credentials::hash_password;
 use sqlx::Row;
 
 /// The team that owns what the command line creates without naming a site: every user made by
@@ -204,38 +204,6 @@ impl Store {
             .create_personal_access_token(user_id, name, scopes)
             .await?;
         Ok(plain)
-    }
-
-    /// The owner of a personal access token, if the token is valid and not revoked. Read on
-    /// every request, so a revocation takes effect at once. (OAuth access tokens are
-    /// [`Store::authenticate_access_token`]'s.)
-    pub async fn authenticate_token(&self, token: &str) -> Result<Option<TokenOwner>> {
-        let Some((id, secret)) = token.split_once('|') else {
-            return Ok(None);
-        };
-        let Ok(token_id) = id.parse::<i64>() else {
-            return Ok(None);
-        };
-        let row = sqlx::query(
-            "SELECT user_id, token_hash, scopes, last_used_at FROM personal_access_tokens
-             WHERE id = $1 AND revoked = 0",
-        )
-        .bind(token_id)
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        let stored: String = row.get("token_hash");
-        if !verify_secret(secret, &stored).unwrap_or(false) {
-            return Ok(None);
-        }
-        let last_used_at: Option<String> = row.get("last_used_at");
-        self.note_token_use(token_id, last_used_at.as_deref()).await;
-        let scopes: String = row.get("scopes");
-        Ok(Some(TokenOwner {
-            user_id: row.get("user_id"),
-            token_id,
-            scopes: split_scopes(&scopes),
-        }))
     }
 
     /// Records that token `id` was used now, unless it was already recorded within the last

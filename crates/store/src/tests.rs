@@ -17,14 +17,30 @@ store_test!(tokens_authenticate_only_with_their_secret, |store| {
     let user = store.ensure_user("a@example.com").await.unwrap();
     let scopes = vec![Scope::CHARGERS_READ.to_string()];
     let token = store.create_token(user.id, "cli", &scopes).await.unwrap();
-    let owner = store.authenticate_token(&token).await.unwrap().unwrap();
+    let owner = store
+        .authenticate(&token, chrono::Utc::now())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(owner.user_id, user.id);
     assert!(owner.allows(Scope::CHARGERS_READ));
     assert!(!owner.allows(Scope::METER_VALUES_READ));
     let (id, _) = token.split_once('|').unwrap();
     let forged = format!("{id}|{}", "x".repeat(40));
-    assert!(store.authenticate_token(&forged).await.unwrap().is_none());
-    assert!(store.authenticate_token("garbage").await.unwrap().is_none());
+    assert!(
+        store
+            .authenticate(&forged, chrono::Utc::now())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .authenticate("garbage", chrono::Utc::now())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(
         store
             .create_token(user.id, "bad", &["root".into()])

@@ -215,7 +215,13 @@ mod tests {
                 .create_personal_access_token(user.id, "ci", &scopes(&["teams:read"]))
                 .await
                 .unwrap();
-            assert!(store.authenticate_token(&old).await.unwrap().is_some());
+            assert!(
+                store
+                    .authenticate(&old, chrono::Utc::now())
+                    .await
+                    .unwrap()
+                    .is_some()
+            );
             let (again, new) = store
                 .regenerate_personal_access_token(user.id, token.id)
                 .await
@@ -225,8 +231,18 @@ mod tests {
                 (again.id, again.name, again.scopes),
                 (token.id, token.name, token.scopes)
             );
-            assert!(store.authenticate_token(&old).await.unwrap().is_none());
-            let owner = store.authenticate_token(&new).await.unwrap().unwrap();
+            assert!(
+                store
+                    .authenticate(&old, chrono::Utc::now())
+                    .await
+                    .unwrap()
+                    .is_none()
+            );
+            let owner = store
+                .authenticate(&new, chrono::Utc::now())
+                .await
+                .unwrap()
+                .unwrap();
             assert_eq!((owner.user_id, owner.token_id), (user.id, token.id));
         }
     );
@@ -268,7 +284,13 @@ mod tests {
                 .await
                 .unwrap()
         );
-        assert!(store.authenticate_token(&plain).await.unwrap().is_none());
+        assert!(
+            store
+                .authenticate(&plain, chrono::Utc::now())
+                .await
+                .unwrap()
+                .is_none()
+        );
         assert!(
             !store
                 .revoke_personal_access_token(user.id, token.id)
@@ -295,7 +317,11 @@ mod tests {
             .create_personal_access_token(user.id, "ci", &scopes(&["*"]))
             .await
             .unwrap();
-        store.authenticate_token(&plain).await.unwrap().unwrap();
+        store
+            .authenticate(&plain, chrono::Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
         let used = store
             .personal_access_token(user.id, token.id)
             .await
@@ -304,7 +330,11 @@ mod tests {
             .last_used_at
             .expect("recorded on first use");
         // Within the minute, another use does not write again.
-        store.authenticate_token(&plain).await.unwrap().unwrap();
+        store
+            .authenticate(&plain, chrono::Utc::now())
+            .await
+            .unwrap()
+            .unwrap();
         let again = store
             .personal_access_token(user.id, token.id)
             .await

@@ -9,7 +9,7 @@
 
 use super::{ACCESS_TOKEN_TTL, OAuthClient, OpaqueSecret, REFRESH_TOKEN_TTL, expiry};
 use crate::tokens::split_scopes;
-use crate::{Result, Store, StoreError, TokenOwner, format_record_time};
+use crate::{Result, Store, StoreError, format_record_time};
 use chrono::{DateTime, Utc};
 use cms_credentials::verify_secret;
 use sqlx::{AnyConnection, Row};
@@ -224,36 +224,6 @@ impl Store {
         let issued = issue_tokens(&mut tx, &grant, now).await?;
         tx.commit().await?;
         Ok(issued)
-    }
-
-    /// The owner of an OAuth access token, if the token is valid, unrevoked and unexpired.
-    /// Read on every request, so revocation and expiry take effect at once.
-    pub async fn authenticate_access_token(
-        &self,
-        token: &str,
-        now: DateTime<Utc>,
-    ) -> Result<Option<TokenOwner>> {
-        let Some(token) = OpaqueSecret::parse(token) else {
-            return Ok(None);
-        };
-        let row = sqlx::query(
-            "SELECT a.id, a.verifier_hash, a.user_id, a.scopes
-             FROM oauth_access_tokens a
-                  JOIN oauth_auth_codes g ON g.id = a.auth_code_id AND g.revoked_at IS NULL
-                  JOIN oauth_clients c ON c.id = a.client_id AND c.revoked = 0
-             WHERE a.selector = $1 AND a.revoked = 0 AND a.expires_at > $2",
-        )
-        .bind(&token.selector)
-        .bind(format_record_time(now))
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row
-            .filter(|row| token.matches(row.get("verifier_hash")))
-            .map(|row| TokenOwner {
-                user_id: row.get("user_id"),
-                token_id: row.get("id"),
-                scopes: split_scopes(row.get("scopes")),
-            }))
     }
 }
 

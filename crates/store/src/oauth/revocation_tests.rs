@@ -43,7 +43,7 @@ async fn granted(
 
 async fn works(store: &Store, access_token: &str, now: DateTime<Utc>) -> bool {
     store
-        .authenticate_access_token(access_token, now)
+        .authenticate(access_token, now)
         .await
         .unwrap()
         .is_some()

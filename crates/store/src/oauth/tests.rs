@@ -136,7 +136,7 @@ store_test!(a_code_is_exchanged_once_for_tokens_of_its_scopes, |store| {
     assert_eq!(issued.scopes, ["chargers:read", "teams:read"]);
     assert!(!issued.access_token.contains('|'));
     let owner = store
-        .authenticate_access_token(&issued.access_token, now)
+        .authenticate(&issued.access_token, now)
         .await
         .unwrap()
         .unwrap();
@@ -145,7 +145,7 @@ store_test!(a_code_is_exchanged_once_for_tokens_of_its_scopes, |store| {
     // A refresh token is not an access token.
     assert!(
         store
-            .authenticate_access_token(&issued.refresh_token, now)
+            .authenticate(&issued.refresh_token, now)
             .await
             .unwrap()
             .is_none()
@@ -159,7 +159,7 @@ store_test!(a_code_is_exchanged_once_for_tokens_of_its_scopes, |store| {
     );
     assert!(
         store
-            .authenticate_access_token(&issued.access_token, now)
+            .authenticate(&issued.access_token, now)
             .await
             .unwrap()
             .is_none()
@@ -221,7 +221,7 @@ store_test!(codes_and_tokens_expire, |store| {
     let just_before = after(now, ACCESS_TOKEN_TTL, -1);
     assert!(
         store
-            .authenticate_access_token(token, just_before)
+            .authenticate(token, just_before)
             .await
             .unwrap()
             .is_some()
@@ -229,7 +229,7 @@ store_test!(codes_and_tokens_expire, |store| {
     let just_after = after(now, ACCESS_TOKEN_TTL, 1);
     assert!(
         store
-            .authenticate_access_token(token, just_after)
+            .authenticate(token, just_after)
             .await
             .unwrap()
             .is_none()
@@ -249,7 +249,7 @@ store_test!(codes_and_tokens_expire, |store| {
         .await
         .unwrap();
     let owner = store
-        .authenticate_access_token(&renewed.access_token, just_after)
+        .authenticate(&renewed.access_token, just_after)
         .await
         .unwrap();
     assert!(owner.is_some());
@@ -267,7 +267,7 @@ store_test!(refreshing_rotates_both_tokens, |store| {
     assert_eq!(second.scopes, narrowed);
     assert_ne!(second.refresh_token, first.refresh_token);
     let owner = store
-        .authenticate_access_token(&second.access_token, now)
+        .authenticate(&second.access_token, now)
         .await
         .unwrap()
         .unwrap();
@@ -276,7 +276,7 @@ store_test!(refreshing_rotates_both_tokens, |store| {
     // The old access token stopped with its refresh token.
     assert!(
         store
-            .authenticate_access_token(&first.access_token, now)
+            .authenticate(&first.access_token, now)
             .await
             .unwrap()
             .is_none()
@@ -300,7 +300,7 @@ store_test!(refreshing_rotates_both_tokens, |store| {
     );
     assert!(
         store
-            .authenticate_access_token(&second.access_token, now)
+            .authenticate(&second.access_token, now)
             .await
             .unwrap()
             .is_none()
