@@ -152,8 +152,9 @@ impl Store {
         match key {
             TokenKey::Personal(id) => {
                 let row = sqlx::query(
-                    "SELECT user_id, token_hash, scopes, last_used_at FROM personal_access_tokens
-                     WHERE id = $1 AND revoked = 0",
+                    "SELECT t.user_id, t.token_hash, t.scopes, t.last_used_at, u.email
+                     FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
+                     WHERE t.id = $1 AND t.revoked = 0",
                 )
                 .bind(id)
                 .fetch_optional(&self.pool)
@@ -161,6 +162,7 @@ impl Store {
                 Ok(row.map(|row| StoredToken {
                     owner: TokenOwner {
                         user_id: row.get("user_id"),
+                        email: row.get("email"),
                         token_id: *id,
                         scopes: split_scopes(row.get("scopes")),
                     },
@@ -174,8 +176,9 @@ impl Store {
             TokenKey::OAuth(selector) => {
                 let row = sqlx::query(
                     "SELECT a.id, a.verifier_hash, a.user_id, a.scopes, a.expires_at,
-                            a.auth_code_id, a.client_id
+                            a.auth_code_id, a.client_id, u.email
                      FROM oauth_access_tokens a
+                          JOIN users u ON u.id = a.user_id
                           JOIN oauth_auth_codes g ON g.id = a.auth_code_id AND g.revoked_at IS NULL
                           JOIN oauth_clients c ON c.id = a.client_id AND c.revoked = 0
                      WHERE a.selector = $1 AND a.revoked = 0 AND a.expires_at > $2",
@@ -187,6 +190,7 @@ impl Store {
                 Ok(row.map(|row| StoredToken {
                     owner: TokenOwner {
                         user_id: row.get("user_id"),
+                        email: row.get("email"),
                         token_id: row.get("id"),
                         scopes: split_scopes(row.get("scopes")),
                     },

@@ -100,6 +100,8 @@ pub struct User {
 #[derive(Debug, Clone)]
 pub struct TokenOwner {
     pub user_id: i64,
+    /// The user's e-mail (it never changes; who asked for an action is recorded with it).
+    pub email: Option<String>,
     /// The id of the personal access token, or of the OAuth access token.
     pub token_id: i64,
     pub scopes: Vec<String>,
@@ -226,14 +228,6 @@ impl Store {
     }
 
     /// The user with this e-mail, if there is one.
-    /// The e-mail of user `user_id` (who asked for an action, say).
-    pub async fn user_email(&self, user_id: i64) -> Result<Option<String>> {
-        Ok(sqlx::query_scalar("SELECT email FROM users WHERE id = $1")
-            .bind(user_id)
-            .fetch_optional(&self.pool)
-            .await?)
-    }
-
     pub async fn user_by_email(&self, email: &str) -> Result<Option<User>> {
         let row = sqlx::query(
             "SELECT u.id, u.uuid, u.email, t.id AS team_id FROM users u

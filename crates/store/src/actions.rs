@@ -398,5 +398,8 @@ async fn apply_settings(
     Ok(())
 }
 
+mod batch;
+pub(crate) use batch::apply_reports;
+
 #[cfg(test)]
 mod tests;

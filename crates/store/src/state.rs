@@ -105,9 +105,15 @@ impl Store {
     /// Applies a batch of changes in one transaction: all of them or none.
     pub async fn apply(&self, changes: &[StateChange]) -> Result<()> {
         let mut tx = self.begin_write().await?;
+        // Actions' reports touch nothing else the batch does: they go last, together.
+        let mut reports = Vec::new();
         for change in changes {
-            apply_one(&mut tx, change).await?;
+            match change {
+                StateChange::ActionReported(report) => reports.push(&**report),
+                _ => apply_one(&mut tx, change).await?,
+            }
         }
+        crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -26,7 +26,13 @@ pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscr
         match reports.next_batch(&mut batch, 1024).await {
             Ok(0) => return,
             Ok(_) => {
-                for report in batch.iter().filter_map(report_of) {
+                // Only a final report wakes a request, and only one that a request of this
+                // process waits for: the rest are not parsed. (A request waits before its
+                // action is published, so no report in hand is for a request not yet waiting.)
+                let waited_for = batch.iter().filter(|message| {
+                    dispatch.has_waiters() && message.record.header_str("status") != Some("sent")
+                });
+                for report in waited_for.filter_map(report_of) {
                     dispatch.report(report);
                 }
             }

@@ -111,6 +111,23 @@ impl Dispatch {
         requested_by: RequestedBy,
         times: ActionTimes,
     ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
+        let (command, ended) = self
+            .take_command(uuid, target, action, request, requested_by, times)
+            .await?;
+        Ok((command.uuid, ended))
+    }
+
+    /// [`Dispatch::take_within`], giving back the command as published (what a caller that
+    /// answers with the action's state right away shows, without reading it back).
+    pub async fn take_command(
+        &self,
+        uuid: String,
+        target: &Target<'_>,
+        action: &str,
+        request: serde_json::Value,
+        requested_by: RequestedBy,
+        times: ActionTimes,
+    ) -> Result<(ActionCommand, oneshot::Receiver<ActionReport>), DispatchError> {
         let now = chrono::Utc::now();
         let ttl = chrono::Duration::from_std(times.ttl).unwrap_or_default();
         let command = ActionCommand {
@@ -138,7 +155,17 @@ impl Dispatch {
             self.waiting.remove(&command.uuid);
             return Err(e.into());
         }
-        Ok((command.uuid, rx))
+        Ok((command, rx))
+    }
+
+    /// Whether any request of this process waits for an action's end.
+    pub fn has_waiters(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
+    /// Forgets the request waiting for `uuid` (one that chose not to wait).
+    pub fn stop_waiting(&self, uuid: &str) {
+        self.waiting.remove(uuid);
     }
 
     /// Wakes whoever waits for this report's action, when it is final.

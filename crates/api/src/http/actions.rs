@@ -2,20 +2,20 @@
 //! read the audit log. See docs/actions.md for the statuses and the rules they keep.
 
 use crate::actions::Target;
-use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
-use axum::Json;
+use crate::http::{AppState, ChangesNoAccess};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
-use cms_bus::RequestedBy;
+use axum::{Extension, Json};
+use cms_bus::{ActionCommand, ActionReport, RequestedBy};
 use cms_ocpp::v16::{Command, SchemaViolations};
 use cms_store::Scope;
 use cms_store::actions::ActionRow;
@@ -76,6 +76,40 @@ pub struct RequestedByBody {
     pub kind: String,
     /// The user's e-mail, for `user`.
     pub email: Option<String>,
+}
+
+impl ActionBody {
+    /// The action just taken, as the requester is told without reading it back: `pending`, or
+    /// how it ended when its final report came within the wait.
+    fn taken(command: ActionCommand, end: Option<ActionReport>) -> Self {
+        let mut body = ActionBody {
+            uuid: command.uuid,
+            action: command.action,
+            request: command.request,
+            status: "pending".into(),
+            response: None,
+            error: None,
+            requested_by: RequestedByBody {
+                kind: command.requested_by.kind,
+                email: command.requested_by.email,
+            },
+            created_at: command.created_at,
+            sent_at: None,
+            finished_at: None,
+            expires_at: command.expires_at,
+        };
+        if let Some(end) = end {
+            body.status = end.status.as_str().to_string();
+            body.response = end.response;
+            body.error = end.error.map(|e| ActionErrorBody {
+                code: e.code,
+                description: e.description,
+            });
+            body.sent_at = end.sent_at;
+            body.finished_at = end.finished_at;
+        }
+        body
+    }
 }
 
 impl From<ActionRow> for ActionBody {
@@ -149,7 +183,7 @@ pub async fn send(
         .live_session
         .clone()
         .ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
-    let email = state.store.user_email(caller.user_id()).await?;
+    let email = caller.email();
     let target = Target {
         charger_id: charger.id,
         identity: &charger.identity,
@@ -159,24 +193,50 @@ pub async fn send(
         kind: "user".into(),
         email,
     };
-    let (uuid, ended) = state
-        .dispatch
-        .take(&target, command.as_str(), request, requested_by)
+    let dispatch = &state.dispatch;
+    let uuid = uuid::Uuid::new_v4().to_string();
+    let (taken, ended) = dispatch
+        .take_command(
+            uuid,
+            &target,
+            command.as_str(),
+            request,
+            requested_by,
+            dispatch.times,
+        )
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let deadline = tokio::time::Instant::now() + wait;
-    let finished = state.dispatch.wait_for_end(&uuid, ended, deadline).await?;
-    let row = state
-        .store
-        .action(charger.id, &uuid)
-        .await?
-        .ok_or_else(|| ApiError::Internal("an action taken was not stored".into()))?;
-    let body = Json(Data::new(ActionBody::from(row)));
-    if finished {
-        return Ok((StatusCode::OK, body).into_response());
+    let uuid = taken.uuid.clone();
+    let end = if wait.is_zero() {
+        // Nothing to wait for: the receiver is dropped, and the action goes on.
+        dispatch.stop_waiting(&uuid);
+        None
+    } else {
+        let deadline = tokio::time::Instant::now() + wait;
+        dispatch.end_of(&uuid, ended, deadline).await?
+    };
+    if end.is_some() {
+        let body = Json(Data::new(ActionBody::taken(taken, end)));
+        return Ok((StatusCode::OK, Extension(ChangesNoAccess), body).into_response());
     }
+    // Still going: as stored now (it may have been sent meanwhile); a request that did not
+    // wait is told what it took, without asking the store again.
+    let body = if wait.is_zero() {
+        ActionBody::taken(taken, None)
+    } else {
+        let row = state.store.action(charger.id, &uuid).await?;
+        row.map(ActionBody::from)
+            .ok_or_else(|| ApiError::Internal("an action taken was not stored".into()))?
+    };
+    let body = Json(Data::new(body));
     let location = format!("/api/v3/chargers/{charger_uuid}/actions/{uuid}");
-    Ok((StatusCode::ACCEPTED, [(LOCATION, location)], body).into_response())
+    Ok((
+        StatusCode::ACCEPTED,
+        Extension(ChangesNoAccess),
+        [(LOCATION, location)],
+        body,
+    )
+        .into_response())
 }
 
 /// The charger's actions, newest first, 25 a page: the audit log.

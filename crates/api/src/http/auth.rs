@@ -37,6 +37,11 @@ impl Caller {
     pub fn user_id(&self) -> i64 {
         self.0.user_id
     }
+
+    /// The e-mail of the user the token speaks for (held with the token).
+    pub fn email(&self) -> Option<String> {
+        self.0.email.clone()
+    }
 }
 
 impl FromRequestParts<AppState> for Caller {

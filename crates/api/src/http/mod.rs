@@ -138,6 +138,11 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Marks the answer of a request that wrote nothing access or a charger's row depends on
+/// (an action sent to a charger): [`access_in_force`] has nothing to catch up on after it.
+#[derive(Debug, Clone, Copy)]
+pub struct ChangesNoAccess;
+
 /// A request that changed something (any method but GET, HEAD and OPTIONS, answered 2xx)
 /// is answered once this replica has read the access change log again, and forgot when it
 /// last checked its chargers' rows: a token revoked or an access removed through it is refused
@@ -153,7 +158,8 @@ async fn access_in_force(
         axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
     );
     let response = next.run(request).await;
-    if !reading && response.status().is_success() {
+    let changed_access = response.extensions().get::<ChangesNoAccess>().is_none();
+    if !reading && changed_access && response.status().is_success() {
         state.charger_rows.forget_checks();
         if let Err(e) = state.access.catch_up(&state.store).await {
             tracing::warn!(error = %e, "cannot read the access change log");

@@ -2,17 +2,17 @@
 //! and changes to it, one ChangeConfiguration per key through the actions' path.
 
 use crate::actions::Target;
-use crate::http::AppState;
 use crate::http::actions::wait_of;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::Input;
 use crate::http::lookup::{forbidden_unless, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
-use axum::Json;
+use crate::http::{AppState, ChangesNoAccess};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use cms_bus::RequestedBy;
 use cms_store::Scope;
 use serde::Serialize;
@@ -144,7 +144,7 @@ pub async fn change(
         .live_session
         .clone()
         .ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
-    let email = state.store.user_email(caller.user_id()).await?;
+    let email = caller.email();
     let target = Target {
         charger_id: charger.id,
         identity: &charger.identity,
@@ -187,7 +187,7 @@ pub async fn change(
     } else {
         StatusCode::ACCEPTED
     };
-    Ok((status, Json(Data::new(data))).into_response())
+    Ok((status, Extension(ChangesNoAccess), Json(Data::new(data))).into_response())
 }
 
 /// `settings`: an object of 1 or more keys (1 to 50 characters) to string values (at most

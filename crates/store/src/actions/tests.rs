@@ -257,3 +257,50 @@ store_test!(
         assert_eq!(still.status, "expired");
     }
 );
+
+store_test!(a_batch_of_reports_ends_as_if_applied_one_by_one, |store| {
+    let charger = charger_id(&store, "CP-1").await;
+    let [quick, twice, done] = ["b-1", "b-2", "b-3"].map(|uuid| new_action(charger, uuid, true));
+    for action in [&quick, &twice, &done] {
+        store.insert_action(action).await.unwrap();
+    }
+    store.apply(&[report(&done, "answered")]).await.unwrap();
+    // Sent and answered in one batch, the answer not saying when it was sent.
+    let mut answered = report(&quick, "answered");
+    if let StateChange::ActionReported(r) = &mut answered {
+        r.sent_at = None;
+    }
+    // An action cms took itself, sent and answered in the same batch as the rest.
+    let mut read = new_action(charger, "b-sys", true);
+    read.action = "GetConfiguration".into();
+    store
+        .apply(&[
+            report(&quick, "sent"),
+            report(&twice, "answered"),
+            report(&read, "sent"),
+            answered,
+            report(&twice, "failed"),
+            report(&done, "sent"),
+            report(&read, "answered"),
+        ])
+        .await
+        .unwrap();
+    let row = async |uuid: &str| store.action(charger, uuid).await.unwrap().unwrap();
+    let quick = row("b-1").await;
+    assert_eq!(
+        (quick.status.as_str(), quick.sent_at.as_deref()),
+        ("answered", Some("2026-11-21T10:00:00.100000Z"))
+    );
+    assert_eq!(quick.response.as_deref(), Some(r#"{"status":"Accepted"}"#));
+    let twice = row("b-2").await;
+    assert_eq!(
+        (twice.status.as_str(), twice.error_code),
+        ("answered", None)
+    );
+    assert_eq!(row("b-3").await.status, "answered");
+    let read = row("b-sys").await;
+    assert_eq!(
+        (read.status.as_str(), read.action.as_str()),
+        ("answered", "GetConfiguration")
+    );
+});

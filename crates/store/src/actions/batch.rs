@@ -1,0 +1,120 @@
+//! The reports of one materialiser batch, applied together: with a command a second per
+//! charger, a batch holds hundreds of them, and a statement each (a round trip to the store's
+//! thread, twice per command) cost the ingest more than the commands' own work. So every
+//! known action of the batch moves in one statement; only what that statement left alone (an
+//! action the store has not seen, a report that came late) takes the one-by-one path.
+
+use super::{ActionReported, apply_report, apply_settings};
+use crate::{Backend, Result};
+use sqlx::{AnyConnection, Row};
+use std::collections::HashMap;
+
+/// Reports per statement (their array is one parameter; this bounds its size).
+const CHUNK: usize = 1_000;
+
+/// One action's report of the batch: the furthest one, and when it was sent.
+struct Furthest<'a> {
+    report: &'a ActionReported,
+    sent_at: Option<&'a str>,
+}
+
+/// Applies `reports` in their order's effect: an action reported `sent` and then ended in the
+/// same batch ends with the time it was sent, as if the two had been applied one by one.
+pub(crate) async fn apply_reports(
+    db: &mut AnyConnection,
+    backend: Backend,
+    reports: &[&ActionReported],
+) -> Result<()> {
+    for chunk in furthest(reports).chunks(CHUNK) {
+        let moved = advance_all(db, backend, chunk).await?;
+        for one in chunk {
+            match moved.get(one.report.action.uuid.as_str()) {
+                Some(&charger_id) => {
+                    if let Some(update) = &one.report.settings {
+                        apply_settings(db, charger_id, update, &one.report.at).await?;
+                    }
+                }
+                None => apply_report(db, one.report).await?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Per action, in the order first reported: a final report over `sent`, and of two final ones
+/// the first (the first final state stored wins). `sent_at` is the `sent` report's when it
+/// came first, as applying them in turn would keep it.
+fn furthest<'a>(reports: &[&'a ActionReported]) -> Vec<Furthest<'a>> {
+    let mut by_uuid: HashMap<&str, usize> = HashMap::with_capacity(reports.len());
+    let mut out: Vec<Furthest<'a>> = Vec::with_capacity(reports.len());
+    for &report in reports {
+        let sent_at = report.sent_at.as_deref();
+        match by_uuid.get(report.action.uuid.as_str()) {
+            None => {
+                by_uuid.insert(&report.action.uuid, out.len());
+                out.push(Furthest { report, sent_at });
+            }
+            Some(&i) => {
+                let held = &mut out[i];
+                if held.report.status == "sent" && report.status != "sent" {
+                    held.sent_at = held.sent_at.or(sent_at);
+                    held.report = report;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Moves every action of `chunk` whose stored state its report may follow, in one statement;
+/// the uuids moved, with their chargers.
+async fn advance_all(
+    db: &mut AnyConnection,
+    backend: Backend,
+    chunk: &[Furthest<'_>],
+) -> Result<HashMap<String, i64>> {
+    let rows: Vec<serde_json::Value> = chunk
+        .iter()
+        .map(|one| {
+            let r = one.report;
+            serde_json::json!([
+                r.action.uuid,
+                r.status,
+                r.response,
+                r.error_code,
+                r.error_description,
+                one.sent_at,
+                r.finished_at,
+                r.at,
+            ])
+        })
+        .collect();
+    let elements = match backend {
+        Backend::Sqlite => "json_each($1)",
+        Backend::Postgres => "jsonb_array_elements(CAST($1 AS jsonb))",
+    };
+    let moved = sqlx::query(&format!(
+        "UPDATE charger_actions SET status = r.r_status,
+           response = COALESCE(r.r_response, charger_actions.response),
+           error_code = COALESCE(r.r_error_code, charger_actions.error_code),
+           error_description = COALESCE(r.r_error_description, charger_actions.error_description),
+           sent_at = COALESCE(charger_actions.sent_at, r.r_sent_at),
+           finished_at = COALESCE(r.r_finished_at, charger_actions.finished_at),
+           published_at = COALESCE(charger_actions.published_at, r.r_at), updated_at = r.r_at
+         FROM (SELECT value ->> 0 AS r_uuid, value ->> 1 AS r_status, value ->> 2 AS r_response,
+                      value ->> 3 AS r_error_code, value ->> 4 AS r_error_description,
+                      value ->> 5 AS r_sent_at, value ->> 6 AS r_finished_at, value ->> 7 AS r_at
+               FROM {elements}) AS r
+         WHERE charger_actions.uuid = r.r_uuid
+           AND (charger_actions.status = 'pending'
+                OR (charger_actions.status = 'sent' AND r.r_status <> 'sent'))
+         RETURNING uuid, charger_id"
+    ))
+    .bind(serde_json::Value::Array(rows).to_string())
+    .fetch_all(&mut *db)
+    .await?;
+    Ok(moved
+        .into_iter()
+        .map(|row| (row.get("uuid"), row.get("charger_id")))
+        .collect())
+}
