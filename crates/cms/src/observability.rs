@@ -1,5 +1,6 @@
 //! Logs (tracing, to stderr) and metrics (Prometheus), set up once per process.
 
+mod heap;
 mod process;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -33,11 +34,15 @@ pub fn metrics() -> PrometheusHandle {
             let upkeep = handle.clone();
             let process = process::ProcessMetrics::new();
             process.sample();
+            let mut heap = heap::HeapTrim::new(process::resident().unwrap_or(0));
             let _ = std::thread::Builder::new()
                 .name("metrics-upkeep".into())
                 .spawn(move || {
                     loop {
                         std::thread::sleep(UPKEEP_EVERY);
+                        if let Some(resident) = process::resident() {
+                            heap.after_growth(resident, process::resident);
+                        }
                         process.sample();
                         upkeep.run_upkeep();
                     }

@@ -13,6 +13,8 @@ use cms_bus::{
     command_of, report_record,
 };
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -273,13 +275,21 @@ fn action_label(action: &str) -> &'static str {
 
 /// Publishes a report; a report the bus refuses is logged, and the API ends the action itself
 /// once it is overdue.
-pub async fn publish_report(shared: &Shared, report: ActionReport) {
-    let record = report_record(&shared.topics, &report);
-    if let Err(e) = shared.bus.publish(record).await {
-        tracing::error!(error = %e, action = %report.command.uuid, status = report.status.as_str(),
-            "action report not published");
-        shared.metrics.publish_failures.increment(1);
-    }
+///
+/// Boxed: a report is rare beside the frames, and its state, inlined, would be part of every
+/// session's future, so of every idle connection's memory, for the connection's whole life.
+pub fn publish_report(
+    shared: &Shared,
+    report: ActionReport,
+) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+    Box::pin(async move {
+        let record = report_record(&shared.topics, &report);
+        if let Err(e) = shared.bus.publish(record).await {
+            tracing::error!(error = %e, action = %report.command.uuid,
+                status = report.status.as_str(), "action report not published");
+            shared.metrics.publish_failures.increment(1);
+        }
+    })
 }
 
 #[cfg(test)]

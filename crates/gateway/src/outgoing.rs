@@ -23,7 +23,8 @@ struct InFlight {
 
 pub struct OutgoingCalls {
     pub inbox: Arc<CommandInbox>,
-    in_flight: Option<InFlight>,
+    /// Boxed: an idle session holds none, and would otherwise hold its room all its life.
+    in_flight: Option<Box<InFlight>>,
 }
 
 impl OutgoingCalls {
@@ -62,12 +63,12 @@ impl OutgoingCalls {
             let frame =
                 cms_ocpp::call(&command.uuid, &command.action, &command.request.to_string());
             let timeout = Duration::from_millis(command.timeout_ms);
-            self.in_flight = Some(InFlight {
+            self.in_flight = Some(Box::new(InFlight {
                 command,
                 sent_at: record_time(now),
                 sent: Instant::now(),
                 answer_by: Instant::now() + timeout,
-            });
+            }));
             return Some(frame);
         }
         None

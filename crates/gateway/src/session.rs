@@ -11,7 +11,7 @@ use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
 use crate::outgoing::OutgoingCalls;
 use crate::relay::{LEADER_WAIT, LeaderAnswer, Relay, Replay};
 use crate::stream::ChargerStream;
-use crate::{AckAfter, Shared};
+use crate::{AckAfter, ChargerIdentity, Shared};
 use bytes::Bytes;
 use chrono::Utc;
 use cms_bus::{Header, Record};
@@ -68,61 +68,25 @@ impl SessionEntry {
 /// its verified client certificate (empty without one).
 pub async fn serve(
     shared: Arc<Shared>,
-    mut stream: ChargerStream,
+    stream: ChargerStream,
     peer: SocketAddr,
     _permit: OwnedSemaphorePermit,
     client_names: Option<Vec<String>>,
 ) {
-    let transport = match &client_names {
-        Some(names) => Transport::Tls {
-            client_names: names,
-        },
-        None => Transport::Plain,
-    };
-    // Boxed: the handshake's state (~2.4 KB, its header array above all) would otherwise be
-    // part of every connection's task for its whole life, handshake long done.
-    let handshake = tokio::time::timeout(
-        shared.config.handshake_timeout,
-        Box::pin(handshake::accept(
-            &mut stream,
-            &*shared.directory,
-            transport,
-            peer.ip(),
-            shared.proxies.as_ref(),
-        )),
-    )
-    .await;
-    let accepted = match handshake {
-        Ok(Ok(accepted)) => accepted,
-        Ok(Err(rejection)) => return handshake_rejected(rejection.label()),
-        Err(_) => return handshake_rejected("timeout"),
-    };
-    let mut ws = WebSocketStream::from_partially_read(
-        stream,
-        accepted.leftover,
-        Role::Server,
-        Some(shared.ws_config),
-    )
-    .await;
-    if !accepted.subprotocol_agreed {
-        handshake_rejected("no_subprotocol");
-        tracing::info!(identity = %accepted.identity, %peer, "closing: no supported subprotocol offered");
-        close(
-            &mut ws,
-            CloseCode::Protocol,
-            "no supported subprotocol; this server speaks ocpp1.6",
-        )
-        .await;
+    // Boxed, and gone once the socket is a websocket: the opening's state (the upgrade's
+    // header array, tungstenite's set-up, the TLS names) would otherwise be part of every
+    // connection's task for its whole life.
+    let Some((mut ws, identity, authenticated)) =
+        Box::pin(open(&shared, stream, peer, client_names)).await
+    else {
         return;
-    }
+    };
     let session = Bytes::from(uuid::Uuid::new_v4().to_string());
     let span = tracing::info_span!(
         "charger",
-        identity = %accepted.identity,
+        identity = %identity,
         session = %String::from_utf8_lossy(&session),
     );
-    let identity = accepted.identity;
-    let authenticated = accepted.authenticated;
     async move {
         let (end, ended) = oneshot::channel();
         let inbox = Arc::new(CommandInbox::default());
@@ -176,7 +140,8 @@ pub async fn serve(
             .sessions
             .remove_if(&identity, |_, entry| entry.session == session);
         live.relay = None;
-        live.outgoing.end(&shared).await;
+        // Boxed: once per session, and inline its room would be held all the session long.
+        Box::pin(live.outgoing.end(&shared)).await;
         live.publish_event(ConnectionEvent::Disconnected { reason })
             .await;
         shared.metrics.open.decrement(1.0);
@@ -185,6 +150,65 @@ pub async fn serve(
     }
     .instrument(span)
     .await
+}
+
+/// The upgrade to a websocket of an accepted connection: the charger's identity and whether
+/// it authenticated, or `None` when the connection was refused (and closed).
+async fn open(
+    shared: &Shared,
+    mut stream: ChargerStream,
+    peer: SocketAddr,
+    client_names: Option<Vec<String>>,
+) -> Option<(Ws, ChargerIdentity, bool)> {
+    let transport = match &client_names {
+        Some(names) => Transport::Tls {
+            client_names: names,
+        },
+        None => Transport::Plain,
+    };
+    // Boxed apart: the handshake's state (~2.4 KB, its header array above all) is larger
+    // than the rest of the opening.
+    let handshake = tokio::time::timeout(
+        shared.config.handshake_timeout,
+        Box::pin(handshake::accept(
+            &mut stream,
+            &*shared.directory,
+            transport,
+            peer.ip(),
+            shared.proxies.as_ref(),
+        )),
+    )
+    .await;
+    let accepted = match handshake {
+        Ok(Ok(accepted)) => accepted,
+        Ok(Err(rejection)) => {
+            handshake_rejected(rejection.label());
+            return None;
+        }
+        Err(_) => {
+            handshake_rejected("timeout");
+            return None;
+        }
+    };
+    let mut ws = WebSocketStream::from_partially_read(
+        stream,
+        accepted.leftover,
+        Role::Server,
+        Some(shared.ws_config),
+    )
+    .await;
+    if !accepted.subprotocol_agreed {
+        handshake_rejected("no_subprotocol");
+        tracing::info!(identity = %accepted.identity, %peer, "closing: no supported subprotocol offered");
+        close(
+            &mut ws,
+            CloseCode::Protocol,
+            "no supported subprotocol; this server speaks ocpp1.6",
+        )
+        .await;
+        return None;
+    }
+    Some((ws, accepted.identity, accepted.authenticated))
 }
 
 struct LiveSession<'a> {
@@ -249,8 +273,11 @@ impl LiveSession<'_> {
         let timer = tokio::time::sleep_until(self.wake_at(next_ping).into());
         tokio::pin!(timer);
         loop {
+            // The rare paths (a command to send, a call timed out) are boxed, as a frame's
+            // handling below: a future holds room for its largest state all its life, and
+            // inline, theirs would be every idle connection's.
             if std::mem::take(&mut self.try_send) {
-                match self.send_next_call(ws).await {
+                match Box::pin(self.send_next_call(ws)).await {
                     Ok(true) => timer.as_mut().reset(self.wake_at(next_ping).into()),
                     Ok(false) => {}
                     Err(reason) => return reason,
@@ -287,7 +314,7 @@ impl LiveSession<'_> {
                     }
                     let now = Instant::now();
                     if self.outgoing.answer_by().is_some_and(|at| now >= at) {
-                        self.outgoing.on_timer(self.shared, now).await;
+                        Box::pin(self.outgoing.on_timer(self.shared, now)).await;
                         self.try_send = true;
                     }
                     if now >= self.idle_deadline() {

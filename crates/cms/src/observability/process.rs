@@ -77,6 +77,12 @@ impl Stat {
     }
 }
 
+/// The process's resident memory now, in bytes.
+pub(super) fn resident() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    resident_bytes(&status).map(|bytes| bytes as u64)
+}
+
 /// `VmRSS:   12345 kB` of `/proc/self/status`, in bytes (in kB there, whatever the page size).
 fn resident_bytes(status: &str) -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
