@@ -458,7 +458,8 @@ impl LiveSession<'_> {
         shared.metrics.frame_in(handled.kind);
         let (action, record, answer) = match handled.outcome {
             Outcome::Answer(answer) => {
-                self.outgoing.on_answer(shared, answer).await;
+                // Boxed: rare beside the frames, and its state would grow every frame's.
+                Box::pin(self.outgoing.on_answer(shared, answer)).await;
                 self.try_send = true;
                 return Ok(None);
             }
