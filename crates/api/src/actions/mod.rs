@@ -96,29 +96,16 @@ impl Dispatch {
         request: serde_json::Value,
         requested_by: RequestedBy,
     ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
-        self.take_within(uuid, target, action, request, requested_by, self.times)
-            .await
-    }
-
-    /// [`Dispatch::take_as`] with its own times (a call that is worthless late, such as a
-    /// charging limit, gives up sooner than the default).
-    pub async fn take_within(
-        &self,
-        uuid: String,
-        target: &Target<'_>,
-        action: &str,
-        request: serde_json::Value,
-        requested_by: RequestedBy,
-        times: ActionTimes,
-    ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
         let (command, ended) = self
-            .take_command(uuid, target, action, request, requested_by, times)
+            .take_command(uuid, target, action, request, requested_by, self.times)
             .await?;
         Ok((command.uuid, ended))
     }
 
-    /// [`Dispatch::take_within`], giving back the command as published (what a caller that
-    /// answers with the action's state right away shows, without reading it back).
+    /// [`Dispatch::take_as`] with its own times (a call that is worthless late, such as a
+    /// charging limit, gives up sooner than the default), giving back the command as published
+    /// (what a caller that answers with the action's state right away shows, without reading
+    /// it back).
     pub async fn take_command(
         &self,
         uuid: String,

@@ -295,7 +295,7 @@ impl Balancer {
         };
         let taken = self
             .dispatch
-            .take_within(
+            .take_command(
                 limit.action_uuid.clone(),
                 &target,
                 action,
