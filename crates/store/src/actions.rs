@@ -116,6 +116,34 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps a new action (`pending`) addressed to the session its charger is connected with
+    /// now, read in the same statement (`new.session` is not used): that session, or `None`
+    /// when the charger is not connected and nothing was kept.
+    pub async fn insert_live_action(&self, new: &NewAction) -> Result<Option<String>> {
+        let published_at = new.published.then(|| new.created_at.clone());
+        Ok(sqlx::query_scalar(
+            "INSERT INTO charger_actions (uuid, charger_id, session, action, request, status,
+               requested_by_type, requested_by_email, timeout_ms, created_at, expires_at,
+               published_at, updated_at)
+             SELECT $1, id, session, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $7 FROM chargers
+             WHERE id = $10 AND connection_status = 'online' AND session IS NOT NULL
+             ON CONFLICT (uuid) DO NOTHING
+             RETURNING session",
+        )
+        .bind(&new.uuid)
+        .bind(&new.action)
+        .bind(&new.request)
+        .bind(&new.requested_by_type)
+        .bind(&new.requested_by_email)
+        .bind(new.timeout_ms)
+        .bind(&new.created_at)
+        .bind(&new.expires_at)
+        .bind(published_at)
+        .bind(new.charger_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
     /// The action `uuid` of charger `charger_id`.
     pub async fn action(&self, charger_id: i64, uuid: &str) -> Result<Option<ActionRow>> {
         Ok(sqlx::query_as(&format!(

@@ -115,34 +115,98 @@ impl Dispatch {
         requested_by: RequestedBy,
         times: ActionTimes,
     ) -> Result<(ActionCommand, oneshot::Receiver<ActionReport>), DispatchError> {
+        let command = self.command(
+            uuid,
+            target.identity,
+            target.session,
+            action,
+            request,
+            requested_by,
+            times,
+        );
+        self.store
+            .insert_action(&new_action(target.charger_id, &command, true))
+            .await?;
+        let ended = self.publish(&command).await?;
+        Ok((command, ended))
+    }
+
+    /// Takes an action for the session charger `charger_id` (`identity`) is connected with
+    /// now, found as the action is stored: one statement; `None` when it is not connected
+    /// (nothing is stored or sent). Default times.
+    pub async fn take_live(
+        &self,
+        charger_id: i64,
+        identity: &str,
+        action: &str,
+        request: serde_json::Value,
+        requested_by: RequestedBy,
+    ) -> Result<Option<(ActionCommand, oneshot::Receiver<ActionReport>)>, DispatchError> {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        let mut command = self.command(
+            uuid,
+            identity,
+            "",
+            action,
+            request,
+            requested_by,
+            self.times,
+        );
+        let stored = self
+            .store
+            .insert_live_action(&new_action(charger_id, &command, true))
+            .await?;
+        let Some(session) = stored else {
+            return Ok(None);
+        };
+        command.session = session;
+        let ended = self.publish(&command).await?;
+        Ok(Some((command, ended)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn command(
+        &self,
+        uuid: String,
+        identity: &str,
+        session: &str,
+        action: &str,
+        request: serde_json::Value,
+        requested_by: RequestedBy,
+        times: ActionTimes,
+    ) -> ActionCommand {
         let now = chrono::Utc::now();
         let ttl = chrono::Duration::from_std(times.ttl).unwrap_or_default();
-        let command = ActionCommand {
+        ActionCommand {
             uuid,
-            identity: target.identity.to_string(),
-            session: target.session.to_string(),
+            identity: identity.to_string(),
+            session: session.to_string(),
             action: action.to_string(),
             request,
             requested_by,
             created_at: format_record_time(now),
             expires_at: format_record_time(now + ttl),
             timeout_ms: times.timeout.as_millis() as u64,
-        };
-        self.store
-            .insert_action(&new_action(target.charger_id, &command, true))
-            .await?;
+        }
+    }
+
+    /// Publishes a stored action to the gateways; the receiver of its final report.
+    async fn publish(
+        &self,
+        command: &ActionCommand,
+    ) -> Result<oneshot::Receiver<ActionReport>, DispatchError> {
         let (tx, rx) = oneshot::channel();
         self.waiting.insert(command.uuid.clone(), tx);
         let published = self
             .bus
-            .publish(command_record(&self.topics, &command))
+            .publish(command_record(&self.topics, command))
             .await;
         if let Err(e) = published {
             // Stored but never published: the sweep ends it `expired` (NotDelivered).
             self.waiting.remove(&command.uuid);
             return Err(e.into());
         }
-        Ok((command, rx))
+        Ok(rx)
     }
 
     /// Whether any request of this process waits for an action's end.

@@ -1,11 +1,10 @@
 //! Chargers > Actions: send one of the 19 OCPP 1.6 calls of a central system to a charger, and
 //! read the audit log. See docs/actions.md for the statuses and the rules they keep.
 
-use crate::actions::Target;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
-use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
+use crate::http::lookup::{forbidden_unless, held_charger, not_found, visible_charger};
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use crate::http::{AppState, ChangesNoAccess};
@@ -173,39 +172,31 @@ pub async fn send(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::CHARGERS_WRITE)?;
-    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    // The row as held (its identity never changes); the live session is read as the action
+    // is stored, in the same statement.
+    let charger = held_charger(&state, &caller, &charger_uuid).await?;
     let command = Command::from_path_segment(&segment).ok_or_else(|| not_found("Action"))?;
     forbidden_unless(charger.permissions.full)?;
     let wait = wait_of(query)?;
     let request = payload_of(&body)?;
     command.validate_request(&request).map_err(schema_errors)?;
-    let session = charger
-        .live_session
-        .clone()
-        .ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
-    let email = caller.email();
-    let target = Target {
-        charger_id: charger.id,
-        identity: &charger.identity,
-        session: &session,
-    };
     let requested_by = RequestedBy {
         kind: "user".into(),
-        email,
+        email: caller.email(),
     };
     let dispatch = &state.dispatch;
-    let uuid = uuid::Uuid::new_v4().to_string();
-    let (taken, ended) = dispatch
-        .take_command(
-            uuid,
-            &target,
+    let taken = dispatch
+        .take_live(
+            charger.id,
+            &charger.identity,
             command.as_str(),
             request,
             requested_by,
-            dispatch.times,
         )
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let (taken, ended) =
+        taken.ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
     let uuid = taken.uuid.clone();
     let end = if wait.is_zero() {
         // Nothing to wait for: the receiver is dropped, and the action goes on.

@@ -304,3 +304,42 @@ store_test!(a_batch_of_reports_ends_as_if_applied_one_by_one, |store| {
         ("answered", "GetConfiguration")
     );
 });
+
+store_test!(
+    an_action_is_kept_for_the_live_session_or_not_at_all,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        let reset = new_action(charger, "l-1", true);
+        // Never connected: nothing kept, nothing to send.
+        assert_eq!(store.insert_live_action(&reset).await.unwrap(), None);
+        assert_eq!(store.action(charger, "l-1").await.unwrap(), None);
+
+        let connected = StateChange::Connected {
+            identity: "CP-1".into(),
+            session: "s-live".into(),
+            server: "gw-1".into(),
+            at: "2026-11-21T10:00:00.000000Z".into(),
+        };
+        store.apply(&[connected]).await.unwrap();
+        // Addressed to the session the store knows, whatever the action said.
+        assert_eq!(
+            store.insert_live_action(&reset).await.unwrap().as_deref(),
+            Some("s-live")
+        );
+        let kept = store.action(charger, "l-1").await.unwrap().unwrap();
+        assert_eq!(
+            (kept.session.as_str(), kept.status.as_str()),
+            ("s-live", "pending")
+        );
+
+        let gone = StateChange::Disconnected {
+            identity: "CP-1".into(),
+            session: "s-live".into(),
+            at: "2026-11-21T10:00:01.000000Z".into(),
+        };
+        store.apply(&[gone]).await.unwrap();
+        let later = new_action(charger, "l-2", true);
+        assert_eq!(store.insert_live_action(&later).await.unwrap(), None);
+        assert_eq!(store.action(charger, "l-2").await.unwrap(), None);
+    }
+);
