@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use cms_bus::{ActionCommand, ActionReport, RequestedBy};
+use cms_bus::{ActionCommand, RequestedBy};
 use cms_ocpp::v16::{Command, SchemaViolations};
 use cms_store::Scope;
 use cms_store::actions::ActionRow;
@@ -78,10 +78,10 @@ pub struct RequestedByBody {
 }
 
 impl ActionBody {
-    /// The action just taken, as the requester is told without reading it back: `pending`, or
-    /// how it ended when its final report came within the wait.
-    fn taken(command: ActionCommand, end: Option<ActionReport>) -> Self {
-        let mut body = ActionBody {
+    /// The action just taken, as the requester who did not wait is told without reading it
+    /// back: `pending`.
+    fn taken(command: ActionCommand) -> Self {
+        ActionBody {
             uuid: command.uuid,
             action: command.action,
             request: command.request,
@@ -96,18 +96,7 @@ impl ActionBody {
             sent_at: None,
             finished_at: None,
             expires_at: command.expires_at,
-        };
-        if let Some(end) = end {
-            body.status = end.status.as_str().to_string();
-            body.response = end.response;
-            body.error = end.error.map(|e| ActionErrorBody {
-                code: e.code,
-                description: e.description,
-            });
-            body.sent_at = end.sent_at;
-            body.finished_at = end.finished_at;
         }
-        body
     }
 }
 
@@ -195,8 +184,11 @@ pub async fn send(
         )
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let (taken, ended) =
-        taken.ok_or_else(|| ApiError::Conflict("The charger is not connected.".into()))?;
+    let Some((taken, ended)) = taken else {
+        // Not connected, or gone since this replica last checked its row (then 404).
+        visible_charger(&state, &caller, &charger_uuid).await?;
+        return Err(ApiError::Conflict("The charger is not connected.".into()));
+    };
     let uuid = taken.uuid.clone();
     let end = if wait.is_zero() {
         // Nothing to wait for: the receiver is dropped, and the action goes on.
@@ -206,19 +198,19 @@ pub async fn send(
         let deadline = tokio::time::Instant::now() + wait;
         dispatch.end_of(&uuid, ended, deadline).await?
     };
-    if end.is_some() {
-        let body = Json(Data::new(ActionBody::taken(taken, end)));
-        return Ok((StatusCode::OK, Extension(ChangesNoAccess), body).into_response());
-    }
-    // Still going: as stored now (it may have been sent meanwhile); a request that did not
-    // wait is told what it took, without asking the store again.
+    // As stored now (it may have been sent meanwhile, or ended otherwise first); a request
+    // that did not wait is told what it took, without asking the store again.
     let body = if wait.is_zero() {
-        ActionBody::taken(taken, None)
+        ActionBody::taken(taken)
     } else {
         let row = state.store.action(charger.id, &uuid).await?;
         row.map(ActionBody::from)
             .ok_or_else(|| ApiError::Internal("an action taken was not stored".into()))?
     };
+    if end.is_some() {
+        let body = Json(Data::new(body));
+        return Ok((StatusCode::OK, Extension(ChangesNoAccess), body).into_response());
+    }
     let body = Json(Data::new(body));
     let location = format!("/api/v3/chargers/{charger_uuid}/actions/{uuid}");
     Ok((

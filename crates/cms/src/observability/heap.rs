@@ -13,6 +13,9 @@
 use metrics::{Counter, Histogram, counter, histogram};
 use std::time::Instant;
 
+/// Whether this allocator can be trimmed (glibc's): elsewhere nothing is done or counted.
+const TRIMS: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
+
 /// How much the resident memory grows before a trim is worth its walk.
 const GROWTH: u64 = 8 << 20;
 
@@ -43,6 +46,9 @@ impl HeapTrim {
         resident: u64,
         read_again: impl Fn() -> Option<u64>,
     ) -> u64 {
+        if !TRIMS {
+            return resident;
+        }
         let grew = resident >= self.mark.saturating_add(GROWTH);
         if !grew && !std::mem::take(&mut self.settle) {
             self.mark = self.mark.min(resident);
@@ -84,6 +90,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn trims_only_past_the_growth_and_counts_from_the_lowest_mark() {
         let mut heap = HeapTrim::new(100 << 20);
         // Below the growth: nothing done, the figure given back as it was.

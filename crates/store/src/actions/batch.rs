@@ -12,9 +12,11 @@ use std::collections::HashMap;
 /// Reports per statement (their array is one parameter; this bounds its size).
 const CHUNK: usize = 1_000;
 
-/// One action's report of the batch: the furthest one, and when it was sent.
+/// One action's report of the batch: the furthest one, where it came in the batch, and when
+/// the action was sent.
 struct Furthest<'a> {
     report: &'a ActionReported,
+    index: usize,
     sent_at: Option<&'a str>,
 }
 
@@ -25,14 +27,23 @@ pub(crate) async fn apply_reports(
     backend: Backend,
     reports: &[&ActionReported],
 ) -> Result<()> {
-    for chunk in furthest(reports).chunks(CHUNK) {
+    for chunk in furthest(reports).chunks_mut(CHUNK) {
         let moved = advance_all(db, backend, chunk).await?;
-        for one in chunk {
+        // What follows (configurations, the one-by-one path) in the order the reports came.
+        chunk.sort_by_key(|one| one.index);
+        for one in chunk.iter() {
             match moved.get(one.report.action.uuid.as_str()) {
                 Some(&charger_id) => {
                     if let Some(update) = &one.report.settings {
                         apply_settings(db, charger_id, update, &one.report.at).await?;
                     }
+                }
+                None if one.sent_at != one.report.sent_at.as_deref() => {
+                    let report = ActionReported {
+                        sent_at: one.sent_at.map(str::to_string),
+                        ..one.report.clone()
+                    };
+                    apply_report(db, &report).await?;
                 }
                 None => apply_report(db, one.report).await?,
             }
@@ -47,18 +58,23 @@ pub(crate) async fn apply_reports(
 fn furthest<'a>(reports: &[&'a ActionReported]) -> Vec<Furthest<'a>> {
     let mut by_uuid: HashMap<&str, usize> = HashMap::with_capacity(reports.len());
     let mut out: Vec<Furthest<'a>> = Vec::with_capacity(reports.len());
-    for &report in reports {
+    for (index, &report) in reports.iter().enumerate() {
         let sent_at = report.sent_at.as_deref();
         match by_uuid.get(report.action.uuid.as_str()) {
             None => {
                 by_uuid.insert(&report.action.uuid, out.len());
-                out.push(Furthest { report, sent_at });
+                out.push(Furthest {
+                    report,
+                    index,
+                    sent_at,
+                });
             }
             Some(&i) => {
                 let held = &mut out[i];
                 if held.report.status == "sent" && report.status != "sent" {
                     held.sent_at = held.sent_at.or(sent_at);
                     held.report = report;
+                    held.index = index;
                 }
             }
         }
