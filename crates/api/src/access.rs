@@ -133,13 +133,9 @@ impl AccessCache {
             return Ok(None);
         }
         let key = (user_id, Box::<str>::from(charger_uuid));
-        if let Some(held) = self.held(&self.chargers, &key, |a| a.as_ref()?.until.as_deref()) {
-            return Ok(held);
-        }
-        let generation = self.generation.load(Ordering::SeqCst);
-        let access = store.charger_access(user_id, charger_uuid).await?;
-        self.keep(&self.chargers, key, access.clone(), generation);
-        Ok(access)
+        let read = store.charger_access(user_id, charger_uuid);
+        self.held_or_read(&self.chargers, key, |a| a.as_ref()?.until.as_deref(), read)
+            .await
     }
 
     /// User `user_id`'s access to the site `site_uuid`, `None` when they do not reach it.
@@ -153,13 +149,9 @@ impl AccessCache {
             return Ok(None);
         }
         let key = (user_id, Box::<str>::from(site_uuid));
-        if let Some(held) = self.held(&self.sites, &key, |a| a.as_ref()?.until.as_deref()) {
-            return Ok(held);
-        }
-        let generation = self.generation.load(Ordering::SeqCst);
-        let access = store.site_access(user_id, site_uuid).await?;
-        self.keep(&self.sites, key, access.clone(), generation);
-        Ok(access)
+        let read = store.site_access(user_id, site_uuid);
+        self.held_or_read(&self.sites, key, |a| a.as_ref()?.until.as_deref(), read)
+            .await
     }
 
     /// Every charger user `user_id` sees, by id.
@@ -168,14 +160,35 @@ impl AccessCache {
         store: &Store,
         user_id: i64,
     ) -> Result<Arc<VisibleChargers>, StoreError> {
-        if let Some(held) = self.held(&self.visible, &user_id, |v| v.until.as_deref()) {
+        let read = async {
+            let (chargers, until) = store.visible_chargers(user_id).await?;
+            Ok(Arc::new(VisibleChargers { chargers, until }))
+        };
+        self.held_or_read(&self.visible, user_id, |v| v.until.as_deref(), read)
+            .await
+    }
+
+    /// What `map` holds under `key` if it may be used (see [`AccessCache::held`]); else what
+    /// `read` (not yet started) gives, held unless something was forgotten meanwhile.
+    async fn held_or_read<K, V>(
+        &self,
+        map: &DashMap<K, V>,
+        key: K,
+        until: impl Fn(&V) -> Option<&str>,
+        read: impl Future<Output = Result<V, StoreError>>,
+    ) -> Result<V, StoreError>
+    where
+        K: Eq + std::hash::Hash + Clone,
+        V: Clone,
+    {
+        if let Some(held) = self.held(map, &key, until) {
             return Ok(held);
         }
+        // Read before the store is asked: what is forgotten while it answers drops the answer.
         let generation = self.generation.load(Ordering::SeqCst);
-        let (chargers, until) = store.visible_chargers(user_id).await?;
-        let visible = Arc::new(VisibleChargers { chargers, until });
-        self.keep(&self.visible, user_id, visible.clone(), generation);
-        Ok(visible)
+        let value = read.await?;
+        self.keep(map, key, value.clone(), generation);
+        Ok(value)
     }
 
     /// What `map` holds under `key`, if it may be used: the log is being read, and it has not
