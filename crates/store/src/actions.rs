@@ -112,7 +112,7 @@ impl Store {
     /// Keeps a new action (`pending`).
     pub async fn insert_action(&self, new: &NewAction) -> Result<()> {
         let mut db = self.pool.acquire().await?;
-        insert(&mut db, new, "pending").await?;
+        insert(&mut db, new, Some(&new.session)).await?;
         Ok(())
     }
 
@@ -120,28 +120,8 @@ impl Store {
     /// now, read in the same statement (`new.session` is not used): that session, or `None`
     /// when the charger is not connected and nothing was kept.
     pub async fn insert_live_action(&self, new: &NewAction) -> Result<Option<String>> {
-        let published_at = new.published.then(|| new.created_at.clone());
-        Ok(sqlx::query_scalar(
-            "INSERT INTO charger_actions (uuid, charger_id, session, action, request, status,
-               requested_by_type, requested_by_email, timeout_ms, created_at, expires_at,
-               published_at, updated_at)
-             SELECT $1, id, session, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $7 FROM chargers
-             WHERE id = $10 AND connection_status = 'online' AND session IS NOT NULL
-             ON CONFLICT (uuid) DO NOTHING
-             RETURNING session",
-        )
-        .bind(&new.uuid)
-        .bind(&new.action)
-        .bind(&new.request)
-        .bind(&new.requested_by_type)
-        .bind(&new.requested_by_email)
-        .bind(new.timeout_ms)
-        .bind(&new.created_at)
-        .bind(&new.expires_at)
-        .bind(published_at)
-        .bind(new.charger_id)
-        .fetch_optional(&self.pool)
-        .await?)
+        let mut db = self.pool.acquire().await?;
+        insert(&mut db, new, None).await
     }
 
     /// The action `uuid` of charger `charger_id`.
@@ -291,30 +271,38 @@ impl Store {
     }
 }
 
-async fn insert(db: &mut AnyConnection, new: &NewAction, status: &str) -> Result<u64> {
+/// Keeps `new` (`pending`) addressed to `session`, or with `None` to the session its charger
+/// is connected with now, and then only if it is connected. The session it was kept for;
+/// `None` when nothing was kept (not connected, or the uuid is already there).
+async fn insert(
+    db: &mut AnyConnection,
+    new: &NewAction,
+    session: Option<&str>,
+) -> Result<Option<String>> {
     let published_at = new.published.then(|| new.created_at.clone());
-    Ok(sqlx::query(
+    Ok(sqlx::query_scalar(
         "INSERT INTO charger_actions (uuid, charger_id, session, action, request, status,
            requested_by_type, requested_by_email, timeout_ms, created_at, expires_at,
            published_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $10)
-         ON CONFLICT (uuid) DO NOTHING",
+         SELECT $1, id, COALESCE($2, session), $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $8
+         FROM chargers
+         WHERE id = $11 AND ($2 IS NOT NULL OR (connection_status = 'online' AND session IS NOT NULL))
+         ON CONFLICT (uuid) DO NOTHING
+         RETURNING session",
     )
     .bind(&new.uuid)
-    .bind(new.charger_id)
-    .bind(&new.session)
+    .bind(session)
     .bind(&new.action)
     .bind(&new.request)
-    .bind(status)
     .bind(&new.requested_by_type)
     .bind(&new.requested_by_email)
     .bind(new.timeout_ms)
     .bind(&new.created_at)
     .bind(&new.expires_at)
     .bind(published_at)
-    .execute(&mut *db)
-    .await?
-    .rows_affected())
+    .bind(new.charger_id)
+    .fetch_optional(&mut *db)
+    .await?)
 }
 
 /// Applies a gateway's report (inside the materialiser's batch transaction). The common case,
@@ -344,7 +332,7 @@ pub(crate) async fn apply_report(db: &mut AnyConnection, report: &ActionReported
             charger_id,
             ..report.action.clone()
         };
-        insert(db, &action, "pending").await?;
+        insert(db, &action, Some(&action.session)).await?;
         moved = advance(db, report).await?;
     }
     // The configuration changes once, with the state change that ended the action.
