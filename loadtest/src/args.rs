@@ -225,6 +225,30 @@ fn parse_rate(s: &str) -> Result<f64, String> {
 const CHARGERS_PER_SOURCE: usize = 10_000;
 
 impl Args {
+    /// The runtime the chargers or clients run on (`--threads` workers); `None` (the reason
+    /// printed) when it cannot start.
+    pub fn runtime(&self) -> Option<tokio::runtime::Runtime> {
+        let built = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.threads as usize)
+            .enable_all()
+            .build();
+        built
+            .map_err(|e| eprintln!("cms-loadtest: cannot start the runtime: {e}"))
+            .ok()
+    }
+
+    /// Prints a mode's summary: as JSON with `--json`, else as its table.
+    pub fn print_summary(&self, summary: &impl serde::Serialize, table: impl FnOnce() -> String) {
+        if !self.json {
+            print!("{}", table());
+            return;
+        }
+        match serde_json::to_string_pretty(summary) {
+            Ok(json) => println!("{json}"),
+            Err(e) => eprintln!("cms-loadtest: {e}"),
+        }
+    }
+
     /// What clap cannot check alone: TLS options only with a wss target, the command
     /// generator's needs, the handshake mode in one process, `--http-reads`' options with it.
     pub fn check(&self, processes: usize) -> Result<(), String> {

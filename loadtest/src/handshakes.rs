@@ -75,16 +75,8 @@ pub struct HandshakeSummary {
 
 /// Runs the mode for `cms-loadtest --handshakes` and prints its summary.
 pub fn main(args: &Args) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.threads as usize)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cms-loadtest: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = args.runtime() else {
+        return ExitCode::FAILURE;
     };
     let tls = match args.tls() {
         Ok(tls) => tls,
@@ -113,14 +105,7 @@ pub fn main(args: &Args) -> ExitCode {
         quiet: args.quiet,
     };
     let summary = runtime.block_on(run(plan));
-    if args.json {
-        match serde_json::to_string_pretty(&summary) {
-            Ok(json) => println!("{json}"),
-            Err(e) => eprintln!("cms-loadtest: {e}"),
-        }
-    } else {
-        print!("{}", summary.table());
-    }
+    args.print_summary(&summary, || summary.table());
     if summary.handshakes == 0 {
         ExitCode::FAILURE
     } else {

@@ -139,16 +139,8 @@ pub fn main(args: &Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.threads as usize)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cms-loadtest: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = args.runtime() else {
+        return ExitCode::FAILURE;
     };
     let plan = Plan {
         bases: args.http_base.clone(),
@@ -169,14 +161,7 @@ pub fn main(args: &Args) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if args.json {
-        match serde_json::to_string_pretty(&summary) {
-            Ok(json) => println!("{json}"),
-            Err(e) => eprintln!("cms-loadtest: {e}"),
-        }
-    } else {
-        print!("{}", summary.table());
-    }
+    args.print_summary(&summary, || summary.table());
     if summary.requests == 0 {
         ExitCode::FAILURE
     } else {

@@ -66,16 +66,8 @@ fn main() -> ExitCode {
             }
         }
     } else {
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(args.threads as usize)
-            .enable_all()
-            .build()
-        {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("cms-loadtest: cannot start the runtime: {e}");
-                return ExitCode::FAILURE;
-            }
+        let Some(runtime) = args.runtime() else {
+            return ExitCode::FAILURE;
         };
         let (summary, histogram) = match runtime.block_on(run(args.clone())) {
             Ok(run) => run,
@@ -90,11 +82,7 @@ fn main() -> ExitCode {
         }
         summary
     };
-    if args.json {
-        println!("{}", summary.json());
-    } else {
-        print!("{}", summary.table());
-    }
+    args.print_summary(&summary, || summary.table());
     if let Some(path) = &args.plot {
         let title = format!("{} chargers against {}", summary.chargers, summary.target);
         if let Err(e) = plot::draw(path, &title, &summary.timeline) {
