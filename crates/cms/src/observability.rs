@@ -33,17 +33,16 @@ pub fn metrics() -> PrometheusHandle {
             // every frame (a few hundred MB an hour at fleet rates).
             let upkeep = handle.clone();
             let process = process::ProcessMetrics::new();
-            process.sample();
-            let mut heap = heap::HeapTrim::new(process::resident().unwrap_or(0));
+            let mut heap = heap::HeapTrim::new(process.sample().unwrap_or(0));
             let _ = std::thread::Builder::new()
                 .name("metrics-upkeep".into())
                 .spawn(move || {
                     loop {
                         std::thread::sleep(UPKEEP_EVERY);
-                        if let Some(resident) = process::resident() {
-                            heap.after_growth(resident, process::resident);
+                        if let Some(resident) = process.sample() {
+                            let after = heap.after_growth(resident, process::resident);
+                            process.set_resident(after);
                         }
-                        process.sample();
                         upkeep.run_upkeep();
                     }
                 });

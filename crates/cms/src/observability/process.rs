@@ -30,7 +30,8 @@ impl ProcessMetrics {
     }
 
     /// Reads the files again; a file that cannot be read leaves its metrics as they were.
-    pub(super) fn sample(&self) {
+    /// The resident memory read, in bytes.
+    pub(super) fn sample(&self) -> Option<u64> {
         if let Some(stat) = std::fs::read_to_string("/proc/self/stat")
             .ok()
             .and_then(|s| Stat::parse(&s))
@@ -38,11 +39,9 @@ impl ProcessMetrics {
             self.cpu_seconds.set(stat.cpu_seconds);
             self.threads.set(stat.threads);
         }
-        if let Some(bytes) = std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| resident_bytes(&s))
-        {
-            self.resident_bytes.set(bytes);
+        let resident = resident();
+        if let Some(bytes) = resident {
+            self.set_resident(bytes);
         }
         if let Some(max) = std::fs::read_to_string("/proc/self/limits")
             .ok()
@@ -55,6 +54,12 @@ impl ProcessMetrics {
             let open = entries.count().saturating_sub(1);
             self.open_fds.set(open as f64);
         }
+        resident
+    }
+
+    /// The resident memory, as read elsewhere (after a trim).
+    pub(super) fn set_resident(&self, bytes: u64) {
+        self.resident_bytes.set(bytes as f64);
     }
 }
 
