@@ -127,13 +127,12 @@ impl LatestValueCache {
     }
 
     /// Every reading held now of the chargers `wanted` names, in one pass over the cache:
-    /// `(identity, connector, reading, seq)`, by charger and connector.
+    /// `(identity, connector, reading, seq)`, in no particular order.
     pub fn held_where(
         &self,
         wanted: impl Fn(&str) -> bool,
     ) -> Vec<(Box<str>, u32, LatestReading, u64)> {
-        let mut held: Vec<_> = self
-            .readings
+        self.readings
             .iter()
             .filter(|e| wanted(&e.key().0))
             .map(|e| {
@@ -144,9 +143,7 @@ impl LatestValueCache {
                     e.value().1,
                 )
             })
-            .collect();
-        held.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
-        held
+            .collect()
     }
 
     /// The changes from now on (a receiver that falls the stream buffer behind is told so).
@@ -209,7 +206,8 @@ mod tests {
             (1, &b"[3]"[..])
         );
         assert!(first.seq < second.seq);
-        let held = cache.held_where(|identity| identity == "CP1");
+        let mut held = cache.held_where(|identity| identity == "CP1");
+        held.sort_by_key(|h| h.1);
         assert_eq!(held.iter().map(|h| h.1).collect::<Vec<_>>(), [1, 2]);
         assert_eq!(held[0].3, second.seq, "connector 1's seq is its change's");
     }

@@ -6,7 +6,7 @@
 
 use crate::ChargerRow;
 use crate::access::{CHARGER_GRANTS, Permissions, SITE_GRANTS};
-use crate::chargers::CHARGER_COLUMNS;
+use crate::chargers::CHARGER_COLUMNS_WITHOUT_GRANTS;
 use crate::oauth::OpaqueSecret;
 use crate::tokens::split_scopes;
 use crate::{Result, Store, TokenOwner, format_record_time};
@@ -289,13 +289,9 @@ impl Store {
         if visible.is_empty() {
             return Ok(Vec::new());
         }
-        let columns = CHARGER_COLUMNS.replace(
-            "g.full_access, g.sensitive",
-            "CAST(0 AS BIGINT) AS full_access, CAST(0 AS BIGINT) AS sensitive",
-        );
         let placeholders: Vec<String> = (1..=visible.len()).map(|n| format!("${n}")).collect();
         let sql = format!(
-            "SELECT {columns} FROM chargers c WHERE c.id IN ({})",
+            "SELECT {CHARGER_COLUMNS_WITHOUT_GRANTS} FROM chargers c WHERE c.id IN ({})",
             placeholders.join(", ")
         );
         let mut query = sqlx::query_as::<_, ChargerRow>(&sql);

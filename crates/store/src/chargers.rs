@@ -142,12 +142,23 @@ pub struct Licenses {
 }
 
 /// The columns of [`ChargerRow`], from `chargers c` joined to [`CHARGER_GRANTS`] as `g`.
-pub const CHARGER_COLUMNS: &str =
-    "c.id, c.uuid, c.site_id, c.identity, c.reference, c.connection_status, c.status, c.error,
+macro_rules! charger_row {
+    () => {
+        "c.id, c.uuid, c.site_id, c.identity, c.reference, c.connection_status, c.status, c.error,
     c.error_info, c.vendor_id, c.vendor_error_code, c.firmware_version, c.server,
     c.last_connection_at, c.last_disconnection_at, c.last_heartbeat_at, c.setup_pending,
     c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro, c.security_profile, c.session,
-    c.created_at, c.updated_at, g.full_access, g.sensitive";
+    c.created_at, c.updated_at"
+    };
+}
+
+pub const CHARGER_COLUMNS: &str = concat!(charger_row!(), ", g.full_access, g.sensitive");
+
+/// [`CHARGER_COLUMNS`] of a read whose permissions are decided elsewhere (no grant joined).
+pub const CHARGER_COLUMNS_WITHOUT_GRANTS: &str = concat!(
+    charger_row!(),
+    ", CAST(0 AS BIGINT) AS full_access, CAST(0 AS BIGINT) AS sensitive"
+);
 
 impl Store {
     /// Registers a charger and returns its uuid.
@@ -300,31 +311,12 @@ impl Store {
 
     /// The connectors of a charger, by number.
     pub async fn connectors(&self, charger_id: i64) -> Result<Vec<ConnectorRow>> {
-        Ok(self.connector_page(charger_id, i64::MAX, 0).await?.0)
-    }
-
-    /// A page of a charger's connectors, by number, and how many it has.
-    pub async fn connector_page(
-        &self,
-        charger_id: i64,
-        limit: i64,
-        offset: i64,
-    ) -> Result<(Vec<ConnectorRow>, i64)> {
-        let total: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM connectors WHERE charger_id = $1")
-                .bind(charger_id)
-                .fetch_one(&self.pool)
-                .await?;
-        let page = sqlx::query_as(&format!(
-            "SELECT {CONNECTOR_COLUMNS} FROM connectors WHERE charger_id = $1
-             ORDER BY connector_id LIMIT $2 OFFSET $3"
+        Ok(sqlx::query_as(&format!(
+            "SELECT {CONNECTOR_COLUMNS} FROM connectors WHERE charger_id = $1 ORDER BY connector_id"
         ))
         .bind(charger_id)
-        .bind(limit)
-        .bind(offset)
         .fetch_all(&self.pool)
-        .await?;
-        Ok((page, total))
+        .await?)
     }
 
     /// Sets a connector's phase rotation and maximum current, creating the connector (status

@@ -196,7 +196,6 @@ struct Following {
     subject: Subject,
     watched: Watched,
     changes: Receiver<Arc<ValueChange>>,
-    epoch: String,
 }
 
 fn stream(
@@ -235,7 +234,6 @@ fn stream(
         subject,
         watched,
         changes,
-        epoch,
     };
     tokio::spawn(forward(following, queue));
     let first = futures_util::stream::iter(first.into_iter().map(|(_, e)| Ok(e)));
@@ -261,7 +259,7 @@ async fn forward(mut f: Following, queue: tokio::sync::mpsc::Sender<Event>) {
                     let uuid = f.watched.covers(&change.identity, change.connector_id);
                     let Some(uuid) = uuid else { continue };
                     let (seq, connector) = (change.seq, change.connector_id);
-                    let e = event(&f.epoch, seq, uuid, connector, &change.meter_value);
+                    let e = event(f.state.cache.epoch(), seq, uuid, connector, &change.meter_value);
                     match queue.try_send(e) {
                         Ok(()) => {}
                         Err(TrySendError::Full(_)) => return dropped("slow"),
