@@ -6,7 +6,9 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use cms_ocpp::v16::{Action, Request, parse_request, parse_request_tree, read_meter_values};
+use cms_ocpp::v16::{
+    Action, Request, check_meter_values, parse_request, parse_request_tree, read_meter_values,
+};
 use cms_ocpp::{Frame, Json, Violation, parse_frame, split_call};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -190,6 +192,16 @@ fn meter_values(c: &mut Criterion) {
         group.bench_function(
             BenchmarkId::from_parameter("split_call+parse_request"),
             |b| b.iter(|| black_box(production_split(black_box(&text), parse_request).unwrap())),
+        );
+        // What the gateway runs: the same checks, the lists not kept.
+        group.bench_function(
+            BenchmarkId::from_parameter("split_call+check_meter_values"),
+            |b| {
+                b.iter(|| {
+                    let parts = split_call(black_box(&text)).expect("a plain CALL");
+                    black_box(check_meter_values(parts.payload).unwrap())
+                })
+            },
         );
         // The same reader on simd-json's deserializer (its tape, then the visitors): it needs
         // a mutable copy of the payload, as simd-json rewrites its input.

@@ -3,16 +3,22 @@
 
 use crate::authorization::Authority;
 use crate::metrics::FrameKind;
-use crate::record_time::record_time;
+use crate::record_time::record_time_bytes;
 use crate::transactions::{StartKey, TransactionIds};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::Topics;
 use cms_bus::{Header, Record};
-use cms_ocpp::v16::{Action, MAX_CONNECTOR_ID, Request, answer, parse_request};
-use cms_ocpp::{ErrorCode, Frame, call_error, call_result, parse_frame, span_in, split_call};
+use cms_ocpp::v16::{
+    Action, MAX_CONNECTOR_ID, MeterValuesCheck, Request, answer, check_meter_values, parse_request,
+};
+use cms_ocpp::{
+    ErrorCode, Frame, Violation, call_error, call_result_len, parse_frame, span_in, split_call,
+    write_call_result,
+};
 use std::borrow::Cow;
 use std::sync::LazyLock;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 /// What the session knows that a frame's handling needs.
 pub struct CallContext<'a> {
@@ -39,7 +45,7 @@ pub enum Outcome {
     Publish {
         action: Action,
         record: Record,
-        answer: String,
+        answer: Utf8Bytes,
     },
     /// The charger's answer to a call of ours: matched to the call in flight by the session.
     Answer(ChargerAnswer),
@@ -81,7 +87,7 @@ pub fn handle_text(
     // way would refuse goes the full way, which names the error exactly.
     if let Some(parts) = split_call(text)
         && let Some(action) = Action::from_name(parts.action)
-        && let Ok(request) = parse_request(action, parts.payload)
+        && let Ok(request) = check(action, parts.payload)
     {
         let value = frame.slice(span_in(text, parts.payload));
         let id = frame.slice(span_in(text, parts.message_id));
@@ -138,7 +144,7 @@ pub fn handle_text(
             &why,
         );
     };
-    match parse_request(action, payload.get()) {
+    match check(action, payload.get()) {
         Ok(request) => {
             let value = frame.slice(span_in(text, payload.get()));
             // An id with escapes was unescaped into a string of its own: copied.
@@ -152,6 +158,20 @@ pub fn handle_text(
     }
 }
 
+/// A valid request as the gateway uses it: meter values are checked sample by sample but not
+/// kept (their record is the charger's own bytes), so checking them allocates nothing.
+enum Valid<'a> {
+    MeterValues(MeterValuesCheck),
+    Request(Request<'a>),
+}
+
+fn check(action: Action, payload: &str) -> Result<Valid<'_>, Violation> {
+    match action {
+        Action::MeterValues => check_meter_values(payload).map(Valid::MeterValues),
+        _ => parse_request(action, payload).map(Valid::Request),
+    }
+}
+
 /// A valid CALL: its answer, and its record. The record's value is the charger's own payload
 /// bytes, a slice of its frame, never re-serialised; so is its message id header (`message_id`
 /// is the id as text and as bytes).
@@ -159,11 +179,10 @@ fn accept(
     ctx: &CallContext<'_>,
     (message_id, id_bytes): (&str, Bytes),
     action: Action,
-    request: Request<'_>,
+    request: Valid<'_>,
     value: Bytes,
     now: DateTime<Utc>,
 ) -> Handled {
-    let kind = FrameKind::Call(action);
     // Room for the two headers a MeterValues or StartTransaction adds: no regrowth.
     let added = match action {
         Action::MeterValues | Action::StartTransaction => 2,
@@ -172,10 +191,25 @@ fn accept(
     let mut headers = Vec::with_capacity(6 + added);
     headers.push(Header::new("action", action.as_str()));
     headers.push(Header::new("message_id", id_bytes));
-    headers.push(Header::new("received_at", record_time(now)));
+    headers.push(Header::new("received_at", record_time_bytes(now)));
     headers.push(Header::new("gateway", ctx.node.clone()));
     headers.push(Header::new("session", ctx.session.clone()));
     headers.push(Header::new("ocpp_version", "ocpp1.6"));
+    let request = match request {
+        Valid::MeterValues(values) => {
+            // Lets a consumer keep only the newest reading per connector without parsing the
+            // ones it supersedes (the materialiser does, under load).
+            headers.push(Header::new(
+                "connector_id",
+                connector_id_text(values.connector_id),
+            ));
+            if let Some(newest) = values.newest {
+                headers.push(Header::new("measured_at", record_time_bytes(newest)));
+            }
+            return published(ctx, message_id, action, headers, value, answer::EMPTY);
+        }
+        Valid::Request(request) => request,
+    };
     let answer: Cow<'static, str> = match &request {
         Request::BootNotification(_) => {
             answer::boot_notification_accepted(now, ctx.heartbeat_interval_secs).into()
@@ -215,33 +249,36 @@ fn accept(
                 None => answer::EMPTY.into(),
             }
         }
-        Request::MeterValues(values) => {
-            // Lets a consumer keep only the newest reading per connector without parsing the
-            // ones it supersedes (the materialiser does, under load).
-            headers.push(Header::new(
-                "connector_id",
-                connector_id_text(values.connector_id),
-            ));
-            if let Some(newest) = values.meter_value.iter().map(|v| v.timestamp).max() {
-                headers.push(Header::new("measured_at", record_time(newest)));
-            }
-            answer::EMPTY.into()
-        }
         Request::DataTransfer(_) => answer::data_transfer_unknown_vendor().into(),
+        // MeterValues are checked apart, above.
         _ => answer::EMPTY.into(),
     };
+    published(ctx, message_id, action, headers, value, &answer)
+}
+
+/// The record of a valid CALL, and its answer frame (cut from the thread's chunk).
+fn published(
+    ctx: &CallContext<'_>,
+    message_id: &str,
+    action: Action,
+    headers: Vec<Header>,
+    value: Bytes,
+    answer: &str,
+) -> Handled {
     let record = Record {
         topic: Cow::Borrowed(ctx.topics.messages),
         key: ctx.identity_key.clone(),
         headers,
         value,
     };
+    let room = call_result_len(message_id, answer);
+    let answer = crate::chunks::text(room, |out| write_call_result(out, message_id, answer));
     Handled {
-        kind,
+        kind: FrameKind::Call(action),
         outcome: Outcome::Publish {
             action,
             record,
-            answer: call_result(message_id, &answer),
+            answer,
         },
     }
 }

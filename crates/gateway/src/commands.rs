@@ -192,12 +192,20 @@ async fn deliver(shared: &Shared, message: &Message) {
     let Ok(identity) = ChargerIdentity::parse(&command.identity) else {
         return;
     };
-    let inbox = match shared.sessions.get(&identity) {
-        Some(entry) if entry.session.as_ref() == command.session.as_bytes() => entry.inbox.clone(),
-        // Another gateway's session, or one that is gone: not ours to send.
-        _ => return,
+    let live = (shared.sessions.get(&identity))
+        .filter(|entry| entry.session.as_ref() == command.session.as_bytes())
+        .map(|entry| entry.inbox.clone());
+    let refused = match live {
+        Some(inbox) => inbox.push(command),
+        // Ours, but it ended before the action came: it can never be sent.
+        None if shared.ended.contains(command.session.as_bytes()) => Err(Box::new(Refused {
+            command,
+            why: Refusal::Closed,
+        })),
+        // Another gateway's session: not ours to send, nor to report.
+        None => return,
     };
-    if let Err(refused) = inbox.push(command) {
+    if let Err(refused) = refused {
         let Refused { command, why } = *refused;
         let (status, error) = match why {
             Refusal::Full => (

@@ -16,8 +16,10 @@ mod authorization;
 /// The frame path: public for its benchmark (`benches/frame_path.rs`).
 pub mod calls;
 mod capacity;
+mod chunks;
 mod commands;
 mod directory;
+mod ended;
 mod events;
 mod follow;
 #[doc(hidden)]
@@ -160,6 +162,8 @@ pub(crate) struct Shared {
     authority: authorization::Authority,
     /// Live sessions by charger: a newer connection replaces the older one.
     sessions: DashMap<ChargerIdentity, session::SessionEntry>,
+    /// Sessions that ended here lately (or were replaced).
+    ended: ended::EndedSessions,
     /// Connections (not only sessions) at once, over all shards.
     capacity: cms_listener::ConnectionCap,
     /// Load balancers trusted to terminate TLS and forward client certificates.
@@ -238,6 +242,7 @@ impl Gateway {
             relay,
             directory,
             sessions: DashMap::new(),
+            ended: Default::default(),
             transaction_ids: Default::default(),
             metrics: metrics::GatewayMetrics::new(),
             stop_accepting: shutdown.child_token(),

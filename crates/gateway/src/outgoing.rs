@@ -104,8 +104,9 @@ impl OutgoingCalls {
     }
 
     /// Matches an answer from the charger to the call in flight; one that matches none (an
-    /// unknown id, or an answer after its call timed out) is counted and dropped.
-    pub async fn on_answer(&mut self, shared: &Shared, answer: ChargerAnswer) {
+    /// unknown id, or an answer after its call timed out) is counted and dropped. `identity`
+    /// names the charger in the log.
+    pub async fn on_answer(&mut self, shared: &Shared, identity: &str, answer: ChargerAnswer) {
         let matches = self
             .in_flight
             .as_ref()
@@ -114,6 +115,7 @@ impl OutgoingCalls {
         let Some(in_flight) = self.in_flight.take_if(|_| matches) else {
             metrics::counter!("cms_gateway_unmatched_answers_total").increment(1);
             tracing::debug!(
+                identity,
                 message_id = answer.message_id(),
                 "answer to no call in flight"
             );

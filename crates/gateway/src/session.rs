@@ -26,8 +26,7 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tracing::Instrument;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 
 type Ws = WebSocketStream<ChargerStream>;
 
@@ -82,74 +81,71 @@ pub async fn serve(
         return;
     };
     let session = Bytes::from(uuid::Uuid::new_v4().to_string());
-    let span = tracing::info_span!(
-        "charger",
-        identity = %identity,
-        session = %String::from_utf8_lossy(&session),
-    );
-    async move {
-        let (end, ended) = oneshot::channel();
-        let inbox = Arc::new(CommandInbox::default());
-        let entry = SessionEntry {
-            session: session.clone(),
-            end,
-            authenticated,
-            inbox: inbox.clone(),
-        };
-        match shared.sessions.entry(identity.clone()) {
-            Entry::Occupied(live) if !live.get().may_be_replaced_by(authenticated) => {
-                drop(live);
-                tracing::warn!(%peer, "refused: an unauthenticated connection may not replace an authenticated session");
-                handshake_rejected("unauthenticated_takeover");
-                let reason = "an authenticated session of this charger is live";
-                close(&mut ws, CloseCode::Policy, reason).await;
-                return;
-            }
-            Entry::Occupied(mut live) => {
-                tracing::info!("replacing the previous connection of this charger");
-                let previous = live.insert(entry);
-                let _ = previous.end.send(Ending::Replaced);
-            }
-            Entry::Vacant(vacant) => {
-                vacant.insert(entry);
-            }
+    // No span for the session's life: one costs about 500 bytes a connection, a tenth of its
+    // idle memory. Each event names the charger instead (docs/operations.md, "Logs").
+    let (end, ended) = oneshot::channel();
+    let inbox = Arc::new(CommandInbox::default());
+    let entry = SessionEntry {
+        session: session.clone(),
+        end,
+        authenticated,
+        inbox: inbox.clone(),
+    };
+    match shared.sessions.entry(identity.clone()) {
+        Entry::Occupied(live) if !live.get().may_be_replaced_by(authenticated) => {
+            drop(live);
+            tracing::warn!(%identity, %peer, "refused: an unauthenticated connection may not replace an authenticated session");
+            handshake_rejected("unauthenticated_takeover");
+            let reason = "an authenticated session of this charger is live";
+            close(&mut ws, CloseCode::Policy, reason).await;
+            return;
         }
-        shared.metrics.connects.increment(1);
-        shared.metrics.open.increment(1.0);
-        tracing::info!(%peer, "charger connected");
-        let mut live = LiveSession {
-            shared: &shared,
-            identity_key: Bytes::copy_from_slice(identity.as_str().as_bytes()),
-            identity: identity.as_str(),
-            session: &session,
-            last_seen: Instant::now(),
-            ping_sent: None,
-            closed_by_charger: false,
-            outgoing: OutgoingCalls::new(inbox),
-            try_send: false,
-            relay: None,
-            replay: None,
-        };
-        live.follow_proxy_setup(false);
-        live.publish_event(ConnectionEvent::Connected {
-            remote_addr: peer.to_string(),
-        })
-        .await;
-        let reason = live.run(&mut ws, ended).await;
-        shared
-            .sessions
-            .remove_if(&identity, |_, entry| entry.session == session);
-        live.relay = None;
-        // Boxed: once per session, and inline its room would be held all the session long.
-        Box::pin(live.outgoing.end(&shared)).await;
-        live.publish_event(ConnectionEvent::Disconnected { reason })
-            .await;
-        shared.metrics.open.decrement(1.0);
-        shared.metrics.disconnected(reason);
-        tracing::info!(reason = reason.as_str(), "charger disconnected");
+        Entry::Occupied(mut live) => {
+            tracing::info!(%identity, "replacing the previous connection of this charger");
+            let previous = live.insert(entry);
+            shared.ended.insert(previous.session.clone());
+            let _ = previous.end.send(Ending::Replaced);
+        }
+        Entry::Vacant(vacant) => {
+            vacant.insert(entry);
+        }
     }
-    .instrument(span)
-    .await
+    shared.metrics.connects.increment(1);
+    shared.metrics.open.increment(1.0);
+    tracing::info!(%identity, %peer, session = %String::from_utf8_lossy(&session), "charger connected");
+    let mut live = LiveSession {
+        shared: &shared,
+        identity_key: Bytes::copy_from_slice(identity.as_str().as_bytes()),
+        identity: identity.as_str(),
+        session: &session,
+        last_seen: Instant::now(),
+        ping_sent: None,
+        closed_by_charger: false,
+        outgoing: OutgoingCalls::new(inbox),
+        try_send: false,
+        relay: None,
+        replay: None,
+    };
+    live.follow_proxy_setup(false);
+    live.publish_event(ConnectionEvent::Connected {
+        remote_addr: peer.to_string(),
+    })
+    .await;
+    let reason = live.run(&mut ws, ended).await;
+    // Remembered before it is gone from the live sessions: an action for it is always
+    // found in one or the other.
+    shared.ended.insert(session.clone());
+    shared
+        .sessions
+        .remove_if(&identity, |_, entry| entry.session == session);
+    live.relay = None;
+    // Boxed: once per session, and inline its room would be held all the session long.
+    Box::pin(live.outgoing.end(&shared)).await;
+    live.publish_event(ConnectionEvent::Disconnected { reason })
+        .await;
+    shared.metrics.open.decrement(1.0);
+    shared.metrics.disconnected(reason);
+    tracing::info!(%identity, reason = reason.as_str(), "charger disconnected");
 }
 
 /// The upgrade to a websocket of an accepted connection: the charger's identity and whether
@@ -243,6 +239,7 @@ impl LiveSession<'_> {
         }
         if setup.is_some() || self.relay.is_some() {
             tracing::info!(
+                identity = self.identity,
                 upstreams = setup.as_ref().map_or(0, |s| s.upstreams.len()),
                 "proxy set-up changed"
             );
@@ -404,11 +401,14 @@ impl LiveSession<'_> {
             Message::Binary(_) => {
                 self.shared.metrics.frame_in(FrameKind::Invalid);
                 self.shared.metrics.error_out(ErrorCode::FormationViolation);
-                Some(call_error(
-                    "-1",
-                    ErrorCode::FormationViolation,
-                    "OCPP-J frames are text frames, not binary",
-                ))
+                Some(
+                    call_error(
+                        "-1",
+                        ErrorCode::FormationViolation,
+                        "OCPP-J frames are text frames, not binary",
+                    )
+                    .into(),
+                )
             }
             Message::Close(_) => {
                 // tungstenite answers the close; the stream ends after it.
@@ -442,7 +442,7 @@ impl LiveSession<'_> {
         ws: &mut Ws,
         text: &str,
         frame: &Bytes,
-    ) -> Result<Option<String>, DisconnectReason> {
+    ) -> Result<Option<Utf8Bytes>, DisconnectReason> {
         let shared = self.shared;
         let ctx = CallContext {
             identity: self.identity,
@@ -459,14 +459,18 @@ impl LiveSession<'_> {
         let (action, record, answer) = match handled.outcome {
             Outcome::Answer(answer) => {
                 // Boxed: rare beside the frames, and its state would grow every frame's.
-                Box::pin(self.outgoing.on_answer(shared, answer)).await;
+                Box::pin(self.outgoing.on_answer(shared, self.identity, answer)).await;
                 self.try_send = true;
                 return Ok(None);
             }
             Outcome::Refuse { reply, code } => {
-                tracing::debug!(code = code.as_str(), "frame refused");
+                tracing::debug!(
+                    identity = self.identity,
+                    code = code.as_str(),
+                    "frame refused"
+                );
                 shared.metrics.error_out(code);
-                return Ok(Some(reply));
+                return Ok(Some(reply.into()));
             }
             Outcome::Publish {
                 action,
@@ -521,14 +525,17 @@ impl LiveSession<'_> {
             // once it knows it was accepted.
             let command = read_configuration(&shared.config, self.identity, self.session);
             if self.outgoing.inbox.push(command).is_err() {
-                tracing::warn!("the configuration read after boot could not be queued");
+                tracing::warn!(
+                    identity = self.identity,
+                    "the configuration read after boot could not be queued"
+                );
             }
         }
         match (&published, durable) {
             (Ok(_), _) => shared.metrics.publish_latency.record(started.elapsed()),
             (Err(e), false) => {
                 // Already answered: the record is lost, and that is the trade-off chosen.
-                tracing::error!(error = %e, action = action.as_str(), "publish failed after answering");
+                tracing::error!(identity = self.identity, error = %e, action = action.as_str(), "publish failed after answering");
                 shared.metrics.publish_failures.increment(1);
             }
             (Err(_), true) => {}
@@ -544,7 +551,7 @@ impl LiveSession<'_> {
             }
             Err(e) => {
                 // Not taken, so not acknowledged: the charger keeps the message and retries.
-                tracing::warn!(error = %e, action = action.as_str(), "publish failed");
+                tracing::warn!(identity = self.identity, error = %e, action = action.as_str(), "publish failed");
                 shared.metrics.publish_failures.increment(1);
                 shared.metrics.error_out(ErrorCode::InternalError);
                 let id = message_id_of(text);
@@ -553,6 +560,7 @@ impl LiveSession<'_> {
                     ErrorCode::InternalError,
                     "message not stored, retry later",
                 )
+                .into()
             }
         }))
     }
@@ -560,7 +568,7 @@ impl LiveSession<'_> {
     async fn failed(&mut self, ws: &mut Ws, error: WsError) -> DisconnectReason {
         match error {
             WsError::Capacity(e) => {
-                tracing::info!(error = %e, "closing: frame over the size limit");
+                tracing::info!(identity = self.identity, error = %e, "closing: frame over the size limit");
                 let limit = self.shared.config.max_frame_size;
                 close(
                     ws,
@@ -571,7 +579,7 @@ impl LiveSession<'_> {
                 DisconnectReason::FrameTooLarge
             }
             WsError::Protocol(e) => {
-                tracing::info!(error = %e, "closing: websocket protocol error");
+                tracing::info!(identity = self.identity, error = %e, "closing: websocket protocol error");
                 close(ws, CloseCode::Protocol, "websocket protocol error").await;
                 DisconnectReason::ProtocolError
             }
@@ -591,7 +599,7 @@ impl LiveSession<'_> {
             Utc::now(),
         );
         if let Err(e) = self.shared.bus.publish(record).await {
-            tracing::warn!(error = %e, "connection event not published");
+            tracing::warn!(identity = self.identity, error = %e, "connection event not published");
             self.shared.metrics.publish_failures.increment(1);
         }
     }
@@ -606,8 +614,8 @@ async fn leader_answer(
     text: &str,
     action: Action,
     mut record: Record,
-    own: String,
-) -> (Record, String, bool) {
+    own: Utf8Bytes,
+) -> (Record, Utf8Bytes, bool) {
     let answer = match tokio::time::timeout(LEADER_WAIT, leader).await {
         Ok(Ok(answer)) => answer,
         waited => {
@@ -635,7 +643,7 @@ async fn leader_answer(
             call_error(&id, code, &description)
         }
     };
-    (record, frame, false)
+    (record, frame.into(), false)
 }
 
 /// The transactionId a StartTransaction record was given.

@@ -33,7 +33,9 @@ use crate::error::{ErrorCode, excerpt};
 use crate::json::Key;
 
 pub use split::{CallParts, split_call};
-pub use write::{call, call_error, call_result, write_json_str};
+pub use write::{
+    call, call_error, call_result, call_result_len, write_call_result, write_json_str,
+};
 
 /// Longest message id OCPP-J 1.6 allows, in characters.
 pub const MAX_MESSAGE_ID_LEN: usize = 36;

@@ -8,7 +8,7 @@ pub mod v16;
 
 pub use error::{ErrorCode, Violation};
 pub use frame::{
-    CallParts, Frame, FrameError, MAX_MESSAGE_ID_LEN, call, call_error, call_result, parse_frame,
-    span_in, split_call,
+    CallParts, Frame, FrameError, MAX_MESSAGE_ID_LEN, call, call_error, call_result,
+    call_result_len, parse_frame, span_in, split_call, write_call_result,
 };
 pub use json::Json;

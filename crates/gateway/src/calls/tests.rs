@@ -43,7 +43,7 @@ fn published(handled: Handled) -> (Action, Record, String) {
             action,
             record,
             answer,
-        } => (action, record, answer),
+        } => (action, record, answer.as_str().to_string()),
         Outcome::Refuse { reply, .. } => panic!("refused: {reply}"),
         Outcome::Answer(answer) => panic!("taken for an answer: {answer:?}"),
     }
@@ -81,6 +81,21 @@ fn meter_values_publish_the_chargers_own_payload_bytes() {
         Some("2026-11-21T10:00:00.000000Z")
     );
     assert_eq!(answer, r#"[3,"mv-1",{}]"#);
+}
+
+#[test]
+fn meter_values_the_quick_check_leaves_to_the_tree_are_published_as_the_tree_reads_them() {
+    let fixture = Fixture::new();
+    // A repeated key: the quick check gives up, the tree keeps the last value.
+    let frame = r#"[2,"mv-3","MeterValues",{"connectorId":1,"connectorId":2,"meterValue":[
+        {"timestamp":"2026-11-21T10:00:05Z","sampledValue":[{"value":"2"}]}]}]"#;
+    let (_, record, answer) = published(fixture.handle(frame));
+    assert_eq!(record.header_str("connector_id"), Some("2"));
+    assert_eq!(
+        record.header_str("measured_at"),
+        Some("2026-11-21T10:00:05.000000Z")
+    );
+    assert_eq!(answer, r#"[3,"mv-3",{}]"#);
 }
 
 #[test]

@@ -246,6 +246,15 @@ fn span_in_rejects_foreign_strings() {
 #[test]
 fn writers_produce_the_documented_shapes() {
     assert_eq!(call_result("1", "{}"), r#"[3,"1",{}]"#);
+    let answer = call_result("mv-1", r#"{"status":"Accepted"}"#);
+    assert_eq!(
+        (answer.len(), answer.capacity()),
+        (
+            call_result_len("mv-1", r#"{"status":"Accepted"}"#),
+            answer.len()
+        ),
+        "made to measure"
+    );
     assert_eq!(
         call("7", "Reset", r#"{"type":"Soft"}"#),
         r#"[2,"7","Reset",{"type":"Soft"}]"#

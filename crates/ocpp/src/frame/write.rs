@@ -1,17 +1,36 @@
 //! Frame writers: the id, action, code and description are JSON-escaped; payloads are
 //! JSON text the caller already produced.
 
+use std::fmt::{self, Write};
+
 use crate::error::ErrorCode;
 
 /// `[3,"id",payload]`
 pub fn call_result(message_id: &str, payload_json: &str) -> String {
-    let mut out = String::with_capacity(8 + message_id.len() + payload_json.len());
-    out.push_str("[3,");
-    write_json_str(&mut out, message_id);
-    out.push(',');
-    out.push_str(payload_json);
-    out.push(']');
+    let mut out = String::with_capacity(call_result_len(message_id, payload_json));
+    // Writing to a String cannot fail.
+    let _ = write_call_result(&mut out, message_id, payload_json);
     out
+}
+
+/// [`call_result`] written into any text sink: the gateway writes its answers into shared
+/// buffers instead of a string each.
+pub fn write_call_result(
+    out: &mut impl Write,
+    message_id: &str,
+    payload_json: &str,
+) -> fmt::Result {
+    out.write_str("[3,")?;
+    json_str(out, message_id)?;
+    out.write_char(',')?;
+    out.write_str(payload_json)?;
+    out.write_char(']')
+}
+
+/// The length of [`call_result`]'s frame: exact unless the id needs escapes. (Exact matters: a
+/// string whose length is its capacity becomes `Bytes` without an allocation of its own.)
+pub fn call_result_len(message_id: &str, payload_json: &str) -> usize {
+    "[3,\"\",]".len() + message_id.len() + payload_json.len()
 }
 
 /// `[4,"id","Code","description",{}]`
@@ -42,7 +61,12 @@ pub fn call(message_id: &str, action: &str, payload_json: &str) -> String {
 
 /// Appends `s` as a quoted JSON string, escaping quotes, backslashes and control characters.
 pub fn write_json_str(out: &mut String, s: &str) {
-    out.push('"');
+    // Writing to a String cannot fail.
+    let _ = json_str(out, s);
+}
+
+fn json_str(out: &mut impl Write, s: &str) -> fmt::Result {
+    out.write_char('"')?;
     let mut clean_from = 0;
     for (i, byte) in s.bytes().enumerate() {
         let escape = match byte {
@@ -58,17 +82,17 @@ pub fn write_json_str(out: &mut String, s: &str) {
         };
         // Runs of ordinary characters are copied whole; escapes are ASCII, so slicing
         // at them always lands on a char boundary.
-        out.push_str(&s[clean_from..i]);
+        out.write_str(&s[clean_from..i])?;
         if escape.is_empty() {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(byte >> 4)]));
-            out.push(char::from(HEX[usize::from(byte & 0xf)]));
+            out.write_str("\\u00")?;
+            out.write_char(char::from(HEX[usize::from(byte >> 4)]))?;
+            out.write_char(char::from(HEX[usize::from(byte & 0xf)]))?;
         } else {
-            out.push_str(escape);
+            out.write_str(escape)?;
         }
         clean_from = i + 1;
     }
-    out.push_str(&s[clean_from..]);
-    out.push('"');
+    out.write_str(&s[clean_from..])?;
+    out.write_char('"')
 }

@@ -4,8 +4,8 @@ mod stream;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use stream::meter_values as stream_meter_values;
 pub use stream::read_meter_values;
+pub(crate) use stream::{check_meter_values as stream_check, meter_values as stream_meter_values};
 
 use std::borrow::Cow;
 
@@ -22,6 +22,26 @@ pub struct MeterValuesRequest<'a> {
     pub connector_id: u32,
     pub transaction_id: Option<i32>,
     pub meter_value: Vec<MeterValue<'a>>,
+}
+
+/// What the gateway keeps of a valid MeterValues request: every sample is checked, none is
+/// kept (the payload goes on as the charger's own bytes), so the check allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeterValuesCheck {
+    pub connector_id: u32,
+    pub transaction_id: Option<i32>,
+    /// The newest of the meter values' timestamps.
+    pub newest: Option<DateTime<Utc>>,
+}
+
+impl MeterValuesCheck {
+    pub fn of(request: &MeterValuesRequest<'_>) -> Self {
+        MeterValuesCheck {
+            connector_id: request.connector_id,
+            transaction_id: request.transaction_id,
+            newest: request.meter_value.iter().map(|v| v.timestamp).max(),
+        }
+    }
 }
 
 /// The samples taken at one instant.

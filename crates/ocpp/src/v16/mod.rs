@@ -28,7 +28,9 @@ pub use command::Command;
 pub use extract::MAX_CONNECTOR_ID;
 pub use json_schema::{SchemaViolation, SchemaViolations};
 pub use measurement::{Location, Measurand, Phase, ReadingContext, UnitOfMeasure, ValueFormat};
-pub use meter::{MeterValue, MeterValuesRequest, SampledValue, read_meter_values};
+pub use meter::{
+    MeterValue, MeterValuesCheck, MeterValuesRequest, SampledValue, read_meter_values,
+};
 pub use schemas::schema_text;
 pub use spec_enum::SpecEnum;
 pub use status::{
@@ -160,16 +162,29 @@ pub fn parse_request<'a>(action: Action, payload: &'a str) -> Result<Request<'a>
     parse_request_tree(action, payload)
 }
 
+/// [`parse_request`] of a MeterValues payload, keeping only what [`MeterValuesCheck`] holds:
+/// the same checks and the same refusals, without the request's lists (the gateway's hot path).
+pub fn check_meter_values(payload: &str) -> Result<MeterValuesCheck, Violation> {
+    if let Some(check) = meter::stream_check(payload) {
+        return Ok(check);
+    }
+    let request = MeterValuesRequest::from_json(tree(payload)?)?;
+    Ok(MeterValuesCheck::of(&request))
+}
+
 /// [`parse_request`] through a [`Json`] tree, for every action: the reference the streaming
 /// reader of meter values must agree with.
 pub fn parse_request_tree<'a>(action: Action, payload: &'a str) -> Result<Request<'a>, Violation> {
-    let json: Json<'a> = serde_json::from_str(payload).map_err(|e| {
+    parse_request_json(action, tree(payload)?)
+}
+
+fn tree(payload: &str) -> Result<Json<'_>, Violation> {
+    serde_json::from_str(payload).map_err(|e| {
         Violation::new(
             ErrorCode::FormationViolation,
             format!("payload is not valid JSON: {e}"),
         )
-    })?;
-    parse_request_json(action, json)
+    })
 }
 
 /// [`parse_request`] for a payload already parsed into a [`Json`] tree.

@@ -10,10 +10,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
+use chrono::{DateTime, Utc};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::{MeterValue, MeterValuesRequest, SampledValue};
+use super::{MeterValue, MeterValuesCheck, MeterValuesRequest, SampledValue};
 use crate::json::Key;
 use crate::v16::extract::MAX_CONNECTOR_ID;
 use crate::v16::spec_enum::SpecEnum;
@@ -27,11 +29,115 @@ pub(crate) fn meter_values(payload: &str) -> Option<MeterValuesRequest<'_>> {
     Some(request)
 }
 
+/// The check of a request, read as [`meter_values`] reads it but keeping nothing of its lists
+/// (so nothing is allocated), or `None` when the tree path must decide.
+pub(crate) fn check_meter_values(payload: &str) -> Option<MeterValuesCheck> {
+    let mut de = serde_json::Deserializer::from_str(payload);
+    let (connector_id, transaction_id, Newest(newest)) =
+        serde::Deserializer::deserialize_map(&mut de, RequestVisitor::<Check>(PhantomData)).ok()?;
+    de.end().ok()?;
+    Some(MeterValuesCheck {
+        connector_id,
+        transaction_id,
+        newest,
+    })
+}
+
 /// The same reader on any serde deserializer (the bench runs it on simd-json's too).
 pub fn read_meter_values<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<MeterValuesRequest<'de>, D::Error> {
-    d.deserialize_map(RequestVisitor)
+    let (connector_id, transaction_id, meter_value) =
+        d.deserialize_map(RequestVisitor::<Whole>(PhantomData))?;
+    Ok(MeterValuesRequest {
+        connector_id,
+        transaction_id,
+        meter_value,
+    })
+}
+
+/// What the reader keeps of the lists it reads: the same checks either way, only the keeping
+/// differs.
+trait Keeping<'de> {
+    type Samples: Keep<SampledValue<'de>>;
+    type MeterValue;
+    type MeterValues: Keep<Self::MeterValue>;
+    fn meter_value(timestamp: DateTime<Utc>, samples: Self::Samples) -> Self::MeterValue;
+}
+
+/// Every item, as the request's lists.
+struct Whole;
+
+impl<'de> Keeping<'de> for Whole {
+    type Samples = Vec<SampledValue<'de>>;
+    type MeterValue = MeterValue<'de>;
+    type MeterValues = Vec<MeterValue<'de>>;
+
+    fn meter_value(timestamp: DateTime<Utc>, sampled_value: Self::Samples) -> MeterValue<'de> {
+        MeterValue {
+            timestamp,
+            sampled_value,
+        }
+    }
+}
+
+/// Only what the gateway needs: the newest timestamp.
+struct Check;
+
+impl<'de> Keeping<'de> for Check {
+    type Samples = Count;
+    type MeterValue = DateTime<Utc>;
+    type MeterValues = Newest;
+
+    fn meter_value(timestamp: DateTime<Utc>, _: Count) -> DateTime<Utc> {
+        timestamp
+    }
+}
+
+/// Where the items of a list go as they are read.
+trait Keep<T>: Default {
+    fn keep(&mut self, item: T);
+    fn is_empty(&self) -> bool;
+}
+
+impl<T> Keep<T> for Vec<T> {
+    fn keep(&mut self, item: T) {
+        // Most readings hold one meter value of a few samples: the first push makes room
+        // for four.
+        self.push(item);
+    }
+
+    fn is_empty(&self) -> bool {
+        Vec::is_empty(self)
+    }
+}
+
+/// How many items there were.
+#[derive(Default)]
+struct Count(usize);
+
+impl<T> Keep<T> for Count {
+    fn keep(&mut self, _: T) {
+        self.0 += 1;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// The newest of the timestamps read.
+#[derive(Default)]
+struct Newest(Option<DateTime<Utc>>);
+
+impl Keep<DateTime<Utc>> for Newest {
+    fn keep(&mut self, at: DateTime<Utc>) {
+        self.0 = self.0.max(Some(at));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
 }
 
 /// Why the reader gave up: never shown (the tree path gives the reason), so it carries none.
@@ -56,10 +162,11 @@ fn once<T, E: de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
     }
 }
 
-struct RequestVisitor;
+/// Reads the request: its connector, its transaction and its meter values as `K` keeps them.
+struct RequestVisitor<K>(PhantomData<K>);
 
-impl<'de> Visitor<'de> for RequestVisitor {
-    type Value = MeterValuesRequest<'de>;
+impl<'de, K: Keeping<'de>> Visitor<'de> for RequestVisitor<K> {
+    type Value = (u32, Option<i32>, K::MeterValues);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a MeterValues request")
@@ -82,18 +189,18 @@ impl<'de> Visitor<'de> for RequestVisitor {
                     once(&mut transaction_id, id)?;
                 }
                 "meterValue" => {
-                    let list = map.next_value_seed(List(MeterValueSeed))?;
+                    let list = map.next_value_seed(List::<_, K::MeterValues>::of(
+                        MeterValueSeed::<K>(PhantomData),
+                    ))?;
                     once(&mut meter_value, list)?;
                 }
                 _ => return give_up(),
             }
         }
         match (connector_id, meter_value) {
-            (Some(connector_id), Some(meter_value)) => Ok(MeterValuesRequest {
-                connector_id,
-                transaction_id,
-                meter_value,
-            }),
+            (Some(connector_id), Some(meter_value)) => {
+                Ok((connector_id, transaction_id, meter_value))
+            }
             _ => give_up(),
         }
     }
@@ -126,50 +233,65 @@ impl Visitor<'_> for IntegerVisitor {
     }
 }
 
-/// A non-empty array whose items `T` reads (the MeterValues schema asks for one item at least).
-struct List<T>(T);
+/// A non-empty array whose items `T` reads and `K` keeps (the MeterValues schema asks for one
+/// item at least).
+struct List<T, K>(T, PhantomData<K>);
 
-impl<'de, T: DeserializeSeed<'de> + Copy> DeserializeSeed<'de> for List<T> {
-    type Value = Vec<T::Value>;
+impl<T, K> List<T, K> {
+    fn of(items: T) -> Self {
+        List(items, PhantomData)
+    }
+}
+
+impl<'de, T: DeserializeSeed<'de> + Copy, K: Keep<T::Value>> DeserializeSeed<'de> for List<T, K> {
+    type Value = K;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de, T: DeserializeSeed<'de> + Copy> Visitor<'de> for List<T> {
-    type Value = Vec<T::Value>;
+impl<'de, T: DeserializeSeed<'de> + Copy, K: Keep<T::Value>> Visitor<'de> for List<T, K> {
+    type Value = K;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an array")
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        // Most readings hold one meter value of a few samples.
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4).min(64));
+        let mut kept = K::default();
         while let Some(item) = seq.next_element_seed(self.0)? {
-            items.push(item);
+            kept.keep(item);
         }
-        match items.is_empty() {
+        match kept.is_empty() {
             true => give_up(),
-            false => Ok(items),
+            false => Ok(kept),
         }
     }
 }
 
-#[derive(Clone, Copy)]
-struct MeterValueSeed;
+/// Reads one meterValue, its samples as `K` keeps them.
+struct MeterValueSeed<K>(PhantomData<K>);
 
-impl<'de> DeserializeSeed<'de> for MeterValueSeed {
-    type Value = MeterValue<'de>;
+// Derived `Clone` would ask `K: Clone`; the seed holds no `K`.
+impl<K> Clone for MeterValueSeed<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for MeterValueSeed<K> {}
+
+impl<'de, K: Keeping<'de>> DeserializeSeed<'de> for MeterValueSeed<K> {
+    type Value = K::MeterValue;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for MeterValueSeed {
-    type Value = MeterValue<'de>;
+impl<'de, K: Keeping<'de>> Visitor<'de> for MeterValueSeed<K> {
+    type Value = K::MeterValue;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a meterValue")
@@ -185,17 +307,14 @@ impl<'de> Visitor<'de> for MeterValueSeed {
                     once(&mut timestamp, at)?;
                 }
                 "sampledValue" => {
-                    let list = map.next_value_seed(List(SampledValueSeed))?;
+                    let list = map.next_value_seed(List::<_, K::Samples>::of(SampledValueSeed))?;
                     once(&mut sampled_value, list)?;
                 }
                 _ => return give_up(),
             }
         }
         match (timestamp, sampled_value) {
-            (Some(timestamp), Some(sampled_value)) => Ok(MeterValue {
-                timestamp,
-                sampled_value,
-            }),
+            (Some(timestamp), Some(samples)) => Ok(K::meter_value(timestamp, samples)),
             _ => give_up(),
         }
     }
@@ -267,14 +386,23 @@ fn enumeration<'de, A: MapAccess<'de>, E: SpecEnum>(
 
 #[cfg(test)]
 mod tests {
-    use crate::v16::{Action, parse_request, parse_request_tree};
+    use crate::v16::{
+        Action, MeterValuesCheck, Request, check_meter_values, parse_request, parse_request_tree,
+    };
 
-    /// Both readers on `payload`: the same request, or the same refusal (code and text).
+    /// Both readers on `payload`: the same request, or the same refusal (code and text); and
+    /// the check that keeps no list agrees with them.
     fn agree(payload: &str) -> bool {
         let streamed = super::meter_values(payload).is_some();
         let by_stream = parse_request(Action::MeterValues, payload);
         let by_tree = parse_request_tree(Action::MeterValues, payload);
         assert_eq!(by_stream, by_tree, "{payload}");
+        let checked = by_tree.map(|request| match request {
+            Request::MeterValues(request) => MeterValuesCheck::of(&request),
+            other => panic!("{payload} read as {other:?}"),
+        });
+        assert_eq!(check_meter_values(payload), checked, "{payload}");
+        assert_eq!(super::check_meter_values(payload).is_some(), streamed);
         streamed
     }
 

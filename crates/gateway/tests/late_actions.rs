@@ -1,0 +1,144 @@
+//! An action that reaches the gateway after the session it is addressed to ended: the API took
+//! it while the charger was connected, and the bus brought it a moment too late. The gateway
+//! reports it `expired` (`Disconnected`) at once; an action for a session another gateway holds
+//! is left alone. A real gateway, a real websocket client, the in-process bus.
+
+use chrono::Utc;
+use cms_bus::{
+    ActionCommand, ActionStatus, Bus, InProcessBus, InProcessConfig, Message, Publisher,
+    Registration, RegistryState, RequestedBy, SiteAuthorization, Subscriber, Topics,
+    command_record, report_of,
+};
+use cms_gateway::{Gateway, GatewayConfig, GatewaySecurity, IdTagDirectory, RegistryDirectory};
+use futures_util::StreamExt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+const IDENTITY: &str = "CP-LATE-1";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_for_a_session_that_ended_is_reported_expired_at_once() {
+    let topics = Topics::with_prefix("late");
+    let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
+    let mut connections = bus.subscribe("test", &[topics.connections]).unwrap();
+    let mut reports = bus.subscribe("test", &[topics.command_results]).unwrap();
+    let directory = Arc::new(RegistryDirectory::default());
+    directory.apply_state(
+        IDENTITY,
+        RegistryState::Registered(Registration {
+            password_hash: None,
+            security_profile: 0,
+            authorization: SiteAuthorization::Open,
+            proxy: None,
+        }),
+    );
+    directory.set_caught_up();
+    let mut config = GatewayConfig::new(
+        Some("127.0.0.1:0".parse().unwrap()),
+        "gw-late".into(),
+        topics,
+    );
+    config.shards = 1;
+    config.read_configuration_at_boot = false;
+    let commands = bus.follow(&[topics.commands]).await.unwrap();
+    let gateway = Gateway::start(
+        config,
+        directory,
+        Arc::new(IdTagDirectory::default()),
+        bus.clone(),
+        commands,
+        GatewaySecurity {
+            tls: None,
+            proxies: None,
+        },
+    )
+    .unwrap();
+    let addr = gateway.local_addr().unwrap();
+
+    let mut request = format!("ws://{addr}/ocpp/{IDENTITY}")
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse().unwrap());
+    let socket = TcpStream::connect(addr).await.unwrap();
+    let (mut ws, _) = tokio_tungstenite::client_async(request, socket)
+        .await
+        .unwrap();
+    let connected = next_event(&mut *connections, "connected").await;
+    let session = connected.record.header_str("session").unwrap().to_string();
+    ws.close(None).await.unwrap();
+    while ws.next().await.is_some() {}
+    next_event(&mut *connections, "disconnected").await;
+
+    // Taken while the session was live, arriving after its end.
+    let late = action("late-1", &session);
+    bus.publish(command_record(&topics, &late)).await.unwrap();
+    // Another gateway's session: not this gateway's to report.
+    let elsewhere = action("elsewhere-1", "a-session-of-another-gateway");
+    bus.publish(command_record(&topics, &elsewhere))
+        .await
+        .unwrap();
+
+    let reported = reports_after_the_first(&mut *reports).await;
+    let [report] = &reported[..] else {
+        panic!("one report, of the late action only: {reported:?}");
+    };
+    assert_eq!(report.command.uuid, "late-1", "{report:?}");
+    assert_eq!(report.status, ActionStatus::Expired, "{report:?}");
+    assert_eq!(report.error.as_ref().unwrap().code, "Disconnected");
+    assert_eq!(report.sent_at, None, "never sent: {report:?}");
+}
+
+fn action(uuid: &str, session: &str) -> ActionCommand {
+    let now = Utc::now();
+    let time = |t: chrono::DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    ActionCommand {
+        uuid: uuid.into(),
+        identity: IDENTITY.into(),
+        session: session.into(),
+        action: "Reset".into(),
+        request: serde_json::json!({"type": "Soft"}),
+        requested_by: RequestedBy::system(),
+        created_at: time(now),
+        expires_at: time(now + chrono::Duration::seconds(60)),
+        timeout_ms: 30_000,
+    }
+}
+
+async fn next_event(connections: &mut dyn Subscriber, event: &str) -> Message {
+    let wait = async {
+        let mut batch = Vec::new();
+        loop {
+            batch.clear();
+            connections.next_batch(&mut batch, 16).await.unwrap();
+            if let Some(found) = batch
+                .iter()
+                .find(|m| m.record.header_str("event") == Some(event))
+            {
+                return found.clone();
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .unwrap_or_else(|_| panic!("no {event} event"))
+}
+
+/// The reports that come within 10 s (without the fix, none: the gateway ignored the late
+/// action and the API ended it once overdue), and any that follow within half a second.
+async fn reports_after_the_first(reports: &mut dyn Subscriber) -> Vec<cms_bus::ActionReport> {
+    let mut found = Vec::new();
+    let mut batch = Vec::new();
+    let mut wait = Duration::from_secs(10);
+    while let Ok(read) = tokio::time::timeout(wait, reports.next_batch(&mut batch, 16)).await {
+        read.unwrap();
+        found.extend(batch.drain(..).filter_map(|m| report_of(&m)));
+        if !found.is_empty() {
+            wait = Duration::from_millis(500);
+        }
+    }
+    found
+}
