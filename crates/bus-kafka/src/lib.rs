@@ -3,6 +3,7 @@
 
 mod consumer;
 mod follow;
+mod handback;
 mod producer;
 
 pub use consumer::Replay;

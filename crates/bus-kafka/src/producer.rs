@@ -4,6 +4,7 @@
 //! producer can no longer continue (a fatal error, or the broker fencing its producer id) a new
 //! producer, with a new producer id, replaces it.
 
+use crate::handback::ReplyTo;
 use crate::{KafkaConfig, client_config, failed};
 use cms_bus::{BusError, Delivered, Record};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -22,7 +23,7 @@ pub(crate) type Delivery = oneshot::Receiver<Result<Delivered, BusError>>;
 
 /// Rides with a record through librdkafka and comes back in the delivery callback.
 pub(crate) struct Pending {
-    tx: oneshot::Sender<Result<Delivered, BusError>>,
+    reply: ReplyTo,
     enqueued: Instant,
 }
 
@@ -82,8 +83,7 @@ impl ProducerContext for DeliveryContext {
                 Err(failed("delivery", error))
             }
         };
-        // The publisher may have dropped its future; then nobody is waiting for the outcome.
-        let _ = pending.tx.send(outcome);
+        pending.reply.send(outcome);
     }
 }
 
@@ -179,7 +179,7 @@ impl KafkaProducer {
     pub(crate) fn publish(&self, record: Record) -> Result<Delivery, BusError> {
         let (tx, rx) = oneshot::channel();
         let pending = Box::new(Pending {
-            tx,
+            reply: ReplyTo::here(tx),
             enqueued: Instant::now(),
         });
         if self.backlogged.load(Ordering::Acquire) {
@@ -303,9 +303,7 @@ impl KafkaProducer {
                     backlog.push_front(Parked { record, pending });
                     return (moved, false);
                 }
-                Err(SendError::Failed(error, pending)) => {
-                    let _ = pending.tx.send(Err(error));
-                }
+                Err(SendError::Failed(error, pending)) => pending.reply.send(Err(error)),
             }
         }
         self.backlogged.store(false, Ordering::Release);
