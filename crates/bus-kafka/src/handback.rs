@@ -12,6 +12,7 @@ use cms_bus::{BusError, Delivered};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::runtime;
 use tokio::sync::{Notify, oneshot};
 
 pub(crate) type Outcome = Result<Delivered, BusError>;
@@ -69,6 +70,8 @@ impl Inbox {
         }
     }
 
+    /// Sends what the inbox holds straight to the publishers, and so every later outcome; the
+    /// task ends.
     fn close(&self) {
         let left = {
             let mut outcomes = self.outcomes.lock().unwrap_or_else(|e| e.into_inner());
@@ -78,24 +81,45 @@ impl Inbox {
         for (tx, outcome) in left {
             let _ = tx.send(outcome);
         }
+        self.ready.notify_one();
     }
 }
 
 thread_local! {
-    static INBOX: RefCell<Option<Arc<Inbox>>> = const { RefCell::new(None) };
+    static INBOX: RefCell<ThisThread> = const { RefCell::new(ThisThread(None)) };
 }
 
-/// This thread's inbox, made (with its task, on the current runtime) at the first publish;
+/// The inbox of this thread and the runtime its task runs on; closed when the thread ends, so
+/// that the task ends too.
+struct ThisThread(Option<(runtime::Id, Arc<Inbox>)>);
+
+impl Drop for ThisThread {
+    fn drop(&mut self) {
+        if let Some((_, inbox)) = self.0.take() {
+            inbox.close();
+        }
+    }
+}
+
+/// This thread's inbox for the current runtime, made (with its task) at the first publish;
 /// `None` outside a tokio runtime.
 fn this_threads_inbox() -> Option<Arc<Inbox>> {
-    INBOX.with_borrow_mut(|slot| {
-        if let Some(inbox) = slot.as_ref().filter(|i| !i.closed.load(Ordering::Acquire)) {
+    let runtime = runtime::Handle::try_current().ok()?;
+    INBOX.with_borrow_mut(|this| {
+        if let Some((id, inbox)) = &this.0
+            && *id == runtime.id()
+            && !inbox.closed.load(Ordering::Acquire)
+        {
             return Some(inbox.clone());
         }
-        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        // A thread that publishes under another runtime now: the last one's inbox is closed
+        // (and its task ends), so nothing waits on a runtime this thread no longer drives.
+        if let Some((_, previous)) = this.0.take() {
+            previous.close();
+        }
         let inbox = Arc::new(Inbox::default());
         runtime.spawn(hand_out(CloseOnDrop(inbox.clone())));
-        *slot = Some(inbox.clone());
+        this.0 = Some((runtime.id(), inbox.clone()));
         Some(inbox)
     })
 }
@@ -116,6 +140,9 @@ async fn hand_out(inbox: CloseOnDrop) {
     let mut burst = Vec::new();
     loop {
         inbox.0.ready.notified().await;
+        if inbox.0.closed.load(Ordering::Acquire) {
+            return;
+        }
         std::mem::swap(
             &mut *inbox.0.outcomes.lock().unwrap_or_else(|e| e.into_inner()),
             &mut burst,
@@ -139,7 +166,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn outcomes_from_another_thread_reach_their_publishers_in_a_burst() {
+    async fn outcomes_from_another_thread_reach_their_publishers() {
         let (replies, waits): (Vec<_>, Vec<_>) = (0..100)
             .map(|_| {
                 let (tx, rx) = oneshot::channel();
@@ -156,6 +183,50 @@ mod tests {
             let outcome = tokio::time::timeout(Duration::from_secs(5), wait).await;
             assert_eq!(outcome.unwrap().unwrap().unwrap().offset, offset as i64);
         }
+    }
+
+    #[test]
+    fn outcomes_waiting_in_the_inbox_of_a_runtime_that_stops_reach_their_publishers() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (tx, mut rx) = oneshot::channel();
+        let reply = runtime.block_on(async { ReplyTo::here(tx) });
+        std::thread::spawn(move || reply.send(delivered(9)))
+            .join()
+            .unwrap();
+        // The runtime is not driven: its task (never polled yet) cannot hand the outcome out.
+        assert!(rx.try_recv().is_err(), "held in the inbox");
+        drop(runtime);
+        assert_eq!(rx.blocking_recv().unwrap().unwrap().offset, 9);
+    }
+
+    #[test]
+    fn a_publish_under_another_runtime_gets_an_inbox_of_that_runtime() {
+        let first = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let second = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (tx, _) = oneshot::channel();
+        let on_first = first.block_on(async { ReplyTo::here(tx) }).inbox.unwrap();
+        let (tx, rx) = oneshot::channel();
+        let reply = second.block_on(async { ReplyTo::here(tx) });
+        assert!(!Arc::ptr_eq(reply.inbox.as_ref().unwrap(), &on_first));
+        assert!(
+            on_first.closed.load(Ordering::Acquire),
+            "the first runtime's is closed"
+        );
+        // Handed out by the second runtime while the first is alive but not driven.
+        std::thread::spawn(move || reply.send(delivered(3)))
+            .join()
+            .unwrap();
+        let outcome =
+            second.block_on(async { tokio::time::timeout(Duration::from_secs(5), rx).await });
+        assert_eq!(outcome.unwrap().unwrap().unwrap().offset, 3);
     }
 
     #[test]

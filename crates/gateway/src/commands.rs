@@ -293,8 +293,9 @@ pub fn publish_report(
     Box::pin(async move {
         let record = report_record(&shared.topics, &report);
         if let Err(e) = shared.bus.publish(record).await {
-            tracing::error!(error = %e, action = %report.command.uuid,
-                status = report.status.as_str(), "action report not published");
+            tracing::error!(identity = %report.command.identity, error = %e,
+                action = %report.command.uuid, status = report.status.as_str(),
+                "action report not published");
             shared.metrics.publish_failures.increment(1);
         }
     })

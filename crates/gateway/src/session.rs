@@ -101,9 +101,13 @@ pub async fn serve(
             return;
         }
         Entry::Occupied(mut live) => {
-            tracing::info!(%identity, "replacing the previous connection of this charger");
+            tracing::info!(%identity, session = %String::from_utf8_lossy(&live.get().session),
+                "replacing the previous connection of this charger");
+            // Remembered before it is replaced: an action for it is always found in one or
+            // the other. Under the map's lock, so not swept here.
+            let replaced = live.get().session.clone();
+            shared.ended.remember(replaced, Instant::now());
             let previous = live.insert(entry);
-            shared.ended.insert(previous.session.clone());
             let _ = previous.end.send(Ending::Replaced);
         }
         Entry::Vacant(vacant) => {
@@ -145,7 +149,8 @@ pub async fn serve(
         .await;
     shared.metrics.open.decrement(1.0);
     shared.metrics.disconnected(reason);
-    tracing::info!(%identity, reason = reason.as_str(), "charger disconnected");
+    tracing::info!(%identity, session = %String::from_utf8_lossy(&session),
+        reason = reason.as_str(), "charger disconnected");
 }
 
 /// The upgrade to a websocket of an accepted connection: the charger's identity and whether

@@ -18,78 +18,127 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 const IDENTITY: &str = "CP-LATE-1";
 
+/// A gateway on the in-process bus, with one registered charger, and what it publishes.
+struct Harness {
+    topics: Topics,
+    bus: Arc<InProcessBus>,
+    connections: Box<dyn Subscriber>,
+    reports: Box<dyn Subscriber>,
+    gateway: Gateway,
+}
+
+impl Harness {
+    async fn start() -> Harness {
+        let topics = Topics::with_prefix("late");
+        let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
+        let connections = bus.subscribe("test", &[topics.connections]).unwrap();
+        let reports = bus.subscribe("test", &[topics.command_results]).unwrap();
+        let directory = Arc::new(RegistryDirectory::default());
+        directory.apply_state(
+            IDENTITY,
+            RegistryState::Registered(Registration {
+                password_hash: None,
+                security_profile: 0,
+                authorization: SiteAuthorization::Open,
+                proxy: None,
+            }),
+        );
+        directory.set_caught_up();
+        let mut config = GatewayConfig::new(
+            Some("127.0.0.1:0".parse().unwrap()),
+            "gw-late".into(),
+            topics,
+        );
+        config.shards = 1;
+        config.read_configuration_at_boot = false;
+        let commands = bus.follow(&[topics.commands]).await.unwrap();
+        let gateway = Gateway::start(
+            config,
+            directory,
+            Arc::new(IdTagDirectory::default()),
+            bus.clone(),
+            commands,
+            GatewaySecurity {
+                tls: None,
+                proxies: None,
+            },
+        )
+        .unwrap();
+        Harness {
+            topics,
+            bus,
+            connections,
+            reports,
+            gateway,
+        }
+    }
+
+    /// Connects the charger and returns its socket and its session id.
+    async fn connect(&mut self) -> (Ws, String) {
+        let addr = self.gateway.local_addr().unwrap();
+        let mut request = format!("ws://{addr}/ocpp/{IDENTITY}")
+            .into_client_request()
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse().unwrap());
+        let socket = TcpStream::connect(addr).await.unwrap();
+        let (ws, _) = tokio_tungstenite::client_async(request, socket)
+            .await
+            .unwrap();
+        let connected = next_event(&mut *self.connections, "connected").await;
+        let session = connected.record.header_str("session").unwrap().to_string();
+        (ws, session)
+    }
+
+    async fn command(&self, command: &ActionCommand) {
+        let record = command_record(&self.topics, command);
+        self.bus.publish(record).await.unwrap();
+    }
+
+    /// Asserts that the one report made is the late action's: expired, never sent.
+    async fn assert_only_expired(&mut self, uuid: &str) {
+        let reported = reports_after_the_first(&mut *self.reports).await;
+        let [report] = &reported[..] else {
+            panic!("one report, of the late action only: {reported:?}");
+        };
+        assert_eq!(report.command.uuid, uuid, "{report:?}");
+        assert_eq!(report.status, ActionStatus::Expired, "{report:?}");
+        assert_eq!(report.error.as_ref().unwrap().code, "Disconnected");
+        assert_eq!(report.sent_at, None, "never sent: {report:?}");
+    }
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_action_for_a_session_that_ended_is_reported_expired_at_once() {
-    let topics = Topics::with_prefix("late");
-    let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
-    let mut connections = bus.subscribe("test", &[topics.connections]).unwrap();
-    let mut reports = bus.subscribe("test", &[topics.command_results]).unwrap();
-    let directory = Arc::new(RegistryDirectory::default());
-    directory.apply_state(
-        IDENTITY,
-        RegistryState::Registered(Registration {
-            password_hash: None,
-            security_profile: 0,
-            authorization: SiteAuthorization::Open,
-            proxy: None,
-        }),
-    );
-    directory.set_caught_up();
-    let mut config = GatewayConfig::new(
-        Some("127.0.0.1:0".parse().unwrap()),
-        "gw-late".into(),
-        topics,
-    );
-    config.shards = 1;
-    config.read_configuration_at_boot = false;
-    let commands = bus.follow(&[topics.commands]).await.unwrap();
-    let gateway = Gateway::start(
-        config,
-        directory,
-        Arc::new(IdTagDirectory::default()),
-        bus.clone(),
-        commands,
-        GatewaySecurity {
-            tls: None,
-            proxies: None,
-        },
-    )
-    .unwrap();
-    let addr = gateway.local_addr().unwrap();
-
-    let mut request = format!("ws://{addr}/ocpp/{IDENTITY}")
-        .into_client_request()
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse().unwrap());
-    let socket = TcpStream::connect(addr).await.unwrap();
-    let (mut ws, _) = tokio_tungstenite::client_async(request, socket)
-        .await
-        .unwrap();
-    let connected = next_event(&mut *connections, "connected").await;
-    let session = connected.record.header_str("session").unwrap().to_string();
+    let mut harness = Harness::start().await;
+    let (mut ws, session) = harness.connect().await;
     ws.close(None).await.unwrap();
     while ws.next().await.is_some() {}
-    next_event(&mut *connections, "disconnected").await;
+    next_event(&mut *harness.connections, "disconnected").await;
 
     // Taken while the session was live, arriving after its end.
-    let late = action("late-1", &session);
-    bus.publish(command_record(&topics, &late)).await.unwrap();
+    harness.command(&action("late-1", &session)).await;
     // Another gateway's session: not this gateway's to report.
-    let elsewhere = action("elsewhere-1", "a-session-of-another-gateway");
-    bus.publish(command_record(&topics, &elsewhere))
-        .await
-        .unwrap();
+    harness
+        .command(&action("elsewhere-1", "a-session-of-another-gateway"))
+        .await;
+    harness.assert_only_expired("late-1").await;
+}
 
-    let reported = reports_after_the_first(&mut *reports).await;
-    let [report] = &reported[..] else {
-        panic!("one report, of the late action only: {reported:?}");
-    };
-    assert_eq!(report.command.uuid, "late-1", "{report:?}");
-    assert_eq!(report.status, ActionStatus::Expired, "{report:?}");
-    assert_eq!(report.error.as_ref().unwrap().code, "Disconnected");
-    assert_eq!(report.sent_at, None, "never sent: {report:?}");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_for_a_replaced_session_is_reported_expired_at_once_and_never_sent() {
+    let mut harness = Harness::start().await;
+    let (_first, replaced) = harness.connect().await;
+    let (mut second, _) = harness.connect().await;
+
+    harness.command(&action("late-2", &replaced)).await;
+    harness.assert_only_expired("late-2").await;
+    // The charger's live connection got nothing.
+    let got = tokio::time::timeout(Duration::from_millis(300), second.next()).await;
+    assert!(got.is_err(), "the live connection was sent {got:?}");
 }
 
 fn action(uuid: &str, session: &str) -> ActionCommand {

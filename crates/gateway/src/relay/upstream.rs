@@ -89,9 +89,10 @@ impl Link {
             chrono::Utc::now(),
         );
         let delivery = events.bus.publish(record);
+        let identity = self.identity.clone();
         tokio::spawn(async move {
             if let Err(e) = delivery.await {
-                tracing::warn!(error = %e, "upstream state not published");
+                tracing::warn!(%identity, error = %e, "upstream state not published");
             }
         });
     }
@@ -139,7 +140,7 @@ impl Link {
             };
             let outcome = match connected {
                 Ok(Ok(ws)) => {
-                    tracing::info!(upstream = %target, "relaying to the upstream");
+                    tracing::info!(identity = %self.identity, upstream = %target, "relaying to the upstream");
                     metrics::counter!("cms_proxy_upstream_connects_total", "outcome" => "connected")
                         .increment(1);
                     let up_since = Instant::now();
@@ -175,7 +176,8 @@ impl Link {
             metrics::counter!("cms_proxy_frames_dropped_total").increment(dropped);
             metrics::counter!("cms_proxy_upstream_connects_total", "outcome" => "failed")
                 .increment(1);
-            tracing::warn!(upstream = %target, reason = %why, retry_in = ?retry, "upstream unavailable");
+            tracing::warn!(identity = %self.identity, upstream = %target, reason = %why,
+                retry_in = ?retry, "upstream unavailable");
             tokio::select! {
                 _ = self.stop.cancelled() => return,
                 _ = tokio::time::sleep(jittered(retry)) => {}
