@@ -99,15 +99,6 @@ pub struct SettingRow {
     pub updated_at: String,
 }
 
-/// The states an action may be in for `to` to follow: forward only, and never out of a final
-/// state.
-fn predecessors(to: &str) -> &'static str {
-    match to {
-        "sent" => "('pending')",
-        _ => "('pending', 'sent')",
-    }
-}
-
 impl Store {
     /// Keeps a new action (`pending`).
     pub async fn insert_action(&self, new: &NewAction) -> Result<()> {
@@ -301,66 +292,6 @@ async fn insert(
     .bind(&new.expires_at)
     .bind(published_at)
     .bind(new.charger_id)
-    .fetch_optional(&mut *db)
-    .await?)
-}
-
-/// Applies a gateway's report (inside the materialiser's batch transaction). The common case,
-/// a known action moving on, is one statement; only an action this store has not seen (one a
-/// gateway took by itself) is inserted first.
-pub(crate) async fn apply_report(db: &mut AnyConnection, report: &ActionReported) -> Result<()> {
-    let mut moved = advance(db, report).await?;
-    if moved.is_none() {
-        let known: Option<i64> =
-            sqlx::query_scalar("SELECT charger_id FROM charger_actions WHERE uuid = $1")
-                .bind(&report.action.uuid)
-                .fetch_optional(&mut *db)
-                .await?;
-        if known.is_some() {
-            // Past this state already: a replay, or a report that came late.
-            return Ok(());
-        }
-        let charger_id: Option<i64> =
-            sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")
-                .bind(&report.identity)
-                .fetch_optional(&mut *db)
-                .await?;
-        let Some(charger_id) = charger_id else {
-            return Ok(());
-        };
-        let action = NewAction {
-            charger_id,
-            ..report.action.clone()
-        };
-        insert(db, &action, Some(&action.session)).await?;
-        moved = advance(db, report).await?;
-    }
-    // The configuration changes once, with the state change that ended the action.
-    if let (Some(charger_id), Some(update)) = (moved, &report.settings) {
-        apply_settings(db, charger_id, update, &report.at).await?;
-    }
-    Ok(())
-}
-
-/// Moves the action to the report's state if it may follow the one stored; the action's
-/// charger when it did.
-async fn advance(db: &mut AnyConnection, report: &ActionReported) -> Result<Option<i64>> {
-    Ok(sqlx::query_scalar(&format!(
-        "UPDATE charger_actions SET status = $1, response = COALESCE($2, response),
-           error_code = COALESCE($3, error_code), error_description = COALESCE($4, error_description),
-           sent_at = COALESCE(sent_at, $5), finished_at = COALESCE($6, finished_at),
-           published_at = COALESCE(published_at, $7), updated_at = $7
-         WHERE uuid = $8 AND status IN {} RETURNING charger_id",
-        predecessors(&report.status)
-    ))
-    .bind(&report.status)
-    .bind(&report.response)
-    .bind(&report.error_code)
-    .bind(&report.error_description)
-    .bind(&report.sent_at)
-    .bind(&report.finished_at)
-    .bind(&report.at)
-    .bind(&report.action.uuid)
     .fetch_optional(&mut *db)
     .await?)
 }

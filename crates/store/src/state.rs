@@ -108,10 +108,7 @@ impl Store {
         // Actions' reports touch nothing else the batch does: they go last, together.
         let mut reports = Vec::new();
         for change in changes {
-            match change {
-                StateChange::ActionReported(report) => reports.push(&**report),
-                _ => apply_one(&mut tx, change).await?,
-            }
+            apply_one(&mut tx, change, &mut reports).await?;
         }
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
         tx.commit().await?;
@@ -119,7 +116,12 @@ impl Store {
     }
 }
 
-async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
+/// Applies `change`, or, for an action's report, sets it aside in `reports`.
+async fn apply_one<'a>(
+    db: &mut AnyConnection,
+    change: &'a StateChange,
+    reports: &mut Vec<&'a crate::actions::ActionReported>,
+) -> Result<()> {
     use StateChange::*;
     match change {
         Connected {
@@ -323,7 +325,7 @@ async fn apply_one(db: &mut AnyConnection, change: &StateChange) -> Result<()> {
             crate::transaction_readings::keep_energy(db, identity, *connector_id, energy).await?;
         }
         TransactionStarted { .. } => start_transaction(db, change).await?,
-        ActionReported(report) => crate::actions::apply_report(db, report).await?,
+        ActionReported(report) => reports.push(report),
         TransactionStopped {
             identity,
             ocpp_transaction_id,

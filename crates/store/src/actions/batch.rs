@@ -2,9 +2,9 @@
 //! charger, a batch holds hundreds of them, and a statement each (a round trip to the store's
 //! thread, twice per command) cost the ingest more than the commands' own work. So every
 //! known action of the batch moves in one statement; only what that statement left alone (an
-//! action the store has not seen, a report that came late) takes the one-by-one path.
+//! action the store has not seen, a report that came late) is looked at one by one.
 
-use super::{ActionReported, apply_report, apply_settings};
+use super::{ActionReported, NewAction, apply_settings, insert};
 use crate::{Backend, Result};
 use sqlx::{AnyConnection, Row};
 use std::collections::HashMap;
@@ -33,23 +33,52 @@ pub(crate) async fn apply_reports(
         chunk.sort_by_key(|one| one.index);
         for one in chunk.iter() {
             match moved.get(one.report.action.uuid.as_str()) {
-                Some(&charger_id) => {
-                    if let Some(update) = &one.report.settings {
-                        apply_settings(db, charger_id, update, &one.report.at).await?;
-                    }
-                }
-                None if one.sent_at != one.report.sent_at.as_deref() => {
-                    let report = ActionReported {
-                        sent_at: one.sent_at.map(str::to_string),
-                        ..one.report.clone()
-                    };
-                    apply_report(db, &report).await?;
-                }
-                None => apply_report(db, one.report).await?,
+                Some(&charger_id) => settle(db, charger_id, one.report).await?,
+                None => unseen(db, backend, one).await?,
             }
         }
     }
     Ok(())
+}
+
+/// The configuration changes once, with the state change that ended the action.
+async fn settle(db: &mut AnyConnection, charger_id: i64, report: &ActionReported) -> Result<()> {
+    match &report.settings {
+        Some(update) => apply_settings(db, charger_id, update, &report.at).await,
+        None => Ok(()),
+    }
+}
+
+/// An action the statement left alone: one this store has not seen (a configuration read a
+/// gateway took by itself) is kept, then moved; one past this state already (a replay, a report
+/// that came late) is left as it is.
+async fn unseen(db: &mut AnyConnection, backend: Backend, one: &Furthest<'_>) -> Result<()> {
+    let report = one.report;
+    let known: Option<i64> =
+        sqlx::query_scalar("SELECT charger_id FROM charger_actions WHERE uuid = $1")
+            .bind(&report.action.uuid)
+            .fetch_optional(&mut *db)
+            .await?;
+    if known.is_some() {
+        return Ok(());
+    }
+    let charger_id: Option<i64> = sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")
+        .bind(&report.identity)
+        .fetch_optional(&mut *db)
+        .await?;
+    let Some(charger_id) = charger_id else {
+        return Ok(());
+    };
+    let action = NewAction {
+        charger_id,
+        ..report.action.clone()
+    };
+    insert(db, &action, Some(&action.session)).await?;
+    let moved = advance_all(db, backend, std::slice::from_ref(one)).await?;
+    match moved.get(report.action.uuid.as_str()) {
+        Some(&charger_id) => settle(db, charger_id, report).await,
+        None => Ok(()),
+    }
 }
 
 /// Per action, in the order first reported: a final report over `sent`, and of two final ones

@@ -85,11 +85,11 @@ impl<'de> Keeping<'de> for Whole {
 struct Check;
 
 impl<'de> Keeping<'de> for Check {
-    type Samples = Count;
+    type Samples = Any;
     type MeterValue = DateTime<Utc>;
     type MeterValues = Newest;
 
-    fn meter_value(timestamp: DateTime<Utc>, _: Count) -> DateTime<Utc> {
+    fn meter_value(timestamp: DateTime<Utc>, _: Any) -> DateTime<Utc> {
         timestamp
     }
 }
@@ -112,17 +112,17 @@ impl<T> Keep<T> for Vec<T> {
     }
 }
 
-/// How many items there were.
+/// Whether there was an item.
 #[derive(Default)]
-struct Count(usize);
+struct Any(bool);
 
-impl<T> Keep<T> for Count {
+impl<T> Keep<T> for Any {
     fn keep(&mut self, _: T) {
-        self.0 += 1;
+        self.0 = true;
     }
 
     fn is_empty(&self) -> bool {
-        self.0 == 0
+        !self.0
     }
 }
 
