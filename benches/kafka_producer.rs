@@ -9,7 +9,7 @@
 //! kafka_producer` (scripts/broker starts a local in-memory tansu and prints its address).
 
 use bytes::Bytes;
-use cms_bus::{Header, Publisher, Record};
+use cms_bus::{Header, Headers, Publisher, Record};
 use cms_bus_kafka::{KafkaBus, KafkaConfig};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -30,11 +30,11 @@ fn record(topic: &'static str, charger: usize, n: usize) -> Record {
     Record {
         topic: Cow::Borrowed(topic),
         key: Bytes::from(format!("CP-{charger:05}")),
-        headers: vec![
+        headers: Headers::from_iter([
             Header::new("action", "MeterValues"),
             Header::new("message_id", format!("{n}")),
             Header::new("received_at", "2026-11-21T10:00:00.000000Z"),
-        ],
+        ]),
         value: meter_values(n),
     }
 }

@@ -9,7 +9,7 @@ mod producer;
 pub use consumer::Replay;
 use follow::Follow;
 
-use cms_bus::{BoxFuture, Bus, BusError, Delivered, Publisher, Record, Subscriber};
+use cms_bus::{BoxFuture, Bus, BusError, Publisher, Publishing, Record, Subscriber};
 use rdkafka::ClientConfig;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
@@ -138,16 +138,14 @@ impl KafkaBus {
 impl Publisher for KafkaBus {
     /// Enqueues the record before returning (so per-key order holds even when the future is
     /// awaited later); the future resolves once the broker acknowledged it.
-    fn publish(&self, record: Record) -> BoxFuture<'static, Result<Delivered, BusError>> {
+    fn publish(&self, record: Record) -> Publishing {
         if *self.inner.closed.borrow() {
-            return Box::pin(std::future::ready(Err(BusError::Closed)));
+            return Publishing::done(Err(BusError::Closed));
         }
         match self.inner.producer.publish(record) {
             // The sender only disappears if the producer is torn down before delivery.
-            Ok(delivery) => {
-                Box::pin(async move { delivery.await.unwrap_or(Err(BusError::Closed)) })
-            }
-            Err(e) => Box::pin(std::future::ready(Err(e))),
+            Ok(delivery) => Publishing::acknowledgement(delivery),
+            Err(e) => Publishing::done(Err(e)),
         }
     }
 }

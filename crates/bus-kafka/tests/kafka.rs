@@ -4,7 +4,7 @@ mod broker;
 
 use broker::{Broker, Proxy};
 use bytes::Bytes;
-use cms_bus::{Bus, BusError, Delivered, Header, Message, Publisher, Record, Subscriber};
+use cms_bus::{Bus, BusError, Delivered, Header, Headers, Message, Publisher, Record, Subscriber};
 use cms_bus_kafka::{KafkaBus, KafkaConfig};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -41,12 +41,12 @@ fn record(topic: &str, key: &str, seq: usize) -> Record {
     Record {
         topic: Cow::Owned(topic.to_owned()),
         key: Bytes::from(key.to_owned()),
-        headers: vec![
+        headers: Headers::from_iter([
             Header::new("action", "MeterValues"),
             Header::new("seq", seq.to_string()),
             // Binary header bytes must survive as they are.
             Header::new("raw", vec![0u8, 255, 1]),
-        ],
+        ]),
         value: Bytes::from(format!("{{\"key\":\"{key}\",\"seq\":{seq}}}")),
     }
 }

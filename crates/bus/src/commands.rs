@@ -2,7 +2,7 @@
 //! its state (gateway → API). Both are keyed by charger identity, so one charger's actions and
 //! results keep their order; both carry the whole action, so a consumer needs nothing else.
 
-use crate::{Message, Record, Topics};
+use crate::{Headers, Message, Record, Topics};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -158,10 +158,10 @@ fn json_record(
     Record {
         topic: Cow::Borrowed(topic),
         key: Bytes::copy_from_slice(identity.as_bytes()),
-        headers: vec![crate::Header::new(
+        headers: Headers::from_iter([crate::Header::new(
             "action",
             Bytes::copy_from_slice(action.as_bytes()),
-        )],
+        )]),
         value: Bytes::from(value),
     }
 }

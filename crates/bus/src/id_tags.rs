@@ -3,7 +3,7 @@
 //! (`{"team_id":..,"id_tag":..,"status":..,"expiry_date":..,"parent_id_tag":..}`); an empty
 //! value is a tombstone (the tag was deleted).
 
-use crate::{Record, Topics};
+use crate::{Headers, Record, Topics};
 use bytes::Bytes;
 use std::borrow::Cow;
 
@@ -71,7 +71,7 @@ pub fn id_tag_record(
     Record {
         topic: Cow::Borrowed(topics.id_tags),
         key: Bytes::from(format!("{team_id}/{key}")),
-        headers: vec![],
+        headers: Headers::new(),
         value: Bytes::from(value),
     }
 }

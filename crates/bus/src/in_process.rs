@@ -1,12 +1,15 @@
 //! The in-process bus of `cms up`: bounded queues per consumer group, so a slow consumer slows
 //! the publishers (backpressure) instead of growing memory without limit.
 
-use crate::{BoxFuture, Bus, BusError, Delivered, Message, Publisher, Record, Subscriber};
+use crate::{
+    BoxFuture, Bus, BusError, Delivered, Message, Publisher, Publishing, Record, Subscriber,
+};
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
 
 #[derive(Debug, Clone)]
 pub struct InProcessConfig {
@@ -83,47 +86,84 @@ fn partition_of(key: &[u8], partitions: i32) -> i32 {
 }
 
 impl Publisher for InProcessBus {
-    fn publish(&self, record: Record) -> BoxFuture<'static, Result<Delivered, BusError>> {
-        let inner = self.inner.clone();
-        Box::pin(async move {
-            let Some(counters) = inner.offsets.get(record.topic.as_ref()) else {
-                return Err(BusError::UnknownTopic(record.topic.into_owned()));
-            };
-            let partition = partition_of(&record.key, inner.partitions);
-            let offset = counters[partition as usize].fetch_add(1, Ordering::Relaxed);
-            let subscribed = {
-                let groups = inner.groups.read().unwrap_or_else(|e| e.into_inner());
-                if groups.closed {
-                    return Err(BusError::Closed);
-                }
-                groups.subscribed.clone()
-            };
-            // The topic apart from the record, which moves into the message below (a clone of
-            // a borrowed `'static` name, as publishers give it, copies nothing).
-            let topic = record.topic.clone();
-            let takes = |g: &&GroupQueue| g.topics.iter().any(|t| *t == topic);
-            let mut queues = subscribed.iter().filter(takes).peekable();
-            let message = Message {
-                record,
-                partition,
-                offset,
-            };
-            // Await room in every group's queue: this is where a slow consumer pushes back.
-            // The last group gets the record itself, so the usual single group copies nothing.
-            while let Some(group) = queues.next() {
-                if queues.peek().is_none() {
-                    group.tx.send(message).await.map_err(|_| BusError::Closed)?;
-                    break;
-                }
-                group
-                    .tx
-                    .send(message.clone())
-                    .await
-                    .map_err(|_| BusError::Closed)?;
+    /// Hands the record to every queue that has room now, with no future of its own; only a full
+    /// queue (a consumer that lags) makes the rest wait, in a boxed future.
+    fn publish(&self, record: Record) -> Publishing {
+        let inner = &self.inner;
+        let Some(counters) = inner.offsets.get(record.topic.as_ref()) else {
+            return Publishing::done(Err(BusError::UnknownTopic(record.topic.into_owned())));
+        };
+        let partition = partition_of(&record.key, inner.partitions);
+        let offset = counters[partition as usize].fetch_add(1, Ordering::Relaxed);
+        let delivered = Delivered { partition, offset };
+        let subscribed = {
+            let groups = inner.groups.read().unwrap_or_else(|e| e.into_inner());
+            if groups.closed {
+                return Publishing::done(Err(BusError::Closed));
             }
-            Ok(Delivered { partition, offset })
-        })
+            groups.subscribed.clone()
+        };
+        // The topic apart from the record, which moves into the message below (a clone of a
+        // borrowed `'static` name, as publishers give it, copies nothing).
+        let topic = record.topic.clone();
+        let mut queues =
+            (0..subscribed.len()).filter(|&i| subscribed[i].topics.iter().any(|t| *t == topic));
+        let message = Message {
+            record,
+            partition,
+            offset,
+        };
+        let mut next = queues.next();
+        while let Some(at) = next {
+            next = queues.next();
+            if next.is_none() {
+                // The last group gets the record itself, so the usual single group copies
+                // nothing.
+                return match subscribed[at].tx.try_send(message) {
+                    Ok(()) => Publishing::done(Ok(delivered)),
+                    Err(TrySendError::Closed(_)) => Publishing::done(Err(BusError::Closed)),
+                    Err(TrySendError::Full(message)) => {
+                        wait_for_room(subscribed, vec![at], message, delivered)
+                    }
+                };
+            }
+            match subscribed[at].tx.try_send(message.clone()) {
+                Ok(()) => {}
+                Err(TrySendError::Closed(_)) => return Publishing::done(Err(BusError::Closed)),
+                Err(TrySendError::Full(_)) => {
+                    let rest = std::iter::once(at).chain(next).chain(queues).collect();
+                    return wait_for_room(subscribed, rest, message, delivered);
+                }
+            }
+        }
+        // No group reads this topic.
+        Publishing::done(Ok(delivered))
     }
+}
+
+/// Sends the message to these queues in turn, each as soon as it has room: this is where a slow
+/// consumer pushes back. The last queue gets the message itself.
+fn wait_for_room(
+    subscribed: Arc<Vec<GroupQueue>>,
+    queues: Vec<usize>,
+    message: Message,
+    delivered: Delivered,
+) -> Publishing {
+    Publishing::waiting(async move {
+        let Some((&last, first)) = queues.split_last() else {
+            return Ok(delivered);
+        };
+        for &at in first {
+            let copy = message.clone();
+            subscribed[at]
+                .tx
+                .send(copy)
+                .await
+                .map_err(|_| BusError::Closed)?;
+        }
+        let sent = subscribed[last].tx.send(message).await;
+        sent.map(|()| delivered).map_err(|_| BusError::Closed)
+    })
 }
 
 impl Bus for InProcessBus {

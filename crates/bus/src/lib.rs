@@ -7,6 +7,7 @@ mod commands;
 mod id_tags;
 mod in_process;
 mod proxy;
+mod publishing;
 mod record;
 mod registry;
 mod topics;
@@ -18,7 +19,8 @@ pub use commands::{
 pub use id_tags::{IdTagEntry, IdTagStatus, id_tag_entry, id_tag_record};
 pub use in_process::{InProcessBus, InProcessConfig};
 pub use proxy::{ProxySetup, Upstream, VendorRole};
-pub use record::{Delivered, Header, Message, Record};
+pub use publishing::Publishing;
+pub use record::{Delivered, Header, Headers, Message, Record};
 pub use registry::{
     Registration, RegistryState, SiteAuthorization, registry_record, registry_state,
 };
@@ -43,8 +45,10 @@ pub enum BusError {
 
 /// Publishes records. `publish` resolves once the bus has taken responsibility for the record
 /// (for Kafka: the broker acknowledged it), so a caller may only then tell a charger "taken".
+/// Records of one key keep their order when each is published once the one before was taken
+/// (awaiting each in turn does).
 pub trait Publisher: Send + Sync + 'static {
-    fn publish(&self, record: Record) -> BoxFuture<'static, Result<Delivered, BusError>>;
+    fn publish(&self, record: Record) -> Publishing;
 }
 
 /// Reads records of the topics it subscribed to, in order per partition.

@@ -1,6 +1,7 @@
 //! Records as they travel on the bus.
 
 use bytes::Bytes;
+use smallvec::SmallVec;
 use std::borrow::Cow;
 
 /// A record header: a name and raw bytes, as Kafka has them.
@@ -19,12 +20,17 @@ impl Header {
     }
 }
 
+/// A record's headers. Up to eight live inside the record itself (a MeterValues record has
+/// eight, the gateway's largest common one), so a frame's record is built without a heap
+/// allocation; more spill to the heap.
+pub type Headers = SmallVec<[Header; 8]>;
+
 /// One record: the key decides the partition (so one charger's records keep their order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     pub topic: Cow<'static, str>,
     pub key: Bytes,
-    pub headers: Vec<Header>,
+    pub headers: Headers,
     pub value: Bytes,
 }
 

@@ -3,7 +3,7 @@
 //! "authorization":{"mode":"id_tags","teams":[..]},"proxy":{"vendor_role":..,"servers":[..]}}`);
 //! an empty value is a tombstone.
 
-use crate::{Record, Topics};
+use crate::{Headers, Record, Topics};
 use bytes::Bytes;
 use std::borrow::Cow;
 
@@ -64,7 +64,7 @@ pub fn registry_record(topics: &Topics, identity: &str, state: &RegistryState) -
     Record {
         topic: Cow::Borrowed(topics.registry),
         key: Bytes::copy_from_slice(identity.as_bytes()),
-        headers: vec![],
+        headers: Headers::new(),
         value: Bytes::from(value.to_string()),
     }
 }

@@ -8,7 +8,7 @@ use crate::transactions::{StartKey, TransactionIds};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::Topics;
-use cms_bus::{Header, Record};
+use cms_bus::{Header, Headers, Record};
 use cms_ocpp::v16::{
     Action, MAX_CONNECTOR_ID, MeterValuesCheck, Request, answer, check_meter_values, parse_request,
 };
@@ -183,12 +183,8 @@ fn accept(
     value: Bytes,
     now: DateTime<Utc>,
 ) -> Handled {
-    // Room for the two headers a MeterValues or StartTransaction adds: no regrowth.
-    let added = match action {
-        Action::MeterValues | Action::StartTransaction => 2,
-        _ => 0,
-    };
-    let mut headers = Vec::with_capacity(6 + added);
+    // Six here and the two a MeterValues or StartTransaction adds: all inside the record.
+    let mut headers = Headers::new();
     headers.push(Header::new("action", action.as_str()));
     headers.push(Header::new("message_id", id_bytes));
     headers.push(Header::new("received_at", record_time_bytes(now)));
@@ -261,7 +257,7 @@ fn published(
     ctx: &CallContext<'_>,
     message_id: &str,
     action: Action,
-    headers: Vec<Header>,
+    headers: Headers,
     value: Bytes,
     answer: &str,
 ) -> Handled {

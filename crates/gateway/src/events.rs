@@ -4,7 +4,7 @@
 use crate::metrics::DisconnectReason;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use cms_bus::{Header, Record};
+use cms_bus::{Header, Headers, Record};
 use std::borrow::Cow;
 
 pub enum ConnectionEvent {
@@ -73,12 +73,12 @@ pub fn connection_record(
     Record {
         topic: Cow::Borrowed(target.topic),
         key: identity_key.clone(),
-        headers: vec![
+        headers: Headers::from_iter([
             Header::new("event", name),
             Header::new("received_at", at),
             Header::new("gateway", target.node.clone()),
             Header::new("session", session.clone()),
-        ],
+        ]),
         value: Bytes::from(value.to_string()),
     }
 }

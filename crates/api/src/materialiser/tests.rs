@@ -1,5 +1,5 @@
 use super::*;
-use cms_bus::{Header, Record};
+use cms_bus::{Header, Headers, Record};
 use std::borrow::Cow;
 
 fn reading(key: &'static str, connector: &'static str, at: Option<&'static str>) -> Message {
@@ -18,7 +18,7 @@ fn message(topic: &'static str, key: &'static str, headers: Vec<Header>) -> Mess
         record: Record {
             topic: Cow::Borrowed(topic),
             key: Bytes::from_static(key.as_bytes()),
-            headers,
+            headers: Headers::from_vec(headers),
             value: Bytes::from_static(b"{}"),
         },
         partition: 0,
@@ -92,10 +92,10 @@ fn ocpp_record(topics: &Topics, identity: &str, action: &str, payload: &str) -> 
     Record {
         topic: Cow::Borrowed(topics.messages),
         key: Bytes::copy_from_slice(identity.as_bytes()),
-        headers: vec![
+        headers: Headers::from_iter([
             Header::new("action", Bytes::copy_from_slice(action.as_bytes())),
             Header::new("received_at", "2026-11-21T10:00:00.000000Z"),
-        ],
+        ]),
         value: Bytes::copy_from_slice(payload.as_bytes()),
     }
 }

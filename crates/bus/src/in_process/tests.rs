@@ -1,13 +1,26 @@
 use super::*;
-use crate::Header;
+use crate::{Header, Headers};
 use bytes::Bytes;
 use std::borrow::Cow;
+use std::task::{Context, Poll, Waker};
+
+/// The future's output if it is ready at its first poll.
+fn now_or_never<T>(future: impl Future<Output = T>) -> Option<T> {
+    let mut future = std::pin::pin!(future);
+    match future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
 
 fn record(topic: &'static str, key: &str, value: &str) -> Record {
     Record {
         topic: Cow::Borrowed(topic),
         key: Bytes::copy_from_slice(key.as_bytes()),
-        headers: vec![Header::new("action", "MeterValues")],
+        headers: Headers::from_iter([Header::new("action", "MeterValues")]),
         value: Bytes::copy_from_slice(value.as_bytes()),
     }
 }
@@ -111,4 +124,60 @@ async fn closing_drains_what_was_taken_before_the_end() {
         }
     }
     assert_eq!(out.len(), 100);
+}
+
+#[tokio::test]
+async fn a_record_is_taken_when_published_if_every_queue_has_room() {
+    let bus = InProcessBus::new(InProcessConfig::default(), &["a"]);
+    let mut first = bus.subscribe("g1", &["a"]).unwrap();
+    let mut second = bus.subscribe("g2", &["a"]).unwrap();
+    let publishing = bus.publish(record("a", "k", "1"));
+    // Not awaited yet, and both groups already have it.
+    for sub in [&mut first, &mut second] {
+        let mut out = Vec::new();
+        let read = now_or_never(sub.next_batch(&mut out, 10));
+        assert_eq!(read, Some(Ok(1)));
+        assert_eq!(out[0].record.value, "1");
+    }
+    assert_eq!(publishing.await.unwrap().offset, 0);
+}
+
+#[tokio::test]
+async fn a_lagging_group_holds_the_publisher_back_and_every_group_gets_the_record_once() {
+    // The lagging group first, then last: the record waits for it either way.
+    for lagging_first in [true, false] {
+        let config = InProcessConfig {
+            partitions: 1,
+            queue_capacity: 2,
+        };
+        let bus = InProcessBus::new(config, &["a"]);
+        let (mut lagging, mut prompt) = if lagging_first {
+            let lagging = bus.subscribe("lagging", &["a"]).unwrap();
+            (lagging, bus.subscribe("prompt", &["a"]).unwrap())
+        } else {
+            let prompt = bus.subscribe("prompt", &["a"]).unwrap();
+            (bus.subscribe("lagging", &["a"]).unwrap(), prompt)
+        };
+        let mut seen = Vec::new();
+        for value in ["1", "2"] {
+            bus.publish(record("a", "k", value)).await.unwrap();
+        }
+        prompt.next_batch(&mut seen, 10).await.unwrap();
+        let third = tokio::spawn({
+            let bus = bus.clone();
+            async move { bus.publish(record("a", "k", "3")).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!third.is_finished(), "the lagging group's queue is full");
+        let mut lagged = Vec::new();
+        lagging.next_batch(&mut lagged, 1).await.unwrap();
+        assert_eq!(third.await.unwrap().unwrap().offset, 2);
+        bus.close();
+        while prompt.next_batch(&mut seen, 10).await.unwrap() > 0 {}
+        while lagging.next_batch(&mut lagged, 10).await.unwrap() > 0 {}
+        for got in [&seen, &lagged] {
+            let values: Vec<&Bytes> = got.iter().map(|m| &m.record.value).collect();
+            assert_eq!(values, ["1", "2", "3"], "lagging first: {lagging_first}");
+        }
+    }
 }
