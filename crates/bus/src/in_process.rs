@@ -6,7 +6,7 @@ use crate::{
 };
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
@@ -41,6 +41,10 @@ struct Inner {
     /// Next offset per topic and partition.
     offsets: HashMap<String, Vec<AtomicI64>>,
     groups: RwLock<Groups>,
+    /// Publishes waiting for room. While there are any, a new publish waits behind them instead
+    /// of slipping into a queue that just made room: records keep the order they were
+    /// published in (a registry change and the next one of the same charger, say).
+    waiting: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -74,6 +78,7 @@ impl InProcessBus {
                 queue_capacity: config.queue_capacity.max(1),
                 offsets,
                 groups: RwLock::new(Groups::default()),
+                waiting: AtomicUsize::new(0),
             }),
         }
     }
@@ -113,6 +118,10 @@ impl Publisher for InProcessBus {
             partition,
             offset,
         };
+        if inner.waiting.load(Ordering::Acquire) > 0 {
+            let all = queues.collect();
+            return wait_for_room(inner, subscribed, all, message, delivered);
+        }
         let mut next = queues.next();
         while let Some(at) = next {
             next = queues.next();
@@ -123,7 +132,7 @@ impl Publisher for InProcessBus {
                     Ok(()) => Publishing::done(Ok(delivered)),
                     Err(TrySendError::Closed(_)) => Publishing::done(Err(BusError::Closed)),
                     Err(TrySendError::Full(message)) => {
-                        wait_for_room(subscribed, vec![at], message, delivered)
+                        wait_for_room(inner, subscribed, vec![at], message, delivered)
                     }
                 };
             }
@@ -132,7 +141,7 @@ impl Publisher for InProcessBus {
                 Err(TrySendError::Closed(_)) => return Publishing::done(Err(BusError::Closed)),
                 Err(TrySendError::Full(_)) => {
                     let rest = std::iter::once(at).chain(next).chain(queues).collect();
-                    return wait_for_room(subscribed, rest, message, delivered);
+                    return wait_for_room(inner, subscribed, rest, message, delivered);
                 }
             }
         }
@@ -142,14 +151,18 @@ impl Publisher for InProcessBus {
 }
 
 /// Sends the message to these queues in turn, each as soon as it has room: this is where a slow
-/// consumer pushes back. The last queue gets the message itself.
+/// consumer pushes back. The last queue gets the message itself. Counted as waiting from now
+/// until it is sent or dropped.
 fn wait_for_room(
+    inner: &Arc<Inner>,
     subscribed: Arc<Vec<GroupQueue>>,
     queues: Vec<usize>,
     message: Message,
     delivered: Delivered,
 ) -> Publishing {
+    let waiting = Waiting::new(inner.clone());
     Publishing::waiting(async move {
+        let _waiting = waiting;
         let Some((&last, first)) = queues.split_last() else {
             return Ok(delivered);
         };
@@ -227,6 +240,22 @@ impl Subscriber for InProcessSubscriber {
     fn commit(&mut self, _message: &Message) -> Result<(), BusError> {
         // Nothing to remember: an in-process queue does not outlive the process.
         Ok(())
+    }
+}
+
+/// One publish waiting for room, counted while it lives.
+struct Waiting(Arc<Inner>);
+
+impl Waiting {
+    fn new(inner: Arc<Inner>) -> Self {
+        inner.waiting.fetch_add(1, Ordering::AcqRel);
+        Waiting(inner)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

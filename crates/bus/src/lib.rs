@@ -45,8 +45,8 @@ pub enum BusError {
 
 /// Publishes records. `publish` resolves once the bus has taken responsibility for the record
 /// (for Kafka: the broker acknowledged it), so a caller may only then tell a charger "taken".
-/// Records of one key keep their order when each is published once the one before was taken
-/// (awaiting each in turn does).
+/// Records keep the order `publish` was called in, provided that the futures of those that
+/// must wait are first polled in that order (awaiting each in turn, or joining them, does).
 pub trait Publisher: Send + Sync + 'static {
     fn publish(&self, record: Record) -> Publishing;
 }

@@ -181,3 +181,29 @@ async fn a_lagging_group_holds_the_publisher_back_and_every_group_gets_the_recor
         }
     }
 }
+
+#[tokio::test]
+async fn a_record_published_while_another_waits_for_room_goes_after_it() {
+    let config = InProcessConfig {
+        partitions: 1,
+        queue_capacity: 2,
+    };
+    let bus = InProcessBus::new(config, &["a"]);
+    let mut sub = bus.subscribe("g", &["a"]).unwrap();
+    for value in ["1", "2"] {
+        bus.publish(record("a", "k", value)).await.unwrap();
+    }
+    let third = bus.publish(record("a", "k", "3"));
+    let mut out = Vec::new();
+    sub.next_batch(&mut out, 1).await.unwrap();
+    // The queue has room for one now; the fourth must not take it from the third.
+    let fourth = bus.publish(record("a", "k", "4"));
+    let publishes = tokio::spawn(async move { (third.await, fourth.await) });
+    while out.len() < 4 {
+        sub.next_batch(&mut out, 4).await.unwrap();
+    }
+    let (third, fourth) = publishes.await.unwrap();
+    assert_eq!((third.unwrap().offset, fourth.unwrap().offset), (2, 3));
+    let values: Vec<&Bytes> = out.iter().map(|m| &m.record.value).collect();
+    assert_eq!(values, ["1", "2", "3", "4"]);
+}
