@@ -41,10 +41,6 @@ struct Inner {
     /// Next offset per topic and partition.
     offsets: HashMap<String, Vec<AtomicI64>>,
     groups: RwLock<Groups>,
-    /// Publishes waiting for room. While there are any, a new publish waits behind them instead
-    /// of slipping into a queue that just made room: records keep the order they were
-    /// published in (a registry change and the next one of the same charger, say).
-    waiting: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -59,6 +55,10 @@ struct Groups {
 struct GroupQueue {
     topics: Vec<String>,
     tx: mpsc::Sender<Message>,
+    /// Publishes waiting for room in this queue. While there are any, a new publish waits
+    /// behind them instead of taking room that just freed, so that a record published after
+    /// one that waits does not overtake it.
+    waiting: Arc<AtomicUsize>,
 }
 
 impl InProcessBus {
@@ -78,7 +78,6 @@ impl InProcessBus {
                 queue_capacity: config.queue_capacity.max(1),
                 offsets,
                 groups: RwLock::new(Groups::default()),
-                waiting: AtomicUsize::new(0),
             }),
         }
     }
@@ -118,13 +117,13 @@ impl Publisher for InProcessBus {
             partition,
             offset,
         };
-        if inner.waiting.load(Ordering::Acquire) > 0 {
-            let all = queues.collect();
-            return wait_for_room(inner, subscribed, all, message, delivered);
-        }
         let mut next = queues.next();
         while let Some(at) = next {
             next = queues.next();
+            if subscribed[at].waiting.load(Ordering::Acquire) > 0 {
+                let rest = std::iter::once(at).chain(next).chain(queues).collect();
+                return wait_for_room(subscribed, rest, message, delivered);
+            }
             if next.is_none() {
                 // The last group gets the record itself, so the usual single group copies
                 // nothing.
@@ -132,7 +131,7 @@ impl Publisher for InProcessBus {
                     Ok(()) => Publishing::done(Ok(delivered)),
                     Err(TrySendError::Closed(_)) => Publishing::done(Err(BusError::Closed)),
                     Err(TrySendError::Full(message)) => {
-                        wait_for_room(inner, subscribed, vec![at], message, delivered)
+                        wait_for_room(subscribed, vec![at], message, delivered)
                     }
                 };
             }
@@ -141,7 +140,7 @@ impl Publisher for InProcessBus {
                 Err(TrySendError::Closed(_)) => return Publishing::done(Err(BusError::Closed)),
                 Err(TrySendError::Full(_)) => {
                     let rest = std::iter::once(at).chain(next).chain(queues).collect();
-                    return wait_for_room(inner, subscribed, rest, message, delivered);
+                    return wait_for_room(subscribed, rest, message, delivered);
                 }
             }
         }
@@ -151,30 +150,32 @@ impl Publisher for InProcessBus {
 }
 
 /// Sends the message to these queues in turn, each as soon as it has room: this is where a slow
-/// consumer pushes back. The last queue gets the message itself. Counted as waiting from now
-/// until it is sent or dropped.
+/// consumer pushes back. The last queue gets the message itself. Counted as waiting in each
+/// queue from now until it is sent there, or dropped.
 fn wait_for_room(
-    inner: &Arc<Inner>,
     subscribed: Arc<Vec<GroupQueue>>,
     queues: Vec<usize>,
     message: Message,
     delivered: Delivered,
 ) -> Publishing {
-    let waiting = Waiting::new(inner.clone());
+    let mut waiting: Vec<Waiting> = queues
+        .iter()
+        .map(|&at| Waiting::new(&subscribed[at].waiting))
+        .collect();
     Publishing::waiting(async move {
-        let _waiting = waiting;
         let Some((&last, first)) = queues.split_last() else {
             return Ok(delivered);
         };
+        // Each queue's count drops as the message goes in, in the order of `queues`.
+        waiting.reverse();
         for &at in first {
             let copy = message.clone();
-            subscribed[at]
-                .tx
-                .send(copy)
-                .await
-                .map_err(|_| BusError::Closed)?;
+            let sent = subscribed[at].tx.send(copy).await;
+            waiting.pop();
+            sent.map_err(|_| BusError::Closed)?;
         }
         let sent = subscribed[last].tx.send(message).await;
+        drop(waiting);
         sent.map(|()| delivered).map_err(|_| BusError::Closed)
     })
 }
@@ -195,6 +196,7 @@ impl Bus for InProcessBus {
         subscribed.push(GroupQueue {
             topics: topics.iter().map(|t| t.to_string()).collect(),
             tx,
+            waiting: Arc::default(),
         });
         groups.subscribed = Arc::new(subscribed);
         Ok(Box::new(InProcessSubscriber {
@@ -243,19 +245,19 @@ impl Subscriber for InProcessSubscriber {
     }
 }
 
-/// One publish waiting for room, counted while it lives.
-struct Waiting(Arc<Inner>);
+/// One publish waiting for room in one queue, counted while it lives.
+struct Waiting(Arc<AtomicUsize>);
 
 impl Waiting {
-    fn new(inner: Arc<Inner>) -> Self {
-        inner.waiting.fetch_add(1, Ordering::AcqRel);
-        Waiting(inner)
+    fn new(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::AcqRel);
+        Waiting(count.clone())
     }
 }
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -45,8 +45,10 @@ pub enum BusError {
 
 /// Publishes records. `publish` resolves once the bus has taken responsibility for the record
 /// (for Kafka: the broker acknowledged it), so a caller may only then tell a charger "taken".
-/// Records keep the order `publish` was called in, provided that the futures of those that
-/// must wait are first polled in that order (awaiting each in turn, or joining them, does).
+/// A caller that awaits each publish in turn keeps its records in order. A record may be taken
+/// before its `Publishing` is awaited (Kafka enqueues it at once; the in-process bus when its
+/// queues have room), so dropping a `Publishing` does not withdraw the record; awaiting it is
+/// how a caller learns that it was taken.
 pub trait Publisher: Send + Sync + 'static {
     fn publish(&self, record: Record) -> Publishing;
 }

@@ -3,7 +3,6 @@
 //! at a time, `outgoing.rs`) and graceful shutdown.
 
 use crate::admission::Transport;
-use crate::calls::{CallContext, Outcome, handle_text};
 use crate::commands::{CommandInbox, read_configuration};
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
@@ -27,6 +26,10 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
+
+mod taken;
+
+use taken::{Published, Taken};
 
 type Ws = WebSocketStream<ChargerStream>;
 
@@ -440,8 +443,8 @@ impl LiveSession<'_> {
 
     /// Handles one text frame and returns the answer still to send. A record that carries data
     /// is answered only once the bus acknowledged it (unless `--ack-after receive`); others are
-    /// answered first and published after, still before the next frame is read, so per-charger
-    /// order and backpressure hold either way.
+    /// answered while the bus takes them, and both are done before the next frame is read, so
+    /// per-charger order and backpressure hold either way.
     async fn on_text(
         &mut self,
         ws: &mut Ws,
@@ -449,81 +452,46 @@ impl LiveSession<'_> {
         frame: &Bytes,
     ) -> Result<Option<Utf8Bytes>, DisconnectReason> {
         let shared = self.shared;
-        let ctx = CallContext {
-            identity: self.identity,
-            identity_key: &self.identity_key,
-            session: self.session,
-            node: &shared.node,
-            topics: &shared.topics,
-            transaction_ids: &shared.transaction_ids,
-            authority: &shared.authority,
-            heartbeat_interval_secs: shared.config.heartbeat_interval.as_secs() as u32,
-        };
-        let handled = handle_text(&ctx, text, frame, Utc::now());
-        shared.metrics.frame_in(handled.kind);
-        let (action, record, answer) = match handled.outcome {
-            Outcome::Answer(answer) => {
+        let Published {
+            action,
+            delivery,
+            answer,
+            started,
+        } = match self.take_text(text, frame) {
+            Taken::Reply(reply) => return Ok(reply),
+            Taken::Answer(answer) => {
                 // Boxed: rare beside the frames, and its state would grow every frame's.
                 Box::pin(self.outgoing.on_answer(shared, self.identity, answer)).await;
                 self.try_send = true;
                 return Ok(None);
             }
-            Outcome::Refuse { reply, code } => {
-                tracing::debug!(
-                    identity = self.identity,
-                    code = code.as_str(),
-                    "frame refused"
-                );
-                shared.metrics.error_out(code);
-                return Ok(Some(reply.into()));
-            }
-            Outcome::Publish {
-                action,
-                record,
-                answer,
-            } => (action, record, answer),
-        };
-        let leader = self
-            .relay
-            .as_ref()
-            .and_then(|r| r.relay(action, &record.value));
-        let (record, answer) = match leader {
-            Some(leader) => {
-                let own_id = transaction_id_of(&record);
-                // Boxed: the wait's state stays out of every frame's future (most chargers have
-                // no leader).
-                let (record, answer, missed) =
-                    Box::pin(leader_answer(leader, text, action, record, answer)).await;
-                if let (Some(own), Some(leaders)) = (own_id, transaction_id_of(&record))
-                    && own != leaders
-                {
-                    let accepted = record.header_str("id_tag_status") == Some("Accepted");
-                    let authority = &self.shared.authority;
-                    authority.leader_started(self.identity, own, leaders, accepted);
-                }
-                if let (true, Some(relay)) = (missed, &self.relay) {
-                    relay.leader_missed();
-                }
-                (record, answer)
-            }
-            None => (record, answer),
+            Taken::Published(published) => published,
+            // Boxed: the wait's state stays out of every frame's future (most chargers have no
+            // leader).
+            Taken::Relayed(relayed) => Box::pin(self.relayed(text, *relayed)).await,
         };
         let durable = action.carries_data() && shared.config.ack_after == AckAfter::Broker;
-        let started = Instant::now();
-        let delivery = shared.bus.publish(record);
         let mut answer = Some(answer);
-        if !durable {
+        let mut connection_lost = false;
+        let published = if durable {
+            delivery.await
+        } else {
             shared.metrics.result_out(action);
-            let early = answer.take().unwrap_or_default();
-            ws.send(Message::text(early))
-                .await
-                .map_err(|_| DisconnectReason::ConnectionLost)?;
-            // `last_seen` is when this frame was read: no clock read of its own.
-            shared.metrics.answered(action, self.last_seen);
-        }
-        let published = delivery.await;
+            let early = Message::text(answer.take().unwrap_or_default());
+            // The answer is written while the publish is driven: one that waits for room in
+            // the bus is never left unpolled behind a slow socket, nor given up half done
+            // when the socket fails.
+            let (sent, published) = tokio::join!(ws.send(early), delivery);
+            match sent {
+                // `last_seen` is when this frame was read: no clock read of its own.
+                Ok(()) => shared.metrics.answered(action, self.last_seen),
+                Err(_) => connection_lost = true,
+            }
+            published
+        };
         if action == Action::BootNotification
             && published.is_ok()
+            && !connection_lost
             && shared.config.read_configuration_at_boot
         {
             // Queued behind the boot's answer: a (re)booted charger's configuration is read
@@ -544,6 +512,9 @@ impl LiveSession<'_> {
                 shared.metrics.publish_failures.increment(1);
             }
             (Err(_), true) => {}
+        }
+        if connection_lost {
+            return Err(DisconnectReason::ConnectionLost);
         }
         let Some(answer) = answer else {
             return Ok(None);

@@ -1,0 +1,122 @@
+//! A text frame's synchronous part: validated, answered, and its record handed to the bus. It
+//! lives apart from `LiveSession::on_text` because an async fn keeps room for its locals across
+//! every await, and the handled frame and its record are large (inline headers): here they are
+//! gone before the session awaits anything, so a frame's boxed future stays small.
+
+use super::{LiveSession, leader_answer, transaction_id_of};
+use crate::calls::{CallContext, ChargerAnswer, Outcome, handle_text};
+use crate::relay::LeaderAnswer;
+use bytes::Bytes;
+use chrono::Utc;
+use cms_bus::{Publishing, Record};
+use cms_ocpp::v16::Action;
+use std::time::Instant;
+use tokio::sync::oneshot;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+/// What a text frame leaves for the session to do.
+pub(super) enum Taken {
+    /// Send this, if anything; nothing was published.
+    Reply(Option<Utf8Bytes>),
+    /// The charger answered a call of ours.
+    Answer(ChargerAnswer),
+    /// The bus is taking the record.
+    Published(Published),
+    /// A relayed charger's record, which waits for its leader's answer before the bus takes it
+    /// (boxed: most chargers are not relayed).
+    Relayed(Box<Relayed>),
+}
+
+/// A record the bus is taking, and the answer to send once (or while) it does.
+pub(super) struct Published {
+    pub action: Action,
+    pub delivery: Publishing,
+    pub answer: Utf8Bytes,
+    pub started: Instant,
+}
+
+pub(super) struct Relayed {
+    leader: oneshot::Receiver<LeaderAnswer>,
+    action: Action,
+    record: Record,
+    answer: Utf8Bytes,
+}
+
+impl LiveSession<'_> {
+    pub(super) fn take_text(&self, text: &str, frame: &Bytes) -> Taken {
+        let shared = self.shared;
+        let ctx = CallContext {
+            identity: self.identity,
+            identity_key: &self.identity_key,
+            session: self.session,
+            node: &shared.node,
+            topics: &shared.topics,
+            transaction_ids: &shared.transaction_ids,
+            authority: &shared.authority,
+            heartbeat_interval_secs: shared.config.heartbeat_interval.as_secs() as u32,
+        };
+        let handled = handle_text(&ctx, text, frame, Utc::now());
+        shared.metrics.frame_in(handled.kind);
+        match handled.outcome {
+            Outcome::Answer(answer) => Taken::Answer(answer),
+            Outcome::Refuse { reply, code } => {
+                tracing::debug!(
+                    identity = self.identity,
+                    code = code.as_str(),
+                    "frame refused"
+                );
+                shared.metrics.error_out(code);
+                Taken::Reply(Some(reply.into()))
+            }
+            Outcome::Publish {
+                action,
+                record,
+                answer,
+            } => {
+                let relay = self.relay.as_ref();
+                match relay.and_then(|r| r.relay(action, &record.value)) {
+                    Some(leader) => Taken::Relayed(Box::new(Relayed {
+                        leader,
+                        action,
+                        record,
+                        answer,
+                    })),
+                    None => Taken::Published(self.publish(action, record, answer)),
+                }
+            }
+        }
+    }
+
+    /// A relayed charger's frame: its leader's answer (or its own, when the leader is late)
+    /// goes back to the charger, and the record says which.
+    pub(super) async fn relayed(&self, text: &str, relayed: Relayed) -> Published {
+        let Relayed {
+            leader,
+            action,
+            record,
+            answer,
+        } = relayed;
+        let own_id = transaction_id_of(&record);
+        let (record, answer, missed) = leader_answer(leader, text, action, record, answer).await;
+        if let (Some(own), Some(leaders)) = (own_id, transaction_id_of(&record))
+            && own != leaders
+        {
+            let accepted = record.header_str("id_tag_status") == Some("Accepted");
+            let authority = &self.shared.authority;
+            authority.leader_started(self.identity, own, leaders, accepted);
+        }
+        if let (true, Some(relay)) = (missed, &self.relay) {
+            relay.leader_missed();
+        }
+        self.publish(action, record, answer)
+    }
+
+    fn publish(&self, action: Action, record: Record, answer: Utf8Bytes) -> Published {
+        Published {
+            action,
+            started: Instant::now(),
+            delivery: self.shared.bus.publish(record),
+            answer,
+        }
+    }
+}
