@@ -38,6 +38,9 @@ pub struct Handled {
     pub outcome: Outcome,
 }
 
+// Not boxed: publishing is what nearly every frame does, and a box would be an allocation per
+// frame. An outcome is never held in a future (session/taken.rs), so its size costs a move.
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
     /// Answer with this CALLERROR; nothing is published.
     Refuse { reply: String, code: ErrorCode },
