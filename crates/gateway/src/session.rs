@@ -8,12 +8,11 @@ use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
 use crate::outgoing::OutgoingCalls;
-use crate::relay::{LEADER_WAIT, LeaderAnswer, Relay, Replay};
+use crate::relay::{Relay, Replay};
 use crate::stream::ChargerStream;
 use crate::{AckAfter, ChargerIdentity, Shared};
 use bytes::Bytes;
 use chrono::Utc;
-use cms_bus::{Header, Record};
 use cms_ocpp::v16::Action;
 use cms_ocpp::{ErrorCode, call_error};
 use dashmap::mapref::entry::Entry;
@@ -471,23 +470,20 @@ impl LiveSession<'_> {
             Taken::Relayed(relayed) => Box::pin(self.relayed(text, *relayed)).await,
         };
         let durable = action.carries_data() && shared.config.ack_after == AckAfter::Broker;
-        let mut answer = Some(answer);
-        let mut connection_lost = false;
-        let published = if durable {
-            delivery.await
+        // The answer still to send once the bus took the record: none when it went already.
+        let (published, answer, connection_lost) = if durable {
+            (delivery.await, Some(answer), false)
         } else {
             shared.metrics.result_out(action);
-            let early = Message::text(answer.take().unwrap_or_default());
             // The answer is written while the publish is driven: one that waits for room in
             // the bus is never left unpolled behind a slow socket, nor given up half done
             // when the socket fails.
-            let (sent, published) = tokio::join!(ws.send(early), delivery);
-            match sent {
+            let (sent, published) = tokio::join!(ws.send(Message::text(answer)), delivery);
+            if sent.is_ok() {
                 // `last_seen` is when this frame was read: no clock read of its own.
-                Ok(()) => shared.metrics.answered(action, self.last_seen),
-                Err(_) => connection_lost = true,
+                shared.metrics.answered(action, self.last_seen);
             }
-            published
+            (published, None, sent.is_err())
         };
         if action == Action::BootNotification
             && published.is_ok()
@@ -579,57 +575,6 @@ impl LiveSession<'_> {
             self.shared.metrics.publish_failures.increment(1);
         }
     }
-}
-
-/// The charger's answer when its leader proxy server answers it: the leader's, under the
-/// charger's message id, within [`LEADER_WAIT`]; cms's own otherwise (the charger keeps
-/// working), and then `true` when the wait ran out. A StartTransaction is recorded under the transactionId the leader gave, which is
-/// the one the charger will use, and with the leader's verdict on the tag.
-async fn leader_answer(
-    leader: tokio::sync::oneshot::Receiver<LeaderAnswer>,
-    text: &str,
-    action: Action,
-    mut record: Record,
-    own: Utf8Bytes,
-) -> (Record, Utf8Bytes, bool) {
-    let answer = match tokio::time::timeout(LEADER_WAIT, leader).await {
-        Ok(Ok(answer)) => answer,
-        waited => {
-            metrics::counter!("cms_proxy_leader_fallbacks_total").increment(1);
-            // Timed out (not merely dropped because the leader went away): it lags.
-            return (record, own, waited.is_err());
-        }
-    };
-    let id = message_id_of(text);
-    let frame = match answer {
-        LeaderAnswer::Result(payload) => {
-            if action == Action::StartTransaction {
-                let leaders: serde_json::Value = serde_json::from_str(&payload).unwrap_or_default();
-                if let Some(id) = leaders["transactionId"].as_i64() {
-                    set_header(&mut record, "transaction_id", id.to_string());
-                }
-                if let Some(status) = leaders["idTagInfo"]["status"].as_str() {
-                    set_header(&mut record, "id_tag_status", status.to_string());
-                }
-            }
-            cms_ocpp::call_result(&id, &payload)
-        }
-        LeaderAnswer::Error { code, description } => {
-            let code = ErrorCode::from_name(&code).unwrap_or(ErrorCode::GenericError);
-            call_error(&id, code, &description)
-        }
-    };
-    (record, frame.into(), false)
-}
-
-/// The transactionId a StartTransaction record was given.
-fn transaction_id_of(record: &Record) -> Option<i32> {
-    record.header_str("transaction_id")?.parse().ok()
-}
-
-fn set_header(record: &mut Record, name: &'static str, value: String) {
-    record.headers.retain(|h| h.name != name);
-    record.headers.push(Header::new(name, value));
 }
 
 /// The message id of a frame that parsed before, for the CALLERROR of a failed publish.

@@ -4,6 +4,15 @@ use bytes::Bytes;
 use std::borrow::Cow;
 use std::task::{Context, Poll, Waker};
 
+/// A bus of one topic `a`, one partition, and queues of two records: full after two.
+fn two_record_bus() -> InProcessBus {
+    let config = InProcessConfig {
+        partitions: 1,
+        queue_capacity: 2,
+    };
+    InProcessBus::new(config, &["a"])
+}
+
 /// The future's output if it is ready at its first poll.
 fn now_or_never<T>(future: impl Future<Output = T>) -> Option<T> {
     let mut future = std::pin::pin!(future);
@@ -85,11 +94,7 @@ async fn unknown_topics_and_closed_bus_are_errors() {
 
 #[tokio::test]
 async fn a_full_queue_makes_the_publisher_wait_until_the_consumer_reads() {
-    let config = InProcessConfig {
-        partitions: 1,
-        queue_capacity: 2,
-    };
-    let bus = InProcessBus::new(config, &["a"]);
+    let bus = two_record_bus();
     let mut sub = bus.subscribe("g", &["a"]).unwrap();
     bus.publish(record("a", "k", "1")).await.unwrap();
     bus.publish(record("a", "k", "2")).await.unwrap();
@@ -146,11 +151,7 @@ async fn a_record_is_taken_when_published_if_every_queue_has_room() {
 async fn a_lagging_group_holds_the_publisher_back_and_every_group_gets_the_record_once() {
     // The lagging group first, then last: the record waits for it either way.
     for lagging_first in [true, false] {
-        let config = InProcessConfig {
-            partitions: 1,
-            queue_capacity: 2,
-        };
-        let bus = InProcessBus::new(config, &["a"]);
+        let bus = two_record_bus();
         let (mut lagging, mut prompt) = if lagging_first {
             let lagging = bus.subscribe("lagging", &["a"]).unwrap();
             (lagging, bus.subscribe("prompt", &["a"]).unwrap())
@@ -184,11 +185,7 @@ async fn a_lagging_group_holds_the_publisher_back_and_every_group_gets_the_recor
 
 #[tokio::test]
 async fn a_record_published_while_another_waits_for_room_goes_after_it() {
-    let config = InProcessConfig {
-        partitions: 1,
-        queue_capacity: 2,
-    };
-    let bus = InProcessBus::new(config, &["a"]);
+    let bus = two_record_bus();
     let mut sub = bus.subscribe("g", &["a"]).unwrap();
     for value in ["1", "2"] {
         bus.publish(record("a", "k", value)).await.unwrap();

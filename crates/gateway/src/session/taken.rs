@@ -1,15 +1,17 @@
 //! A text frame's synchronous part: validated, answered, and its record handed to the bus. It
 //! lives apart from `LiveSession::on_text` because an async fn keeps room for its locals across
 //! every await, and the handled frame and its record are large (inline headers): here they are
-//! gone before the session awaits anything, so a frame's boxed future stays small.
+//! gone before the session awaits anything, so a frame's boxed future stays small. A relayed
+//! charger's frame, which waits for its leader proxy server's answer, is finished here too.
 
-use super::{LiveSession, leader_answer, transaction_id_of};
+use super::{LiveSession, message_id_of};
 use crate::calls::{CallContext, ChargerAnswer, Outcome, handle_text};
-use crate::relay::LeaderAnswer;
+use crate::relay::{LEADER_WAIT, LeaderAnswer};
 use bytes::Bytes;
 use chrono::Utc;
-use cms_bus::{Publishing, Record};
+use cms_bus::{Header, Publishing, Record};
 use cms_ocpp::v16::Action;
+use cms_ocpp::{ErrorCode, call_error};
 use std::time::Instant;
 use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
@@ -119,4 +121,56 @@ impl LiveSession<'_> {
             answer,
         }
     }
+}
+
+/// The charger's answer when its leader proxy server answers it: the leader's, under the
+/// charger's message id, within [`LEADER_WAIT`]; cms's own otherwise (the charger keeps
+/// working), and then `true` when the wait ran out. A StartTransaction is recorded under the
+/// transactionId the leader gave, which is the one the charger will use, and with the leader's
+/// verdict on the tag.
+async fn leader_answer(
+    leader: oneshot::Receiver<LeaderAnswer>,
+    text: &str,
+    action: Action,
+    mut record: Record,
+    own: Utf8Bytes,
+) -> (Record, Utf8Bytes, bool) {
+    let answer = match tokio::time::timeout(LEADER_WAIT, leader).await {
+        Ok(Ok(answer)) => answer,
+        waited => {
+            metrics::counter!("cms_proxy_leader_fallbacks_total").increment(1);
+            // Timed out (not merely dropped because the leader went away): it lags.
+            return (record, own, waited.is_err());
+        }
+    };
+    let id = message_id_of(text);
+    let frame = match answer {
+        LeaderAnswer::Result(payload) => {
+            if action == Action::StartTransaction {
+                let leaders: serde_json::Value = serde_json::from_str(&payload).unwrap_or_default();
+                if let Some(id) = leaders["transactionId"].as_i64() {
+                    set_header(&mut record, "transaction_id", id.to_string());
+                }
+                if let Some(status) = leaders["idTagInfo"]["status"].as_str() {
+                    set_header(&mut record, "id_tag_status", status.to_string());
+                }
+            }
+            cms_ocpp::call_result(&id, &payload)
+        }
+        LeaderAnswer::Error { code, description } => {
+            let code = ErrorCode::from_name(&code).unwrap_or(ErrorCode::GenericError);
+            call_error(&id, code, &description)
+        }
+    };
+    (record, frame.into(), false)
+}
+
+/// The transactionId a StartTransaction record was given.
+fn transaction_id_of(record: &Record) -> Option<i32> {
+    record.header_str("transaction_id")?.parse().ok()
+}
+
+fn set_header(record: &mut Record, name: &'static str, value: String) {
+    record.headers.retain(|h| h.name != name);
+    record.headers.push(Header::new(name, value));
 }
