@@ -15,6 +15,7 @@ mod chargers;
 pub mod dead_letters;
 mod id_tag_log;
 pub mod id_tags;
+mod latest_readings;
 pub mod local_lists;
 pub mod meters;
 pub mod oauth;

@@ -1,5 +1,6 @@
 //! What the materialiser learns from the bus, written to the store one batch per transaction.
 
+use crate::latest_readings::{LatestReadings, Reading};
 use crate::{Result, Store};
 use sqlx::AnyConnection;
 
@@ -107,20 +108,33 @@ impl Store {
         let mut tx = self.begin_write().await?;
         // Actions' reports touch nothing else the batch does: they go last, together.
         let mut reports = Vec::new();
+        // Readings' newest values are written many to a statement: a run of them is held
+        // until a change that is not a reading, which may depend on them, comes.
+        let mut readings = LatestReadings::default();
         for change in changes {
-            apply_one(&mut tx, change, &mut reports).await?;
+            use StateChange::*;
+            if !matches!(
+                change,
+                MeterValue { .. } | TransactionEnergy { .. } | ActionReported(_)
+            ) {
+                readings.flush(&mut tx).await?;
+            }
+            apply_one(&mut tx, change, &mut reports, &mut readings).await?;
         }
+        readings.flush(&mut tx).await?;
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
         tx.commit().await?;
         Ok(())
     }
 }
 
-/// Applies `change`, or, for an action's report, sets it aside in `reports`.
+/// Applies `change`, or sets it aside: an action's report in `reports`, a reading's newest
+/// value in `readings`.
 async fn apply_one<'a>(
     db: &mut AnyConnection,
     change: &'a StateChange,
     reports: &mut Vec<&'a crate::actions::ActionReported>,
+    readings: &mut LatestReadings<'a>,
 ) -> Result<()> {
     use StateChange::*;
     match change {
@@ -301,21 +315,14 @@ async fn apply_one<'a>(
                 crate::transaction_readings::keep_energy(db, identity, *connector_id, energy)
                     .await?;
             }
-            sqlx::query(
-                "INSERT INTO latest_meter_values (charger_id, connector_id, meter_value, measured_at, updated_at)
-                 SELECT id, $1, $2, $3, $4 FROM chargers WHERE identity = $5
-                 ON CONFLICT (charger_id, connector_id) DO UPDATE SET
-                   meter_value = excluded.meter_value, measured_at = excluded.measured_at,
-                   updated_at = excluded.updated_at
-                 WHERE excluded.measured_at >= latest_meter_values.measured_at",
-            )
-            .bind(connector_id)
-            .bind(meter_value)
-            .bind(measured_at)
-            .bind(at)
-            .bind(identity)
-            .execute(&mut *db)
-            .await?;
+            let reading = Reading {
+                identity,
+                connector_id: *connector_id,
+                meter_value,
+                measured_at,
+                at,
+            };
+            readings.push(db, reading).await?;
         }
         TransactionEnergy {
             identity,

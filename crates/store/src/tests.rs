@@ -216,3 +216,59 @@ async fn the_newest_reading_survives_a_reopen() {
     assert_eq!(stored[0].meter_value, "[2]");
     assert_eq!(stored[0].measured_at, at("03"));
 }
+
+store_test!(
+    a_batch_of_many_readings_keeps_each_connectors_newest,
+    |store| {
+        for identity in ["CP-1", "CP-2"] {
+            store
+                .add_charger(&NewCharger {
+                    identity: identity.into(),
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+        }
+        let reading =
+            |identity: &str, connector_id: i64, v: &str, measured: &str| StateChange::MeterValue {
+                identity: identity.into(),
+                connector_id,
+                meter_value: v.into(),
+                measured_at: at(measured),
+                energy: None,
+                at: at("59"),
+            };
+        // 300 connectors of CP-1: more rows than one statement takes.
+        let mut batch: Vec<StateChange> = (1..=300)
+            .map(|c| reading("CP-1", c, &format!("[{c}]"), "10"))
+            .collect();
+        batch.extend([
+            // CP-2's connector 1, then an older reading of it (kept out), then a newer one.
+            reading("CP-2", 1, "[old]", "20"),
+            reading("CP-2", 1, "[older]", "05"),
+            StateChange::Heartbeat {
+                identity: "CP-2".into(),
+                at: at("21"),
+            },
+            reading("CP-2", 1, "[new]", "30"),
+            // A charger nobody registered: no row, and the rest of the batch is written.
+            reading("CP-9", 1, "[stray]", "30"),
+            // CP-1's connector 7 again, newer.
+            reading("CP-1", 7, "[7 again]", "40"),
+        ]);
+        store.apply(&batch).await.unwrap();
+        let stored = store.latest_meter_values().await.unwrap();
+        let value = |identity: &str, connector_id: i64| {
+            stored
+                .iter()
+                .find(|s| s.identity == identity && s.connector_id == connector_id)
+                .map(|s| (s.meter_value.as_str(), s.measured_at.clone()))
+        };
+        assert_eq!(stored.len(), 301, "300 connectors of CP-1 and one of CP-2");
+        assert_eq!(value("CP-1", 1), Some(("[1]", at("10"))));
+        assert_eq!(value("CP-1", 300), Some(("[300]", at("10"))));
+        assert_eq!(value("CP-1", 7), Some(("[7 again]", at("40"))));
+        assert_eq!(value("CP-2", 1), Some(("[new]", at("30"))));
+        assert_eq!(value("CP-9", 1), None);
+    }
+);

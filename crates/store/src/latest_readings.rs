@@ -1,0 +1,111 @@
+//! The newest reading of each connector, written many rows to a statement.
+//!
+//! Under load a materialiser's batch holds about one reading for each of thousands of
+//! connectors. Written a statement each, every row cost a round trip to the database's worker
+//! thread and back; here a run of readings goes in statements of up to 256 rows (measured in
+//! docs/performance.md, "The newest readings, many rows to a statement").
+
+use crate::Result;
+use sqlx::AnyConnection;
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+/// Rows per statement, largest first. A run is cut into these sizes, so that the statements'
+/// cache holds at most this many forms of the statement, whatever the runs' lengths.
+const SIZES: [usize; 9] = [256, 128, 64, 32, 16, 8, 4, 2, 1];
+
+/// One connector's reading, as `StateChange::MeterValue` holds it.
+pub(crate) struct Reading<'a> {
+    pub identity: &'a str,
+    pub connector_id: i64,
+    pub meter_value: &'a str,
+    pub measured_at: &'a str,
+    pub at: &'a str,
+}
+
+/// Readings waiting to be written, in the order they came.
+#[derive(Default)]
+pub(crate) struct LatestReadings<'a> {
+    pending: Vec<Reading<'a>>,
+    connectors: HashSet<(&'a str, i64)>,
+}
+
+impl<'a> LatestReadings<'a> {
+    pub async fn push(&mut self, db: &mut AnyConnection, reading: Reading<'a>) -> Result<()> {
+        let connector = (reading.identity, reading.connector_id);
+        if !self.connectors.insert(connector) {
+            // A second reading of a connector: the first is written before it, one at a time,
+            // as PostgreSQL updates a row at most once in a statement.
+            self.flush(db).await?;
+            self.connectors.insert(connector);
+        }
+        self.pending.push(reading);
+        if self.pending.len() == SIZES[0] {
+            self.flush(db).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes every pending reading. A reading older than the stored one changes nothing.
+    pub async fn flush(&mut self, db: &mut AnyConnection) -> Result<()> {
+        let mut rest = &self.pending[..];
+        while !rest.is_empty() {
+            let (form, &rows) = SIZES
+                .iter()
+                .enumerate()
+                .find(|&(_, &rows)| rows <= rest.len())
+                .expect("the smallest size is one row");
+            let (now, later) = rest.split_at(rows);
+            let mut query = sqlx::query(statement(form));
+            for r in now {
+                query = query
+                    .bind(r.identity)
+                    .bind(r.connector_id)
+                    .bind(r.meter_value)
+                    .bind(r.measured_at)
+                    .bind(r.at);
+            }
+            query.execute(&mut *db).await?;
+            rest = later;
+        }
+        self.pending.clear();
+        self.connectors.clear();
+        Ok(())
+    }
+}
+
+/// The upsert of `SIZES[form]` rows. A charger that is not registered (deleted meanwhile) gets
+/// no row: the join finds none.
+fn statement(form: usize) -> &'static str {
+    static STATEMENTS: OnceLock<Vec<String>> = OnceLock::new();
+    &STATEMENTS.get_or_init(|| SIZES.iter().map(|&rows| upsert(rows)).collect())[form]
+}
+
+fn upsert(rows: usize) -> String {
+    let values: Vec<String> = (0..rows)
+        .map(|row| {
+            let p = row * 5;
+            format!(
+                "(${}, ${}, ${}, ${}, ${})",
+                p + 1,
+                p + 2,
+                p + 3,
+                p + 4,
+                p + 5
+            )
+        })
+        .collect();
+    // `column1`..`column5` are the names both SQLite and PostgreSQL give a VALUES list's
+    // columns. `WHERE true` keeps SQLite from reading ON CONFLICT as the join's ON.
+    format!(
+        "INSERT INTO latest_meter_values (charger_id, connector_id, meter_value, measured_at, updated_at)
+         SELECT c.id, v.column2, v.column3, v.column4, v.column5
+         FROM (VALUES {}) AS v JOIN chargers c ON c.identity = v.column1
+         WHERE true
+         ON CONFLICT (charger_id, connector_id) DO UPDATE SET
+           meter_value = excluded.meter_value, measured_at = excluded.measured_at,
+           updated_at = excluded.updated_at
+         WHERE excluded.measured_at >= latest_meter_values.measured_at",
+        values.join(", ")
+    )
+}
