@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 
 mod taken;
@@ -193,13 +193,7 @@ async fn open(
             return None;
         }
     };
-    let mut ws = WebSocketStream::from_partially_read(
-        stream,
-        accepted.leftover,
-        Role::Server,
-        Some(shared.ws_config),
-    )
-    .await;
+    let mut ws = crate::stream::websocket(stream, accepted.leftover, shared.ws_config).await;
     if !accepted.subprotocol_agreed {
         handshake_rejected("no_subprotocol");
         tracing::info!(identity = %accepted.identity, %peer, "closing: no supported subprotocol offered");

@@ -8,6 +8,8 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::server::TlsStream;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 /// What a session reads frames from and writes answers to.
 pub enum ChargerStream {
@@ -15,6 +17,30 @@ pub enum ChargerStream {
     /// Boxed: a TLS session is several times the size of a socket, and plain connections
     /// should not carry its room.
     Tls(Box<TlsStream<HandedTcp>>),
+}
+
+/// The server's websocket over `stream`, once the upgrade was answered; `leftover` is what was
+/// read past the upgrade request.
+///
+/// Without leftover bytes (a charger waits for the 101), tungstenite's read buffer starts at
+/// its configured size and remembers it: when frames still held by their records leave it no
+/// room, it allocates that size again and reads a whole frame at once. Built from a leftover,
+/// even an empty one, it remembers a size of 0 and allocates each frame's exact room, reading
+/// its header first and the rest after: two reads and two allocations a frame
+/// (docs/performance.md, "Two reads a frame").
+pub async fn websocket<S>(
+    stream: S,
+    leftover: Vec<u8>,
+    config: WebSocketConfig,
+) -> WebSocketStream<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if leftover.is_empty() {
+        WebSocketStream::from_raw_socket(stream, Role::Server, Some(config)).await
+    } else {
+        WebSocketStream::from_partially_read(stream, leftover, Role::Server, Some(config)).await
+    }
 }
 
 /// A TCP stream that can move to the runtime of the thread it is used on.
@@ -126,3 +152,6 @@ impl AsyncWrite for ChargerStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
