@@ -253,16 +253,8 @@ impl Store {
         // `$1` team, `$2` now, then six per row.
         let rows: Vec<String> = (0..chunk.len())
             .map(|r| {
-                let p = 3 + r * 6;
-                format!(
-                    "($1, ${}, ${}, ${}, ${}, ${}, ${}, $2, $2)",
-                    p,
-                    p + 1,
-                    p + 2,
-                    p + 3,
-                    p + 4,
-                    p + 5
-                )
+                let row = crate::parameters(3 + r * 6, 6);
+                format!("($1, {row}, $2, $2)")
             })
             .collect();
         let sql = format!(

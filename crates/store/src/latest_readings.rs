@@ -83,17 +83,7 @@ fn statement(form: usize) -> &'static str {
 
 fn upsert(rows: usize) -> String {
     let values: Vec<String> = (0..rows)
-        .map(|row| {
-            let p = row * 5;
-            format!(
-                "(${}, ${}, ${}, ${}, ${})",
-                p + 1,
-                p + 2,
-                p + 3,
-                p + 4,
-                p + 5
-            )
-        })
+        .map(|row| format!("({})", crate::parameters(row * 5 + 1, 5)))
         .collect();
     // `column1`..`column5` are the names both SQLite and PostgreSQL give a VALUES list's
     // columns. `WHERE true` keeps SQLite from reading ON CONFLICT as the join's ON.

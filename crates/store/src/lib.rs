@@ -195,6 +195,13 @@ impl Store {
     }
 }
 
+/// `count` numbered parameters from `$first` on, comma-separated: a row of a multi-row
+/// statement.
+pub(crate) fn parameters(first: usize, count: usize) -> String {
+    let numbered: Vec<String> = (first..first + count).map(|n| format!("${n}")).collect();
+    numbered.join(", ")
+}
+
 /// A flag column (integer 0/1 on both backends) as a bool.
 pub(crate) fn flag(row: &sqlx::any::AnyRow, column: &str) -> Result<bool, sqlx::Error> {
     use sqlx::Row;
