@@ -1,9 +1,10 @@
 //! The newest reading of each connector, written many rows to a statement.
 //!
 //! Under load a materialiser's batch holds about one reading for each of thousands of
-//! connectors. Written a statement each, every row cost a round trip to the database's worker
-//! thread and back; here a run of readings goes in statements of up to 256 rows (measured in
-//! docs/performance.md, "The newest readings, many rows to a statement").
+//! connectors. Written a statement each, every row cost a wake-up of the database's worker
+//! thread and one back; here a run of readings goes in statements of up to 256 rows. That
+//! saves the wake-ups, not the rows' own work (docs/performance.md, "The newest readings,
+//! many rows to a statement").
 
 use crate::Result;
 use sqlx::AnyConnection;
@@ -34,8 +35,8 @@ impl<'a> LatestReadings<'a> {
     pub async fn push(&mut self, db: &mut AnyConnection, reading: Reading<'a>) -> Result<()> {
         let connector = (reading.identity, reading.connector_id);
         if !self.connectors.insert(connector) {
-            // A second reading of a connector: the first is written before it, one at a time,
-            // as PostgreSQL updates a row at most once in a statement.
+            // A second reading of a connector: what is pending, its first among them, is
+            // written before it, as PostgreSQL updates a row at most once in a statement.
             self.flush(db).await?;
             self.connectors.insert(connector);
         }

@@ -44,7 +44,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
 
 /// Reads per frame when a charger sends `frames` MeterValues-sized frames one at a time and
 /// each frame's bytes stay held (as a record holds them until the bus's consumers are done).
-async fn reads_per_frame(leftover: Vec<u8>, frames: usize) -> f64 {
+async fn reads_per_frame(frames: usize) -> f64 {
     let (server, client) = tokio::io::duplex(64 * 1024);
     let reads = Arc::new(AtomicUsize::new(0));
     let counted = Counted {
@@ -52,7 +52,7 @@ async fn reads_per_frame(leftover: Vec<u8>, frames: usize) -> f64 {
         reads: reads.clone(),
     };
     let config = WebSocketConfig::default().read_buffer_size(1024);
-    let mut server = websocket(counted, leftover, config).await;
+    let mut server = websocket(counted, Vec::new(), config).await;
     let mut charger = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
     let payload = format!(
         "[2,\"1\",\"MeterValues\",{{\"pad\":\"{}\"}}]",
@@ -73,7 +73,7 @@ async fn reads_per_frame(leftover: Vec<u8>, frames: usize) -> f64 {
 #[tokio::test]
 async fn a_frame_is_read_whole_while_earlier_frames_are_held() {
     // Two reads a frame (header, then the rest) is what a buffer that forgot its size does.
-    let per_frame = reads_per_frame(Vec::new(), 60).await;
+    let per_frame = reads_per_frame(60).await;
     assert!(
         per_frame < 1.5,
         "{per_frame} reads a frame: the read buffer lost its configured size"
