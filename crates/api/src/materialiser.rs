@@ -14,7 +14,6 @@ use cms_ocpp::v16::{Action, Request, parse_request};
 use cms_store::dead_letters::DeadLetter;
 use cms_store::{EnergyReading, StateChange, Store, format_record_time};
 use futures_util::FutureExt;
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::ops::Range;
 use std::sync::Arc;
@@ -31,6 +30,10 @@ const LINGER: Duration = Duration::from_millis(100);
 /// Backoff between tries while the store is unreachable.
 const FIRST_RETRY: Duration = Duration::from_millis(100);
 const LAST_RETRY: Duration = Duration::from_secs(5);
+
+/// The maps a batch looks up once or more per record (tens of thousands a second under load):
+/// a fast hasher, seeded per process. Their keys are registered chargers' identities.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 pub struct Materialiser {
     pub store: Store,
@@ -53,7 +56,7 @@ impl Materialiser {
             store,
             cache,
             topics,
-            kept_energy: HashMap::new(),
+            kept_energy: HashMap::default(),
             price_display: None,
         }
     }
@@ -257,9 +260,14 @@ impl Materialiser {
     fn changes_of(&mut self, batch: &[Message]) -> (Vec<StateChange>, Vec<usize>) {
         let mut changes = Vec::with_capacity(batch.len());
         let mut sources = Vec::with_capacity(batch.len());
-        let mut reading_at: HashMap<(String, i64), usize> = HashMap::new();
-        let superseded = superseded_readings(batch, self.topics.messages);
-        let energy_wanted = self.energy_wanted(batch);
+        let mut reading_at: HashMap<(&str, i64), usize> = HashMap::default();
+        // The gateway's headers are read once per record; the passes below share them.
+        let told: Vec<Told> = batch
+            .iter()
+            .map(|m| told(&m.record, self.topics.messages))
+            .collect();
+        let superseded = superseded_readings(&told);
+        let energy_wanted = self.energy_wanted(&told);
         for (i, message) in batch.iter().enumerate() {
             let use_of = match (superseded[i], energy_wanted[i]) {
                 (true, false) => continue,
@@ -278,15 +286,12 @@ impl Materialiser {
                     } | StateChange::TransactionEnergy { .. }
                 )
             {
-                self.note_energy_kept(message);
+                self.note_energy_kept(told[i]);
             }
-            if let StateChange::MeterValue {
-                identity,
-                connector_id,
-                ..
-            } = &change
-            {
-                let key = (identity.clone(), *connector_id);
+            if let StateChange::MeterValue { connector_id, .. } = &change {
+                // The change's identity is the record's key, which `change_of` found UTF-8.
+                let identity = std::str::from_utf8(&message.record.key).unwrap_or_default();
+                let key = (identity, *connector_id);
                 if let Some(&at) = reading_at.get(&key) {
                     // The newer reading replaces the older as the latest; the older's energy
                     // register, if pricing keeps it, stays as a change of its own.
@@ -312,18 +317,18 @@ impl Materialiser {
     /// fixed-width RFC 3339, so text order is time order. A connector's minute is kept only once
     /// a reading gave a register ([`Materialiser::note_energy_kept`]): a message of other
     /// measurands (power, state of charge) holds it for the rest of its batch, not after.
-    fn energy_wanted(&self, batch: &[Message]) -> Vec<bool> {
-        let mut wanted = vec![false; batch.len()];
+    fn energy_wanted(&self, told: &[Told<'_>]) -> Vec<bool> {
+        let mut wanted = vec![false; told.len()];
         // What this batch's candidates take, before the readings are parsed.
-        let mut taken: HashMap<(&str, i64), KeptEnergy> = HashMap::new();
-        for (i, message) in batch.iter().enumerate() {
-            let record = &message.record;
-            if !is_reading(record, self.topics.messages) {
-                continue;
-            }
-            let Some((identity, connector, at)) = reading_key(record) else {
-                wanted[i] = true;
-                continue;
+        let mut taken: HashMap<(&str, i64), KeptEnergy> = HashMap::default();
+        for (i, told) in told.iter().enumerate() {
+            let (identity, connector, at) = match *told {
+                Told::Other => continue,
+                Told::Reading(None) => {
+                    wanted[i] = true;
+                    continue;
+                }
+                Told::Reading(Some(key)) => key,
             };
             let last = taken.get(&(identity, connector)).or_else(|| {
                 let connectors = self.kept_energy.get(identity)?;
@@ -346,12 +351,8 @@ impl Materialiser {
 
     /// The record gave a register: its connector's next reading is wanted a spacing later
     /// (unless it was a late one, older than the last kept).
-    fn note_energy_kept(&mut self, message: &Message) {
-        let record = &message.record;
-        if !is_reading(record, self.topics.messages) {
-            return;
-        }
-        let Some((identity, connector, at)) = reading_key(record) else {
+    fn note_energy_kept(&mut self, told: Told<'_>) {
+        let Told::Reading(Some((identity, connector, at))) = told else {
             return;
         };
         let connectors = match self.kept_energy.get_mut(identity) {
@@ -521,18 +522,14 @@ async fn gather_more(subscriber: &mut dyn Subscriber, batch: &mut Vec<Message>) 
 /// others are skipped before their payloads are parsed: the gateway's `connector_id` and
 /// `measured_at` headers tell which is newest (ties go to the later record). Records
 /// without those headers are never skipped.
-fn superseded_readings(batch: &[Message], messages_topic: &str) -> Vec<bool> {
-    let mut superseded = vec![false; batch.len()];
-    let mut newest: HashMap<(&[u8], &str), (&str, usize)> = HashMap::new();
-    for (i, message) in batch.iter().enumerate() {
-        let record = &message.record;
-        if !is_reading(record, messages_topic) {
-            continue;
-        }
-        let Some((connector, at)) = reading_headers(record) else {
+fn superseded_readings(told: &[Told<'_>]) -> Vec<bool> {
+    let mut superseded = vec![false; told.len()];
+    let mut newest: HashMap<(&str, i64), (&str, usize)> = HashMap::default();
+    for (i, told) in told.iter().enumerate() {
+        let Told::Reading(Some((identity, connector, at))) = *told else {
             continue;
         };
-        match newest.entry((&record.key[..], connector)) {
+        match newest.entry((identity, connector)) {
             Entry::Vacant(entry) => {
                 entry.insert((at, i));
             }
@@ -585,7 +582,7 @@ fn record_time(text: Option<&str>) -> String {
 }
 
 fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
-    let mut last: HashMap<(&str, i32), &Message> = HashMap::new();
+    let mut last: HashMap<(&str, i32), &Message> = HashMap::default();
     for message in batch {
         last.insert((&message.record.topic, message.partition), message);
     }
@@ -594,6 +591,24 @@ fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {
 
 #[cfg(test)]
 mod tests;
+
+/// What a batch's record is, as the gateway's headers tell it.
+#[derive(Clone, Copy)]
+enum Told<'a> {
+    /// Not a charger's MeterValues.
+    Other,
+    /// A MeterValues record, with its charger, connector and newest sample time when the
+    /// gateway's headers give them ([`reading_key`]); without them it is always parsed.
+    Reading(Option<(&'a str, i64, &'a str)>),
+}
+
+fn told<'a>(record: &'a Record, messages_topic: &str) -> Told<'a> {
+    if is_reading(record, messages_topic) {
+        Told::Reading(reading_key(record))
+    } else {
+        Told::Other
+    }
+}
 
 /// Whether the record is a charger's MeterValues.
 pub(crate) fn is_reading(record: &Record, messages_topic: &str) -> bool {

@@ -270,6 +270,14 @@ impl LiveSession<'_> {
         // checked again when the timer fires.
         let timer = tokio::time::sleep_until(self.wake_at(next_ping).into());
         tokio::pin!(timer);
+        // The shutdown's and the inbox's waits are kept from frame to frame, not made anew for
+        // each: a wait, once polled, is put in its Notify's list under a lock and taken out when
+        // dropped, and the shutdown's list is every session's, on both shards.
+        let shutdown = self.shared.shutdown.cancelled();
+        tokio::pin!(shutdown);
+        let inbox = self.outgoing.inbox.clone();
+        let ready = inbox.ready.notified();
+        tokio::pin!(ready);
         loop {
             // The rare paths (a command to send, a call timed out) are boxed, as a frame's
             // handling below: a future holds room for its largest state all its life, and
@@ -283,7 +291,7 @@ impl LiveSession<'_> {
             }
             let next = tokio::select! {
                 biased;
-                _ = self.shared.shutdown.cancelled() => {
+                _ = &mut shutdown => {
                     close(ws, CloseCode::Away, "server shutting down").await;
                     return DisconnectReason::Shutdown;
                 }
@@ -297,7 +305,8 @@ impl LiveSession<'_> {
                     close(ws, CloseCode::Normal, "replaced by a newer connection").await;
                     return DisconnectReason::Replaced;
                 }
-                _ = self.outgoing.inbox.ready.notified(), if !self.outgoing.busy() => {
+                _ = &mut ready, if !self.outgoing.busy() => {
+                    ready.set(inbox.ready.notified());
                     if self.outgoing.inbox.take_registration_change() {
                         self.follow_proxy_setup(true);
                     }

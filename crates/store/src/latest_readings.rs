@@ -5,8 +5,13 @@
 //! thread and one back; here a run of readings goes in statements of up to 256 rows. That
 //! saves the wake-ups, not the rows' own work (docs/performance.md, "The newest readings,
 //! many rows to a statement").
+//!
+//! On SQLite the rows' parameters are anonymous (`?`), not numbered (`$n`): sqlx looks up each
+//! parameter's name when binding, and SQLite finds a name by walking the statement's list of
+//! them, so numbered parameters cost a quadratic walk per statement (docs/performance.md,
+//! "Parameters by name, a quadratic walk").
 
-use crate::Result;
+use crate::{Backend, Result};
 use sqlx::AnyConnection;
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -25,13 +30,21 @@ pub(crate) struct Reading<'a> {
 }
 
 /// Readings waiting to be written, in the order they came.
-#[derive(Default)]
 pub(crate) struct LatestReadings<'a> {
+    backend: Backend,
     pending: Vec<Reading<'a>>,
     connectors: HashSet<(&'a str, i64)>,
 }
 
 impl<'a> LatestReadings<'a> {
+    pub fn new(backend: Backend) -> Self {
+        LatestReadings {
+            backend,
+            pending: Vec::new(),
+            connectors: HashSet::new(),
+        }
+    }
+
     pub async fn push(&mut self, db: &mut AnyConnection, reading: Reading<'a>) -> Result<()> {
         let connector = (reading.identity, reading.connector_id);
         if !self.connectors.insert(connector) {
@@ -57,7 +70,7 @@ impl<'a> LatestReadings<'a> {
                 .find(|&(_, &rows)| rows <= rest.len())
                 .expect("the smallest size is one row");
             let (now, later) = rest.split_at(rows);
-            let mut query = sqlx::query(statement(form));
+            let mut query = sqlx::query(statement(self.backend, form));
             for r in now {
                 query = query
                     .bind(r.identity)
@@ -77,14 +90,23 @@ impl<'a> LatestReadings<'a> {
 
 /// The upsert of `SIZES[form]` rows. A charger that is not registered (deleted meanwhile) gets
 /// no row: the join finds none.
-fn statement(form: usize) -> &'static str {
-    static STATEMENTS: OnceLock<Vec<String>> = OnceLock::new();
-    &STATEMENTS.get_or_init(|| SIZES.iter().map(|&rows| upsert(rows)).collect())[form]
+fn statement(backend: Backend, form: usize) -> &'static str {
+    static SQLITE: OnceLock<Vec<String>> = OnceLock::new();
+    static POSTGRES: OnceLock<Vec<String>> = OnceLock::new();
+    let statements = match backend {
+        Backend::Sqlite => &SQLITE,
+        Backend::Postgres => &POSTGRES,
+    };
+    &statements.get_or_init(|| SIZES.iter().map(|&rows| upsert(backend, rows)).collect())[form]
 }
 
-fn upsert(rows: usize) -> String {
+fn upsert(backend: Backend, rows: usize) -> String {
     let values: Vec<String> = (0..rows)
-        .map(|row| format!("({})", crate::parameters(row * 5 + 1, 5)))
+        .map(|row| match backend {
+            // Bound in order, so the same as `$n` to SQLite, without the names.
+            Backend::Sqlite => "(?, ?, ?, ?, ?)".to_string(),
+            Backend::Postgres => format!("({})", crate::parameters(row * 5 + 1, 5)),
+        })
         .collect();
     // `column1`..`column5` are the names both SQLite and PostgreSQL give a VALUES list's
     // columns. `WHERE true` keeps SQLite from reading ON CONFLICT as the join's ON.

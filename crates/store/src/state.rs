@@ -110,7 +110,7 @@ impl Store {
         let mut reports = Vec::new();
         // Readings' newest values are written many to a statement: a run of them is held
         // until a change that is not a reading, which may depend on them, comes.
-        let mut readings = LatestReadings::default();
+        let mut readings = LatestReadings::new(self.backend);
         for change in changes {
             use StateChange::*;
             if !matches!(

@@ -2,6 +2,13 @@ use super::*;
 use cms_bus::{Header, Headers, Record};
 use std::borrow::Cow;
 
+fn told_of<'a>(batch: &'a [Message], messages_topic: &str) -> Vec<Told<'a>> {
+    batch
+        .iter()
+        .map(|m| told(&m.record, messages_topic))
+        .collect()
+}
+
 fn reading(key: &'static str, connector: &'static str, at: Option<&'static str>) -> Message {
     let mut headers = vec![
         Header::new("action", "MeterValues"),
@@ -56,7 +63,7 @@ fn only_the_newest_reading_of_each_connector_is_kept() {
         ),
     ];
     assert_eq!(
-        superseded_readings(&batch, "t.messages"),
+        superseded_readings(&told_of(&batch, "t.messages")),
         [true, true, false, false, true, false, false, false, false]
     );
 }
