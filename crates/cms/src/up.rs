@@ -84,6 +84,14 @@ pub struct GatewayArgs {
     #[arg(long, env = "CMS_READ_CONFIGURATION_AT_BOOT", default_value_t = true,
         action = clap::ArgAction::Set)]
     pub read_configuration_at_boot: bool,
+    /// At most this many of those reads start a second in this gateway process; while a fleet
+    /// boots faster, the rest wait their turn in boot order. `0`: no limit.
+    #[arg(
+        long,
+        env = "CMS_CONFIGURATION_READS_PER_SECOND",
+        default_value_t = 1_000
+    )]
+    pub configuration_reads_per_second: u32,
     /// Certificate authorities (PEM) to trust for `wss` proxy servers, besides the public
     /// roots: chargers with proxy servers are relayed to them (docs/proxy.md).
     #[arg(long, env = "CMS_PROXY_CA_FILE", value_name = "FILE")]
@@ -122,6 +130,7 @@ impl GatewayArgs {
             AckAfterArg::Receive => AckAfter::Receive,
         };
         config.read_configuration_at_boot = self.read_configuration_at_boot;
+        config.configuration_reads_per_second = self.configuration_reads_per_second;
         config.command_ttl = actions.action_ttl;
         config.command_timeout = actions.action_timeout;
         config.proxy_ca_file = self.proxy_ca_file.clone();

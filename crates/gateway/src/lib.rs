@@ -28,6 +28,7 @@ mod handshake;
 mod identity;
 mod metrics;
 mod outgoing;
+mod pacing;
 mod record_time;
 mod registry;
 mod relay;
@@ -101,6 +102,9 @@ pub struct GatewayConfig {
     /// Whether a charger's configuration is read (GetConfiguration) after each
     /// BootNotification.
     pub read_configuration_at_boot: bool,
+    /// At most this many of those reads start a second in this gateway (the rest wait their
+    /// turn, in the order their chargers booted); `0` for no limit.
+    pub configuration_reads_per_second: u32,
     /// For the calls the gateway makes of its own accord: how long one may wait to be sent,
     /// and how long the charger has to answer it. (The API sets both for the actions it takes.)
     pub command_ttl: Duration,
@@ -124,6 +128,7 @@ impl GatewayConfig {
             ack_after: AckAfter::Broker,
             max_connections: default_max_connections(),
             read_configuration_at_boot: true,
+            configuration_reads_per_second: 1_000,
             command_ttl: Duration::from_secs(60),
             command_timeout: Duration::from_secs(30),
             proxy_ca_file: None,
@@ -170,6 +175,8 @@ pub(crate) struct Shared {
     proxies: Option<TrustedProxies>,
     transaction_ids: transactions::TransactionIds,
     metrics: metrics::GatewayMetrics,
+    /// Spaces the configuration reads after boots.
+    configuration_reads: pacing::Pacer,
     /// Cancelled: every session closes at once (and the listeners stop).
     shutdown: CancellationToken,
     /// Cancelled: the listeners stop; the sessions go on (a child of `shutdown`).
@@ -230,6 +237,7 @@ impl Gateway {
                 node: Bytes::from(config.node_id.clone()),
             },
         };
+        let configuration_reads = pacing::Pacer::new(config.configuration_reads_per_second);
         let shared = Arc::new(Shared {
             ws_config,
             capacity: capacity::connection_cap(config.max_connections),
@@ -245,6 +253,7 @@ impl Gateway {
             ended: Default::default(),
             transaction_ids: Default::default(),
             metrics: metrics::GatewayMetrics::new(),
+            configuration_reads,
             stop_accepting: shutdown.child_token(),
             shutdown,
         });

@@ -129,6 +129,7 @@ pub async fn serve(
         closed_by_charger: false,
         outgoing: OutgoingCalls::new(inbox),
         try_send: false,
+        read_configuration_at: None,
         relay: None,
         replay: None,
     };
@@ -221,6 +222,9 @@ struct LiveSession<'a> {
     outgoing: OutgoingCalls,
     /// A call ended: send the next one waiting, if any, before reading on.
     try_send: bool,
+    /// When the configuration read after a boot is due, while it waits for its turn
+    /// (`Shared::configuration_reads`).
+    read_configuration_at: Option<Instant>,
     /// The charger's upstreams, when it is relayed to proxy servers (boxed: most chargers are
     /// not, and every connection holds this field all its life).
     relay: Option<Box<Relay>>,
@@ -283,9 +287,10 @@ impl LiveSession<'_> {
             // handling below: a future holds room for its largest state all its life, and
             // inline, theirs would be every idle connection's.
             if std::mem::take(&mut self.try_send) {
+                // The timer is set again: a call sent waits for its answer, and a
+                // configuration read may have been given a later turn.
                 match Box::pin(self.send_next_call(ws)).await {
-                    Ok(true) => timer.as_mut().reset(self.wake_at(next_ping).into()),
-                    Ok(false) => {}
+                    Ok(_) => timer.as_mut().reset(self.wake_at(next_ping).into()),
                     Err(reason) => return reason,
                 }
             }
@@ -320,6 +325,11 @@ impl LiveSession<'_> {
                         self.follow_proxy_setup(true);
                     }
                     let now = Instant::now();
+                    if self.read_configuration_at.is_some_and(|at| now >= at) {
+                        self.read_configuration_at = None;
+                        self.queue_configuration_read();
+                        self.try_send = true;
+                    }
                     if self.outgoing.answer_by().is_some_and(|at| now >= at) {
                         Box::pin(self.outgoing.on_timer(self.shared, now)).await;
                         self.try_send = true;
@@ -355,7 +365,19 @@ impl LiveSession<'_> {
 
     fn wake_at(&self, next_ping: Instant) -> Instant {
         let wake = next_ping.min(self.idle_deadline());
+        let wake = self.read_configuration_at.map_or(wake, |at| wake.min(at));
         self.outgoing.answer_by().map_or(wake, |at| wake.min(at))
+    }
+
+    /// Queues the GetConfiguration a gateway makes after a boot; its deadline runs from now.
+    fn queue_configuration_read(&mut self) {
+        let command = read_configuration(&self.shared.config, self.identity, self.session);
+        if self.outgoing.inbox.push(command).is_err() {
+            tracing::warn!(
+                identity = self.identity,
+                "the configuration read after boot could not be queued"
+            );
+        }
     }
 
     /// Writes the next waiting call, if there is one and none is in flight; `Ok(true)` when one
@@ -494,13 +516,15 @@ impl LiveSession<'_> {
             && shared.config.read_configuration_at_boot
         {
             // Queued behind the boot's answer: a (re)booted charger's configuration is read
-            // once it knows it was accepted.
-            let command = read_configuration(&shared.config, self.identity, self.session);
-            if self.outgoing.inbox.push(command).is_err() {
-                tracing::warn!(
-                    identity = self.identity,
-                    "the configuration read after boot could not be queued"
-                );
+            // once it knows it was accepted, or, while a fleet boots faster than reads are
+            // made, at its turn (the session's timer wakes for it).
+            let now = Instant::now();
+            let at = shared.configuration_reads.slot(now);
+            if at <= now {
+                self.queue_configuration_read();
+            } else if self.read_configuration_at.is_none() {
+                self.read_configuration_at = Some(at);
+                self.try_send = true;
             }
         }
         match (&published, durable) {
