@@ -517,14 +517,17 @@ impl LiveSession<'_> {
         {
             // Queued behind the boot's answer: a (re)booted charger's configuration is read
             // once it knows it was accepted, or, while a fleet boots faster than reads are
-            // made, at its turn (the session's timer wakes for it).
-            let now = Instant::now();
-            let at = shared.configuration_reads.slot(now);
-            if at <= now {
-                self.queue_configuration_read();
-            } else if self.read_configuration_at.is_none() {
-                self.read_configuration_at = Some(at);
-                self.try_send = true;
+            // made, at its turn (the session's timer wakes for it). A boot while the read
+            // waits adds none: the waiting one reads what the charger has after both.
+            if self.read_configuration_at.is_none() {
+                let now = Instant::now();
+                let at = shared.configuration_reads.slot(now);
+                if at <= now {
+                    self.queue_configuration_read();
+                } else {
+                    self.read_configuration_at = Some(at);
+                    self.try_send = true;
+                }
             }
         }
         match (&published, durable) {
