@@ -4,17 +4,17 @@
 //! is left alone. A real gateway, a real websocket client, the in-process bus.
 
 use chrono::Utc;
+mod support;
+
 use cms_bus::{
     ActionCommand, ActionStatus, Bus, InProcessBus, InProcessConfig, Message, Publisher,
-    Registration, RegistryState, RequestedBy, SiteAuthorization, Subscriber, Topics,
-    command_record, report_of,
+    RequestedBy, Subscriber, Topics, command_record, report_of,
 };
-use cms_gateway::{Gateway, GatewayConfig, GatewaySecurity, IdTagDirectory, RegistryDirectory};
+use cms_gateway::Gateway;
 use futures_util::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use support::Ws;
 
 const IDENTITY: &str = "CP-LATE-1";
 
@@ -33,37 +33,11 @@ impl Harness {
         let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
         let connections = bus.subscribe("test", &[topics.connections]).unwrap();
         let reports = bus.subscribe("test", &[topics.command_results]).unwrap();
-        let directory = Arc::new(RegistryDirectory::default());
-        directory.apply_state(
-            IDENTITY,
-            RegistryState::Registered(Registration {
-                password_hash: None,
-                security_profile: 0,
-                authorization: SiteAuthorization::Open,
-                proxy: None,
-            }),
-        );
-        directory.set_caught_up();
-        let mut config = GatewayConfig::new(
-            Some("127.0.0.1:0".parse().unwrap()),
-            "gw-late".into(),
-            topics,
-        );
-        config.shards = 1;
-        config.read_configuration_at_boot = false;
-        let commands = bus.follow(&[topics.commands]).await.unwrap();
-        let gateway = Gateway::start(
-            config,
-            directory,
-            Arc::new(IdTagDirectory::default()),
-            bus.clone(),
-            commands,
-            GatewaySecurity {
-                tls: None,
-                proxies: None,
-            },
-        )
-        .unwrap();
+        let gateway =
+            support::start_gateway(&bus, topics, "gw-late", [IDENTITY.to_string()], |config| {
+                config.read_configuration_at_boot = false
+            })
+            .await;
         Harness {
             topics,
             bus,
@@ -76,16 +50,7 @@ impl Harness {
     /// Connects the charger and returns its socket and its session id.
     async fn connect(&mut self) -> (Ws, String) {
         let addr = self.gateway.local_addr().unwrap();
-        let mut request = format!("ws://{addr}/ocpp/{IDENTITY}")
-            .into_client_request()
-            .unwrap();
-        request
-            .headers_mut()
-            .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse().unwrap());
-        let socket = TcpStream::connect(addr).await.unwrap();
-        let (ws, _) = tokio_tungstenite::client_async(request, socket)
-            .await
-            .unwrap();
+        let ws = support::connect_charger(addr, IDENTITY).await;
         let connected = next_event(&mut *self.connections, "connected").await;
         let session = connected.record.header_str("session").unwrap().to_string();
         (ws, session)
@@ -108,8 +73,6 @@ impl Harness {
         assert_eq!(report.sent_at, None, "never sent: {report:?}");
     }
 }
-
-type Ws = tokio_tungstenite::WebSocketStream<TcpStream>;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_action_for_a_session_that_ended_is_reported_expired_at_once() {

@@ -2,17 +2,15 @@
 //! fleet booting at once is read one charger after another, in boot order, and each charger is
 //! still read. A real gateway, real websocket clients, the in-process bus.
 
-use cms_bus::{
-    Bus, InProcessBus, InProcessConfig, Registration, RegistryState, SiteAuthorization, Topics,
-};
-use cms_gateway::{Gateway, GatewayConfig, GatewaySecurity, IdTagDirectory, RegistryDirectory};
+mod support;
+
+use cms_bus::{InProcessBus, InProcessConfig, Topics};
+use cms_gateway::Gateway;
 use futures_util::{SinkExt, StreamExt};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 const CHARGERS: usize = 4;
 const READS_PER_SECOND: u32 = 5;
@@ -20,55 +18,18 @@ const READS_PER_SECOND: u32 = 5;
 async fn start_gateway() -> (Gateway, Arc<InProcessBus>) {
     let topics = Topics::with_prefix("paced");
     let bus = Arc::new(InProcessBus::new(InProcessConfig::default(), &topics.all()));
-    let directory = Arc::new(RegistryDirectory::default());
-    for n in 0..CHARGERS {
-        directory.apply_state(
-            &format!("CP-PACED-{n}"),
-            RegistryState::Registered(Registration {
-                password_hash: None,
-                security_profile: 0,
-                authorization: SiteAuthorization::Open,
-                proxy: None,
-            }),
-        );
-    }
-    directory.set_caught_up();
-    let mut config = GatewayConfig::new(
-        Some("127.0.0.1:0".parse().unwrap()),
-        "gw-paced".into(),
-        topics,
-    );
-    config.shards = 1;
-    config.configuration_reads_per_second = READS_PER_SECOND;
-    let commands = bus.follow(&[topics.commands]).await.unwrap();
-    let gateway = Gateway::start(
-        config,
-        directory,
-        Arc::new(IdTagDirectory::default()),
-        bus.clone(),
-        commands,
-        GatewaySecurity {
-            tls: None,
-            proxies: None,
-        },
-    )
-    .unwrap();
+    let chargers = (0..CHARGERS).map(|n| format!("CP-PACED-{n}"));
+    let gateway = support::start_gateway(&bus, topics, "gw-paced", chargers, |config| {
+        config.configuration_reads_per_second = READS_PER_SECOND
+    })
+    .await;
     (gateway, bus)
 }
 
 /// Connects and boots charger `n`; returns when its configuration read arrived, after answering
 /// it as a charger with no keys would.
 async fn boot_and_await_the_read(addr: SocketAddr, n: usize) -> Instant {
-    let mut request = format!("ws://{addr}/ocpp/CP-PACED-{n}")
-        .into_client_request()
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse().unwrap());
-    let socket = TcpStream::connect(addr).await.unwrap();
-    let (mut ws, _) = tokio_tungstenite::client_async(request, socket)
-        .await
-        .unwrap();
+    let mut ws = support::connect_charger(addr, &format!("CP-PACED-{n}")).await;
     let boot =
         r#"[2,"boot-1","BootNotification",{"chargePointVendor":"V","chargePointModel":"M"}]"#;
     ws.send(Message::text(boot)).await.unwrap();
