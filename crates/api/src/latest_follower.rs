@@ -8,7 +8,7 @@
 //! that sees everything, and no follower.)
 
 use crate::cache::{LatestReading, LatestValueCache};
-use crate::materialiser::{is_reading, reading_key};
+use crate::materialiser::{Told, told};
 use crate::normalise::rest_meter_values;
 use bytes::Bytes;
 use cms_bus::{Record, Subscriber};
@@ -48,10 +48,7 @@ pub async fn follow_latest_values(
 /// Offers a MeterValues record's reading, parsed only when its headers say it is newer than
 /// the one held (most records are others' traffic, or already seen by the materialiser).
 fn offer(cache: &LatestValueCache, record: &Record, messages_topic: &str) {
-    if !is_reading(record, messages_topic) {
-        return;
-    }
-    let Some((identity, connector, at)) = reading_key(record) else {
+    let Told::Reading(Some((identity, connector, at))) = told(record, messages_topic) else {
         return;
     };
     let Ok(connector) = u32::try_from(connector) else {

@@ -594,7 +594,7 @@ mod tests;
 
 /// What a batch's record is, as the gateway's headers tell it.
 #[derive(Clone, Copy)]
-enum Told<'a> {
+pub(crate) enum Told<'a> {
     /// Not a charger's MeterValues.
     Other,
     /// A MeterValues record, with its charger, connector and newest sample time when the
@@ -602,7 +602,7 @@ enum Told<'a> {
     Reading(Option<(&'a str, i64, &'a str)>),
 }
 
-fn told<'a>(record: &'a Record, messages_topic: &str) -> Told<'a> {
+pub(crate) fn told<'a>(record: &'a Record, messages_topic: &str) -> Told<'a> {
     if is_reading(record, messages_topic) {
         Told::Reading(reading_key(record))
     } else {
@@ -611,7 +611,7 @@ fn told<'a>(record: &'a Record, messages_topic: &str) -> Told<'a> {
 }
 
 /// Whether the record is a charger's MeterValues.
-pub(crate) fn is_reading(record: &Record, messages_topic: &str) -> bool {
+fn is_reading(record: &Record, messages_topic: &str) -> bool {
     record.topic == messages_topic
         && record.header_str("action") == Some(Action::MeterValues.as_str())
 }
@@ -626,7 +626,7 @@ fn reading_headers(record: &Record) -> Option<(&str, &str)> {
 }
 
 /// [`reading_headers`] with the charger's identity and the connector as a number.
-pub(crate) fn reading_key(record: &Record) -> Option<(&str, i64, &str)> {
+fn reading_key(record: &Record) -> Option<(&str, i64, &str)> {
     let (connector, at) = reading_headers(record)?;
     let identity = std::str::from_utf8(&record.key).ok()?;
     Some((identity, connector.parse().ok()?, at))
