@@ -9,13 +9,44 @@ TANSU_ROOT="${TANSU_ROOT:-$HOME/.cache/tansu-libsql}"
 export PATH="$TANSU_ROOT/bin:$PATH"
 export CMS_TEST_TANSU="$TANSU_ROOT/bin/tansu"
 
+tansu_installed() {
+  "$CMS_TEST_TANSU" --version 2>/dev/null | grep -q "$TANSU_VERSION"
+}
+
+install_tansu() {
+  cargo install tansu --version "$TANSU_VERSION" --locked --features dynostore,libsql \
+    --root "$TANSU_ROOT" --quiet
+}
+
+# Starts building tansu in the background when it is missing, so that a fresh machine builds
+# it while the lints run instead of after them; `ensure_tansu` then waits for it. Stopped with
+# the calling shell, should that end first.
+begin_tansu_install() {
+  if tansu_installed; then
+    return
+  fi
+  TANSU_INSTALL_LOG="${TMPDIR:-/tmp}/cms-tansu-install.$$.log"
+  echo "== installing tansu $TANSU_VERSION in the background (once; several minutes; log: $TANSU_INSTALL_LOG)"
+  install_tansu >"$TANSU_INSTALL_LOG" 2>&1 &
+  TANSU_INSTALL_PID=$!
+  at_exit 'kill "$TANSU_INSTALL_PID" 2>/dev/null || true'
+}
+
 ensure_tansu() {
-  if "$CMS_TEST_TANSU" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
+  if [ -n "${TANSU_INSTALL_PID:-}" ]; then
+    local pid="$TANSU_INSTALL_PID"
+    TANSU_INSTALL_PID=""
+    if ! wait "$pid"; then
+      echo "installing tansu failed; its log:" >&2
+      cat "$TANSU_INSTALL_LOG" >&2
+      return 1
+    fi
+  fi
+  if tansu_installed; then
     return
   fi
   echo "== installing tansu $TANSU_VERSION with memory and SQLite storage (once; several minutes)"
-  cargo install tansu --version "$TANSU_VERSION" --locked --features dynostore,libsql \
-    --root "$TANSU_ROOT" --quiet
+  install_tansu
 }
 
 # A free TCP port on 127.0.0.1.

@@ -131,6 +131,12 @@ impl Store {
             percent_encoding::utf8_percent_encode(&file.display().to_string(), PATH).to_string();
         let pool = AnyPoolOptions::new()
             .max_connections(8)
+            // sqlx pings an idle connection before lending it: a second trip to the
+            // connection's thread and back for every statement. A SQLite connection is a
+            // thread of this process, not a peer that can vanish (a worker that died fails the
+            // statement itself), so the ping buys nothing and cost about a third of the store's
+            // context switches (docs/performance.md "Commands in flight").
+            .test_before_acquire(false)
             .after_connect(|conn, _| {
                 Box::pin(async move {
                     // Foreign keys are on by default in sqlx's SQLite driver; WAL lets the

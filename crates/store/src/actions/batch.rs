@@ -134,9 +134,18 @@ async fn advance_all(
             ])
         })
         .collect();
-    let elements = match backend {
-        Backend::Sqlite => "json_each($1)",
-        Backend::Postgres => "jsonb_array_elements(CAST($1 AS jsonb))",
+    // SQLite's planner, offered the open-actions index for the status test, made the stored
+    // actions still open the outer loop and read the whole array once for each of them: with
+    // a command a second per charger, 200 reports among 1,000 open actions took 207 ms
+    // (`store_batch/200_reports`; 9 ms now). `+status` is a term no index can serve, so the
+    // reports drive the loop and each finds its action by uuid. (PostgreSQL joins on the uuid
+    // as it is.)
+    let (elements, status) = match backend {
+        Backend::Sqlite => ("json_each($1)", "+charger_actions.status"),
+        Backend::Postgres => (
+            "jsonb_array_elements(CAST($1 AS jsonb))",
+            "charger_actions.status",
+        ),
     };
     let moved = sqlx::query(&format!(
         "UPDATE charger_actions SET status = r.r_status,
@@ -151,8 +160,7 @@ async fn advance_all(
                       value ->> 5 AS r_sent_at, value ->> 6 AS r_finished_at, value ->> 7 AS r_at
                FROM {elements}) AS r
          WHERE charger_actions.uuid = r.r_uuid
-           AND (charger_actions.status = 'pending'
-                OR (charger_actions.status = 'sent' AND r.r_status <> 'sent'))
+           AND ({status} = 'pending' OR ({status} = 'sent' AND r.r_status <> 'sent'))
          RETURNING uuid, charger_id"
     ))
     .bind(serde_json::Value::Array(rows).to_string())
