@@ -13,7 +13,6 @@
 use cms_store::actions::{ActionReported, NewAction};
 use cms_store::{NewCharger, StateChange, Store};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::runtime::Runtime;
 
 const CHARGERS: usize = 1_000;
@@ -117,7 +116,8 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("store_batch/200_reports");
     group.sample_size(20);
-    let runs = AtomicUsize::new(0);
+    // Numbers each run's actions, whose uuids must be new.
+    let mut runs = 0..;
     for (backend, store) in &stores {
         let charger_id = rt.block_on(async {
             let (id, _) = store
@@ -135,10 +135,7 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(*backend, |b| {
             b.iter_batched(
-                || {
-                    let run = runs.fetch_add(1, Ordering::Relaxed);
-                    rt.block_on(stored_actions(store, charger_id, run))
-                },
+                || rt.block_on(stored_actions(store, charger_id, runs.next().unwrap())),
                 |reports| rt.block_on(store.apply(&reports)).unwrap(),
                 BatchSize::PerIteration,
             )

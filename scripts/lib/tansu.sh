@@ -13,23 +13,22 @@ tansu_installed() {
   "$CMS_TEST_TANSU" --version 2>/dev/null | grep -q "$TANSU_VERSION"
 }
 
-install_tansu() {
-  cargo install tansu --version "$TANSU_VERSION" --locked --features dynostore,libsql \
-    --root "$TANSU_ROOT" --quiet
-}
+TANSU_INSTALL=(cargo install tansu --version "$TANSU_VERSION" --locked --features dynostore,libsql
+  --root "$TANSU_ROOT" --quiet)
 
 # Starts building tansu in the background when it is missing, so that a fresh machine builds
-# it while the lints run instead of after them; `ensure_tansu` then waits for it. Stopped with
-# the calling shell, should that end first.
+# it while the lints run instead of after them; `ensure_tansu` then waits for it. In a process
+# group of its own (setsid), so that the calling shell, should it end first (a lint failed,
+# Ctrl-C), stops cargo and its compilers with it.
 begin_tansu_install() {
   if tansu_installed; then
     return
   fi
   TANSU_INSTALL_LOG="${TMPDIR:-/tmp}/cms-tansu-install.$$.log"
   echo "== installing tansu $TANSU_VERSION in the background (once; several minutes; log: $TANSU_INSTALL_LOG)"
-  install_tansu >"$TANSU_INSTALL_LOG" 2>&1 &
+  setsid --wait "${TANSU_INSTALL[@]}" >"$TANSU_INSTALL_LOG" 2>&1 &
   TANSU_INSTALL_PID=$!
-  at_exit 'kill "$TANSU_INSTALL_PID" 2>/dev/null || true'
+  at_exit '[ -z "${TANSU_INSTALL_PID:-}" ] || kill -- "-$TANSU_INSTALL_PID" 2>/dev/null || true'
 }
 
 ensure_tansu() {
@@ -46,7 +45,7 @@ ensure_tansu() {
     return
   fi
   echo "== installing tansu $TANSU_VERSION with memory and SQLite storage (once; several minutes)"
-  install_tansu
+  "${TANSU_INSTALL[@]}"
 }
 
 # A free TCP port on 127.0.0.1.
