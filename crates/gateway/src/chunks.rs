@@ -1,16 +1,17 @@
-//! The small byte strings made for every frame (a record's times, the answer) are cut from a
-//! chunk the thread keeps, not allocated one by one: a shard asks the allocator for one chunk
-//! per hundreds of frames instead of three strings per frame. Each string shares its chunk
-//! (`Bytes`), which is freed when the last string cut from it is: records live until the bus
-//! took them, answers until the socket wrote them.
+//! The byte strings made for every frame (the record's copy of the frame, its times, the
+//! answer) are cut from a chunk the thread keeps, not allocated one by one: a shard asks the
+//! allocator for one chunk per tens of frames instead of several buffers per frame. Each string
+//! shares its chunk (`Bytes`), which is freed when the last string cut from it is: records live
+//! until the bus took them, answers until the socket wrote them.
 
 use bytes::{Bytes, BytesMut};
 use std::cell::RefCell;
 use std::fmt;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-/// Room for about a hundred MeterValues frames' strings.
-const CHUNK: usize = 8 * 1024;
+/// Room for about sixty MeterValues frames with their answers and times (a chunk a shard's
+/// allocator serves from its arena, below glibc's 128 KiB threshold for a mapping of its own).
+const CHUNK: usize = 32 * 1024;
 
 thread_local! {
     static CHUNK_LEFT: RefCell<BytesMut> = RefCell::new(BytesMut::new());

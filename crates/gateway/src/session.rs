@@ -283,9 +283,9 @@ impl LiveSession<'_> {
         let ready = inbox.ready.notified();
         tokio::pin!(ready);
         loop {
-            // The rare paths (a command to send, a call timed out) are boxed, as a frame's
-            // handling below: a future holds room for its largest state all its life, and
-            // inline, theirs would be every idle connection's.
+            // The rare paths (a command to send, a call timed out) are boxed: a future holds
+            // room for its largest state all its life, and inline, theirs would be every idle
+            // connection's.
             if std::mem::take(&mut self.try_send) {
                 // The timer is set again: a call sent waits for its answer, and a
                 // configuration read may have been given a later turn.
@@ -351,9 +351,11 @@ impl LiveSession<'_> {
                 }
                 next = ws.next() => next,
             };
-            // Boxed: handling a frame needs ~800 bytes of future state for the moment it runs;
-            // inline, every idle connection would carry them all its life.
-            if let Some(reason) = Box::pin(self.receive(ws, next)).await {
+            // Inline, not boxed: a box would be an allocation per frame, and inline the
+            // frame's state (~700 bytes) adds 0.3-0.5 KiB to an idle connection, most of it
+            // room the other waits above take already (docs/decisions.md, "A frame is handled
+            // without an allocation").
+            if let Some(reason) = self.receive(ws, next).await {
                 return reason;
             }
         }
@@ -427,7 +429,12 @@ impl LiveSession<'_> {
     async fn on_message(&mut self, ws: &mut Ws, message: Message) -> Result<(), DisconnectReason> {
         let reply = match message {
             Message::Text(text) => {
-                let frame = Bytes::from(text.clone());
+                // The record's copy of the frame, cut from the shard's chunk: the read buffer
+                // is then free again before the next read, which tungstenite makes into it in
+                // place. Held by the record, it would have the next frame read into a new
+                // buffer, two allocations a frame freed on the bus consumer's thread.
+                let frame =
+                    crate::chunks::bytes(text.len(), |out| out.extend_from_slice(text.as_bytes()));
                 self.on_text(ws, text.as_str(), &frame).await?
             }
             Message::Binary(_) => {

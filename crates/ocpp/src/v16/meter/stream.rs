@@ -211,7 +211,11 @@ struct Integer(i64);
 
 impl<'de> de::Deserialize<'de> for Integer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(IntegerVisitor)
+        // Asked for an integer, not for any value: with serde_json's `arbitrary_precision` on
+        // (the `cms` binary has it, see crates/gateway/Cargo.toml) "any" reads a number's text
+        // into a string of its own first, an allocation per number; an integer is parsed in
+        // place. Anything else (a float, a string) still fails here, and the tree path names it.
+        d.deserialize_i64(IntegerVisitor)
     }
 }
 
