@@ -59,15 +59,19 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// Keeps its own copy of `payload`: a frame's bytes are cut from a chunk the shard shares
+    /// among tens of frames (`chunks.rs`), and kept for the connection's life, a slice would
+    /// keep the whole chunk.
     fn note(&mut self, action: Action, payload: &Bytes) {
         match action {
-            Action::BootNotification => self.boot = Some(payload.clone()),
+            Action::BootNotification => self.boot = Some(Bytes::copy_from_slice(payload)),
             Action::StatusNotification => {
                 let connector = serde_json::from_slice::<serde_json::Value>(payload)
                     .ok()
                     .and_then(|v| v["connectorId"].as_u64());
                 if let Some(connector) = connector {
-                    self.statuses.insert(connector, payload.clone());
+                    self.statuses
+                        .insert(connector, Bytes::copy_from_slice(payload));
                 }
             }
             _ => {}
