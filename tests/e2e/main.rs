@@ -43,6 +43,7 @@ mod metrics;
 mod oauth;
 mod ocpp_answers;
 mod postgres_tls;
+mod priority;
 mod providers;
 mod proxy;
 mod proxy_harness;

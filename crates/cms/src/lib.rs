@@ -14,6 +14,7 @@ pub mod id_tag_cli;
 pub mod kafka;
 pub mod oauth_cli;
 pub mod observability;
+pub mod priority;
 pub mod registry_feed;
 pub mod shutdown;
 pub mod store_args;

@@ -42,6 +42,12 @@ pub struct UpArgs {
     pub actions: ActionArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+    /// How many nice levels below the charger sessions everything else runs (the REST API, the
+    /// materialiser, the store's threads), so that under full load chargers are answered
+    /// first; 0 runs every thread alike. Linux only.
+    #[arg(long, env = "CMS_API_NICE", default_value_t = 10,
+        value_parser = clap::value_parser!(u8).range(0..=19))]
+    pub api_nice: u8,
 }
 
 /// Gateway settings, shared by `cms up` and (later) `cms gateway`.
@@ -236,6 +242,12 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         ocpp_tls,
     )
     .map_err(UpError::Gateway)?;
+    // After the shards and the TLS threads started (from this thread, at its priority), so
+    // that only what starts later inherits the lower one.
+    match crate::priority::sessions_first(args.api_nice) {
+        Ok(threads) => tracing::debug!(threads, nice = args.api_nice, "the sessions first"),
+        Err(e) => tracing::warn!(error = %e, "could not lower the priority of the API's threads"),
+    }
     crate::tls_args::print_ocpp_addresses(&gateway);
     api.mark_ready();
     let scheme = if args.http_tls.http_tls_cert.is_some() {

@@ -1,0 +1,75 @@
+//! `cms up` answers chargers first: the REST API's, the materialiser's and the store's threads
+//! run `--api-nice` levels below the gateway's shards (docs/decisions.md, "The charger sessions
+//! first").
+
+use crate::support::{Api, Charger, Cms};
+
+/// Each thread of process `pid`: its name and its nice value.
+fn threads(pid: u32) -> Vec<(String, i32)> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("the process's threads");
+    tasks
+        .filter_map(|task| {
+            let path = task.ok()?.path();
+            let name = std::fs::read_to_string(path.join("comm")).ok()?;
+            let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+            // The 19th field, counted past the name in parentheses.
+            let nice = stat[stat.rfind(')')? + 1..].split_whitespace().nth(16)?;
+            Some((name.trim().to_string(), nice.parse().ok()?))
+        })
+        .collect()
+}
+
+fn nice_of<'a>(threads: &'a [(String, i32)], prefix: &str) -> Vec<(&'a str, i32)> {
+    threads
+        .iter()
+        .filter(|(name, _)| name.starts_with(prefix))
+        .map(|(name, nice)| (name.as_str(), *nice))
+        .collect()
+}
+
+/// Runs a charger and a REST read through `cms`, so that the store's connection threads exist,
+/// and returns its threads.
+async fn threads_after_some_work(cms: &Cms, identity: &str) -> Vec<(String, i32)> {
+    let uuid = cms.add_charger(identity).await;
+    let api = Api::new(cms, &cms.operator_token().await);
+    let mut charger = Charger::connect_and_boot(cms, identity, "1.0.0").await;
+    charger.heartbeat().await;
+    api.wait_for_charger(&uuid, "online", |c| c["connection_status"] == "online")
+        .await;
+    threads(cms.pid())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_charger_sessions_run_above_the_api_and_the_store() {
+    let cms = Cms::up().await;
+    let threads = threads_after_some_work(&cms, "CP-FIRST").await;
+    let shards = nice_of(&threads, "ocpp-shard-");
+    assert!(!shards.is_empty(), "no shard among {threads:?}");
+    let sessions = shards[0].1;
+    assert!(
+        shards.iter().all(|(_, nice)| *nice == sessions),
+        "{shards:?}"
+    );
+    let below = (sessions + 10).min(19);
+    for prefix in ["tokio-rt-worker", "sqlx-sqlite-wor"] {
+        let others = nice_of(&threads, prefix);
+        assert!(!others.is_empty(), "no {prefix} thread among {threads:?}");
+        assert!(
+            others.iter().all(|(_, nice)| *nice == below),
+            "{prefix} threads should run at nice {below}, the shards at {sessions}: {others:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_api_nice_0_every_thread_runs_alike() {
+    let cms = Cms::up_with(&["--api-nice", "0"]).await;
+    let threads = threads_after_some_work(&cms, "CP-ALIKE").await;
+    let shards = nice_of(&threads, "ocpp-shard-");
+    assert!(!shards.is_empty(), "no shard among {threads:?}");
+    let sessions = shards[0].1;
+    assert!(
+        threads.iter().all(|(_, nice)| *nice == sessions),
+        "every thread at nice {sessions}: {threads:?}"
+    );
+}
