@@ -3,16 +3,18 @@
 //! every core waits for them (the materialiser writes a batch of readings every 100 ms).
 //! Once the gateway runs, those threads are given a lower priority (a higher nice value), and
 //! threads they start later inherit it (tokio's blocking threads, sqlx's SQLite connection
-//! threads). They are found by name, so a thread that is not one of them, or not named yet
-//! (a shard just started), keeps the process's priority. Linux only: elsewhere nice applies to
-//! the whole process and this does nothing (docs/decisions.md, "The charger sessions first").
+//! threads). With them go the command and registry followers, which run on the same runtime:
+//! under full ingest, commands, registrations and id-tag changes reach the shards later. They
+//! are found by name, so a thread that is not one of them, or not named yet (a shard just
+//! started), keeps the process's priority. Linux only: elsewhere nice applies to the whole
+//! process and this does nothing (docs/decisions.md, "The charger sessions first").
 
-/// The threads lowered first, by name prefix: the runtime's workers (HTTP, API, materialiser,
-/// bus) and the metrics' upkeep; with them the main thread. Then the store's, which the first
-/// start: one they start meanwhile inherits the lower priority, one started before is there
-/// to be found.
-const FIRST: [&str; 2] = ["tokio-r", "metrics-upkeep"];
-const THEN: [&str; 1] = ["sqlx-sqlite"];
+/// The threads lowered, by name prefix: the runtime's workers and blocking threads (HTTP, the
+/// API, the materialiser, the bus, the command and registry followers), the metrics' upkeep,
+/// the store's SQLite connection threads; with them the main thread. The shards' threads
+/// (`ocpp-shard-*`, their blocking threads too) and the TLS handshakes' (`ocpp-tls*`) are not
+/// among them.
+const LOWERED: [&str; 3] = ["tokio-r", "metrics-upkeep", "sqlx-sqlite"];
 
 /// Lowers the API's, the materialiser's and the store's threads by `by` nice levels (up to
 /// 19) below the calling thread, the one that started the sessions; how many it lowered.
@@ -25,17 +27,26 @@ pub fn sessions_first(by: u8) -> std::io::Result<usize> {
     // With PRIO_PROCESS, Linux reads and sets one thread's nice value, not the process's.
     let nice = (getpriority_process(None)? + i32::from(by)).min(19);
     let main = std::process::id().to_string();
-    let first = lower(nice, |tid, name| {
-        tid == main || FIRST.iter().any(|p| name.starts_with(p))
-    })?;
-    let then = lower(nice, |_, name| THEN.iter().any(|p| name.starts_with(p)))?;
-    Ok(first + then)
+    // Again until a pass finds nothing left: a thread started meanwhile by one not lowered
+    // yet has the higher priority, and the next pass finds it.
+    let mut lowered = 0;
+    for _ in 0..5 {
+        let now = lower(nice, |tid, name| {
+            tid == main || LOWERED.iter().any(|p| name.starts_with(p))
+        })?;
+        if now == 0 {
+            break;
+        }
+        lowered += now;
+    }
+    Ok(lowered)
 }
 
-/// Sets `nice` on every thread of this process that `chosen(tid, name)` picks.
+/// Sets `nice` on every thread of this process that `chosen(tid, name)` picks and that does not
+/// have it already; how many it set.
 #[cfg(target_os = "linux")]
 fn lower(nice: i32, chosen: impl Fn(&str, &str) -> bool) -> std::io::Result<usize> {
-    use rustix::process::{Pid, setpriority_process};
+    use rustix::process::{Pid, getpriority_process, setpriority_process};
     let mut lowered = 0;
     for task in std::fs::read_dir("/proc/self/task")? {
         let task = task?;
@@ -48,7 +59,9 @@ fn lower(nice: i32, chosen: impl Fn(&str, &str) -> bool) -> std::io::Result<usiz
             continue;
         };
         // A thread that ended meanwhile is no error.
-        if setpriority_process(Some(pid), nice).is_ok() {
+        if getpriority_process(Some(pid)).is_ok_and(|now| now != nice)
+            && setpriority_process(Some(pid), nice).is_ok()
+        {
             lowered += 1;
         }
     }

@@ -79,7 +79,8 @@ impl ChargerAnswer {
     }
 }
 
-/// Handles one text frame; `frame` holds the same bytes as `text` (the charger's own buffer).
+/// Handles one text frame; `frame` holds the same bytes as `text` (the session's copy, cut from
+/// its shard's chunk: what is kept long must be copied out of it).
 pub fn handle_text(
     ctx: &CallContext<'_>,
     text: &str,

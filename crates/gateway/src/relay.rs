@@ -59,19 +59,17 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// Keeps its own copy of `payload`: a frame's bytes are cut from a chunk the shard shares
-    /// among tens of frames (`chunks.rs`), and kept for the connection's life, a slice would
-    /// keep the whole chunk.
+    /// Keeps `payload`, which must be bytes of its own (see `Relay::relay`), not a slice of a
+    /// shard's chunk.
     fn note(&mut self, action: Action, payload: &Bytes) {
         match action {
-            Action::BootNotification => self.boot = Some(Bytes::copy_from_slice(payload)),
+            Action::BootNotification => self.boot = Some(payload.clone()),
             Action::StatusNotification => {
                 let connector = serde_json::from_slice::<serde_json::Value>(payload)
                     .ok()
                     .and_then(|v| v["connectorId"].as_u64());
                 if let Some(connector) = connector {
-                    self.statuses
-                        .insert(connector, Bytes::copy_from_slice(payload));
+                    self.statuses.insert(connector, payload.clone());
                 }
             }
             _ => {}
@@ -223,6 +221,11 @@ impl Relay {
         action: Action,
         payload: &Bytes,
     ) -> Option<oneshot::Receiver<LeaderAnswer>> {
+        // A copy of its own: a frame's bytes are cut from a chunk its shard shares among tens
+        // of frames (`chunks.rs`), and a call may wait in a queue for tens of seconds (an
+        // upstream reconnecting), a boot or a status for the connection's life; a slice would
+        // keep the whole chunk that long.
+        let payload = &Bytes::copy_from_slice(payload);
         // Only a boot or a status is kept for the replay: the lock is not taken per meter value.
         if matches!(
             action,

@@ -42,8 +42,11 @@ pub fn spawn(
     handovers: mpsc::Receiver<Handover>,
     shared: Arc<Shared>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    // Its blocking threads (a proxy server's name looked up) are named after it: they serve
+    // the shard's sessions, and `cms up` keeps the sessions' threads at the higher priority.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .thread_name(format!("ocpp-shard-{index}-io"))
         .build()?;
     std::thread::Builder::new()
         .name(format!("ocpp-shard-{index}"))
