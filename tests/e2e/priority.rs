@@ -27,6 +27,18 @@ fn nice_of<'a>(threads: &'a [(String, i32)], prefix: &str) -> Vec<(&'a str, i32)
         .collect()
 }
 
+/// The shards' nice value, the same for all of them.
+fn sessions_nice(threads: &[(String, i32)]) -> i32 {
+    let shards = nice_of(threads, "ocpp-shard-");
+    assert!(!shards.is_empty(), "no shard among {threads:?}");
+    let sessions = shards[0].1;
+    assert!(
+        shards.iter().all(|(_, nice)| *nice == sessions),
+        "{shards:?}"
+    );
+    sessions
+}
+
 /// Runs a charger and a REST read through `cms`, so that the store's connection threads exist,
 /// and returns its threads.
 async fn threads_after_some_work(cms: &Cms, identity: &str) -> Vec<(String, i32)> {
@@ -43,13 +55,7 @@ async fn threads_after_some_work(cms: &Cms, identity: &str) -> Vec<(String, i32)
 async fn the_charger_sessions_run_above_the_api_and_the_store() {
     let cms = Cms::up().await;
     let threads = threads_after_some_work(&cms, "CP-FIRST").await;
-    let shards = nice_of(&threads, "ocpp-shard-");
-    assert!(!shards.is_empty(), "no shard among {threads:?}");
-    let sessions = shards[0].1;
-    assert!(
-        shards.iter().all(|(_, nice)| *nice == sessions),
-        "{shards:?}"
-    );
+    let sessions = sessions_nice(&threads);
     let below = (sessions + 10).min(19);
     for prefix in ["tokio-rt-worker", "sqlx-sqlite-wor"] {
         let others = nice_of(&threads, prefix);
@@ -65,9 +71,7 @@ async fn the_charger_sessions_run_above_the_api_and_the_store() {
 async fn with_api_nice_0_every_thread_runs_alike() {
     let cms = Cms::up_with(&["--api-nice", "0"]).await;
     let threads = threads_after_some_work(&cms, "CP-ALIKE").await;
-    let shards = nice_of(&threads, "ocpp-shard-");
-    assert!(!shards.is_empty(), "no shard among {threads:?}");
-    let sessions = shards[0].1;
+    let sessions = sessions_nice(&threads);
     assert!(
         threads.iter().all(|(_, nice)| *nice == sessions),
         "every thread at nice {sessions}: {threads:?}"

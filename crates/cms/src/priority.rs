@@ -69,6 +69,9 @@ fn lower(nice: i32, chosen: impl Fn(&str, &str) -> bool) -> std::io::Result<usiz
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn sessions_first(_by: u8) -> std::io::Result<usize> {
+pub fn sessions_first(by: u8) -> std::io::Result<usize> {
+    if by > 0 {
+        tracing::info!("--api-nice is for Linux: every thread runs alike here");
+    }
     Ok(0)
 }

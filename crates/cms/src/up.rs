@@ -245,9 +245,6 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     // After the shards and the TLS threads started (from this thread, at its priority), so
     // that only what starts later inherits the lower one.
     match crate::priority::sessions_first(args.api_nice) {
-        Ok(0) if args.api_nice > 0 && !cfg!(target_os = "linux") => {
-            tracing::info!("--api-nice is for Linux: every thread runs alike here")
-        }
         Ok(threads) => tracing::debug!(threads, nice = args.api_nice, "the sessions first"),
         Err(e) => tracing::warn!(error = %e, "could not lower the priority of the API's threads"),
     }

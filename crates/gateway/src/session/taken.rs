@@ -2,8 +2,8 @@
 //! lives apart from `LiveSession::on_text` because an async fn keeps room for its locals across
 //! every await, and the handled frame and its record are large (inline headers): here they are
 //! gone before the session awaits anything, so a frame's future, which every session carries
-//! inline, stays small. A relayed
-//! charger's frame, which waits for its leader proxy server's answer, is finished here too.
+//! inline, stays small. A relayed charger's frame, which waits for its leader proxy server's
+//! answer, is finished here too.
 
 use super::{LiveSession, message_id_of};
 use crate::calls::{CallContext, ChargerAnswer, Outcome, handle_text};
