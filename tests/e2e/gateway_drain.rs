@@ -4,7 +4,7 @@
 
 use crate::support::broker::Broker;
 use crate::support::fleet::Fleet;
-use crate::support::topic::read_topic;
+use crate::support::topic::read_readings;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -471,7 +471,17 @@ async fn a_draining_gateway_hands_its_chargers_over_at_a_bounded_rate_losing_not
     );
 
     // Every reading A or B acknowledged is in the topic.
-    let records = read_topic(&fleet.brokers, &fleet.messages_topic()).await;
+    let acknowledged: HashSet<(String, u64)> = reports
+        .iter()
+        .flat_map(|r| {
+            let id = &r.identity;
+            r.acked_on_a
+                .iter()
+                .chain(&r.acked_on_b)
+                .map(|seq| (id.clone(), *seq))
+        })
+        .collect();
+    let records = read_readings(&fleet.brokers, &fleet.messages_topic(), acknowledged).await;
     let mut in_topic: HashSet<(String, u64)> = HashSet::new();
     for record in records
         .iter()

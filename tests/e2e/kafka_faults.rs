@@ -8,7 +8,7 @@ use crate::support::Api;
 use crate::support::broker::Tansu;
 use crate::support::fleet::Fleet;
 use crate::support::station::Station;
-use crate::support::topic::read_topic;
+use crate::support::topic::read_readings;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -220,7 +220,17 @@ struct Tally {
 }
 
 async fn tally(fleet: &Fleet, reports: &[Report]) -> Tally {
-    let records = read_topic(&fleet.brokers, &fleet.messages_topic()).await;
+    let acknowledged = reports
+        .iter()
+        .flat_map(|r| {
+            let id = &r.identity;
+            r.frames
+                .iter()
+                .filter(|f| f.acked.is_some())
+                .map(|f| (id.clone(), f.seq))
+        })
+        .collect();
+    let records = read_readings(&fleet.brokers, &fleet.messages_topic(), acknowledged).await;
     let mut copies: HashMap<(String, u64), usize> = HashMap::new();
     let mut unknown = Vec::new();
     for record in records

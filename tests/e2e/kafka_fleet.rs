@@ -6,7 +6,7 @@ use crate::support::Api;
 use crate::support::broker::Broker;
 use crate::support::fleet::{Fleet, is_uuid};
 use crate::support::station::{Sent, Station};
-use crate::support::topic::{TopicRecord, read_topic};
+use crate::support::topic::{TopicRecord, read_topic, read_topic_until};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -153,7 +153,19 @@ async fn kafka_fleet_two_gateways_publish_exact_frames_and_the_api_follows() {
     }
 
     // Kafka, read by the test's own consumer: every frame, exactly.
-    let messages = read_topic(&fleet.brokers, &fleet.messages_topic()).await;
+    // Read on until every frame sent is there: a broker slow under load must not pass for a lost
+    // record (and a lost one is named by `check_messages` once the reader gives up).
+    let expected: Vec<String> = sent_by
+        .values()
+        .flatten()
+        .map(|f| f.message_id.clone())
+        .collect();
+    let messages = read_topic_until(&fleet.brokers, &fleet.messages_topic(), move |records| {
+        expected
+            .iter()
+            .all(|id| records.iter().any(|r| r.header("message_id") == Some(id)))
+    })
+    .await;
     let connections = read_topic(&fleet.brokers, &fleet.connections_topic()).await;
     for plan in &PLANS {
         let sent = &sent_by[plan.identity];
@@ -247,10 +259,28 @@ async fn kafka_fleet_two_gateways_publish_exact_frames_and_the_api_follows() {
 fn check_messages(plan: &Plan, sent: &[Sent], messages: &[TopicRecord]) -> String {
     let id = plan.identity;
     let mine: Vec<&TopicRecord> = messages.iter().filter(|r| r.key == id.as_bytes()).collect();
+    let missing: Vec<String> = sent
+        .iter()
+        .filter(|f| {
+            !mine
+                .iter()
+                .any(|r| r.header("message_id") == Some(f.message_id.as_str()))
+        })
+        .map(|f| format!("{} ({})", f.action, f.message_id))
+        .collect();
+    let held: Vec<String> = mine
+        .iter()
+        .map(|r| {
+            let action = r.header("action").unwrap_or("?");
+            let message_id = r.header("message_id").unwrap_or("?");
+            format!("{}@{} {action} ({message_id})", r.partition, r.offset)
+        })
+        .collect();
     assert_eq!(
         mine.len(),
         sent.len(),
-        "{id} sent {} CALLs, the topic holds {} records keyed {id}",
+        "{id} sent {} CALLs, the topic holds {} records keyed {id}; missing: {missing:?}; \
+         held: {held:?}",
         sent.len(),
         mine.len()
     );

@@ -50,14 +50,29 @@ impl TopicRecord {
 /// beginning, read past the high watermarks as they are when this is called until nothing more
 /// comes.
 pub async fn read_topic(brokers: &str, topic: &str) -> Vec<TopicRecord> {
+    read_topic_until(brokers, topic, |_| true).await
+}
+
+/// [`read_topic`], and on until `complete` holds of the records read (the caller knows what it
+/// wrote): a broker slow to deliver the tail of a batch under load must not look like a lost
+/// record. Past [`READ_TIMEOUT`] it returns what it has, for the caller to say what is missing.
+pub async fn read_topic_until(
+    brokers: &str,
+    topic: &str,
+    complete: impl Fn(&[TopicRecord]) -> bool + Send + 'static,
+) -> Vec<TopicRecord> {
     let brokers = brokers.to_string();
     let topic = topic.to_string();
-    tokio::task::spawn_blocking(move || read_blocking(&brokers, &topic))
+    tokio::task::spawn_blocking(move || read_blocking(&brokers, &topic, complete))
         .await
         .expect("the topic reader panicked")
 }
 
-fn read_blocking(brokers: &str, topic: &str) -> Vec<TopicRecord> {
+fn read_blocking(
+    brokers: &str,
+    topic: &str,
+    complete: impl Fn(&[TopicRecord]) -> bool,
+) -> Vec<TopicRecord> {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", brokers)
         .set("client.id", "cms-e2e-reader")
@@ -101,7 +116,10 @@ fn read_blocking(brokers: &str, topic: &str) -> Vec<TopicRecord> {
     let mut quiet_since: Option<Instant> = None;
     loop {
         let behind = progress.iter().any(|(next, high)| next < high);
-        if !behind && quiet_since.is_some_and(|q| q.elapsed() >= QUIET) {
+        if !behind && quiet_since.is_some_and(|q| q.elapsed() >= QUIET) && complete(&records) {
+            break;
+        }
+        if !behind && Instant::now() >= deadline {
             break;
         }
         assert!(
@@ -139,4 +157,33 @@ fn read_blocking(brokers: &str, topic: &str) -> Vec<TopicRecord> {
     }
     records.sort_by_key(|r| (r.partition, r.offset));
     records
+}
+
+/// The charger and sequence number of a MeterValues record whose first sampled value is a
+/// sequence number, as the fault and drain tests send them.
+pub fn reading_seq(record: &TopicRecord) -> Option<(String, u64)> {
+    if record.header("action") != Some("MeterValues") {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(&record.value).ok()?;
+    let seq = value["meterValue"][0]["sampledValue"][0]["value"]
+        .as_str()?
+        .parse()
+        .ok()?;
+    Some((record.key_str().to_string(), seq))
+}
+
+/// Every record of `topic`, read on until the readings `acknowledged` are all there or the
+/// reader gives up (see [`read_topic_until`]).
+pub async fn read_readings(
+    brokers: &str,
+    topic: &str,
+    acknowledged: std::collections::HashSet<(String, u64)>,
+) -> Vec<TopicRecord> {
+    read_topic_until(brokers, topic, move |records| {
+        let held: std::collections::HashSet<(String, u64)> =
+            records.iter().filter_map(reading_seq).collect();
+        acknowledged.is_subset(&held)
+    })
+    .await
 }
