@@ -4,7 +4,7 @@
 
 use crate::support::broker::Broker;
 use crate::support::fleet::Fleet;
-use crate::support::topic::read_readings;
+use crate::support::topic::{read_readings, reading_seq};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -482,18 +482,11 @@ async fn a_draining_gateway_hands_its_chargers_over_at_a_bounded_rate_losing_not
         })
         .collect();
     let records = read_readings(&fleet.brokers, &fleet.messages_topic(), acknowledged).await;
-    let mut in_topic: HashSet<(String, u64)> = HashSet::new();
-    for record in records
+    let in_topic: HashSet<(String, u64)> = records
         .iter()
         .filter(|r| r.header("action") == Some("MeterValues"))
-    {
-        let value: Value = serde_json::from_str(record.value_str()).expect("JSON record");
-        let seq = value["meterValue"][0]["sampledValue"][0]["value"]
-            .as_str()
-            .and_then(|v| v.parse::<u64>().ok())
-            .expect("reading with its sequence number");
-        in_topic.insert((record.key_str().to_string(), seq));
-    }
+        .map(|r| reading_seq(r).expect("a reading with its sequence number"))
+        .collect();
     let mut acked_on_a = 0;
     let mut missing = Vec::new();
     for report in &reports {

@@ -8,8 +8,7 @@ use crate::support::Api;
 use crate::support::broker::Tansu;
 use crate::support::fleet::Fleet;
 use crate::support::station::Station;
-use crate::support::topic::read_readings;
-use serde_json::Value;
+use crate::support::topic::{read_readings, reading_seq};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -237,16 +236,8 @@ async fn tally(fleet: &Fleet, reports: &[Report]) -> Tally {
         .iter()
         .filter(|r| r.header("action") == Some("MeterValues"))
     {
-        let value: Value = serde_json::from_slice(&record.value).unwrap_or(Value::Null);
-        let seq = value["meterValue"][0]["sampledValue"][0]["value"]
-            .as_str()
-            .and_then(|s| s.parse::<u64>().ok());
-        match seq {
-            Some(seq) => {
-                *copies
-                    .entry((record.key_str().to_string(), seq))
-                    .or_default() += 1
-            }
+        match reading_seq(record) {
+            Some(key) => *copies.entry(key).or_default() += 1,
             None => unknown.push(record.value_str().to_string()),
         }
     }

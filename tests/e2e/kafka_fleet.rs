@@ -166,7 +166,14 @@ async fn kafka_fleet_two_gateways_publish_exact_frames_and_the_api_follows() {
             .all(|id| records.iter().any(|r| r.header("message_id") == Some(id)))
     })
     .await;
-    let connections = read_topic(&fleet.brokers, &fleet.connections_topic()).await;
+    let connections = read_topic_until(&fleet.brokers, &fleet.connections_topic(), |records| {
+        PLANS.iter().all(|plan| {
+            records.iter().any(|r| {
+                r.key == plan.identity.as_bytes() && r.header("event") == Some("connected")
+            })
+        })
+    })
+    .await;
     for plan in &PLANS {
         let sent = &sent_by[plan.identity];
         let session = check_messages(plan, sent, &messages);
@@ -213,23 +220,22 @@ async fn kafka_fleet_two_gateways_publish_exact_frames_and_the_api_follows() {
         assert!(status.success(), "gateway {node} exited with {status}");
         eprintln!("gateway {node} stopped in {:?}", stopping.elapsed());
     }
-    let connections = read_topic(&fleet.brokers, &fleet.connections_topic()).await;
     let ends: Vec<(&str, &str)> = PLANS
         .iter()
         .map(|p| (p.identity, p.gateway))
         .chain([("KF-LATE-1", "gw-b")])
         .collect();
+    let all_ends = ends.clone();
+    let connections =
+        read_topic_until(&fleet.brokers, &fleet.connections_topic(), move |records| {
+            all_ends
+                .iter()
+                .all(|(identity, gateway)| ended_by_shutdown(records, identity, gateway))
+        })
+        .await;
     let missing: Vec<String> = ends
         .iter()
-        .filter(|(identity, gateway)| {
-            !connections.iter().any(|r| {
-                let value: Value = serde_json::from_slice(&r.value).unwrap_or(Value::Null);
-                r.key == identity.as_bytes()
-                    && r.header("event") == Some("disconnected")
-                    && r.header("gateway") == Some(*gateway)
-                    && value["reason"] == "shutdown"
-            })
-        })
+        .filter(|(identity, gateway)| !ended_by_shutdown(&connections, identity, gateway))
         .map(|(identity, gateway)| format!("{identity} from {gateway}"))
         .collect();
     let events: Vec<String> = connections
@@ -253,6 +259,17 @@ async fn kafka_fleet_two_gateways_publish_exact_frames_and_the_api_follows() {
     let status = fleet.api.terminate().await;
     assert!(status.success(), "cms api exited with {status}");
     drop(open);
+}
+
+/// Whether the connection events hold `identity`'s end at `gateway`'s shutdown.
+fn ended_by_shutdown(records: &[TopicRecord], identity: &str, gateway: &str) -> bool {
+    records.iter().any(|r| {
+        let value: Value = serde_json::from_slice(&r.value).unwrap_or(Value::Null);
+        r.key == identity.as_bytes()
+            && r.header("event") == Some("disconnected")
+            && r.header("gateway") == Some(gateway)
+            && value["reason"] == "shutdown"
+    })
 }
 
 /// Checks the records of one charger's frames; returns the session they came on.
