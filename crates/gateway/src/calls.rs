@@ -9,14 +9,16 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::Topics;
 use cms_bus::{Header, Headers, Record};
+use cms_ocpp::v16::answer::{self, ClockAnswer};
 use cms_ocpp::v16::{
-    Action, MAX_CONNECTOR_ID, MeterValuesCheck, Request, answer, check_meter_values, parse_request,
+    Action, MAX_CONNECTOR_ID, MeterValuesCheck, Request, check_meter_values, parse_request,
 };
 use cms_ocpp::{
     ErrorCode, Frame, Violation, call_error, call_result_len, parse_frame, span_in, split_call,
-    write_call_result,
+    write_call_result, write_call_result_with,
 };
 use std::borrow::Cow;
+use std::fmt::Write;
 use std::sync::LazyLock;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
@@ -212,9 +214,13 @@ fn accept(
     };
     let answer: Cow<'static, str> = match &request {
         Request::BootNotification(_) => {
-            answer::boot_notification_accepted(now, ctx.heartbeat_interval_secs).into()
+            let clock = ClockAnswer::BootAccepted(now, ctx.heartbeat_interval_secs);
+            return published_clock(ctx, message_id, action, headers, value, clock);
         }
-        Request::Heartbeat => answer::heartbeat(now).into(),
+        Request::Heartbeat => {
+            let clock = ClockAnswer::Heartbeat(now);
+            return published_clock(ctx, message_id, action, headers, value, clock);
+        }
         Request::Authorize(authorize) => {
             let verdict = ctx
                 .authority
@@ -265,14 +271,40 @@ fn published(
     value: Bytes,
     answer: &str,
 ) -> Handled {
+    let room = call_result_len(message_id, answer);
+    let answer = crate::chunks::text(room, |out| write_call_result(out, message_id, answer));
+    handled(ctx, action, headers, value, answer)
+}
+
+/// [`published`] for an answer carrying the clock, written straight into the frame.
+fn published_clock(
+    ctx: &CallContext<'_>,
+    message_id: &str,
+    action: Action,
+    headers: Headers,
+    value: Bytes,
+    clock: ClockAnswer,
+) -> Handled {
+    let room = call_result_len(message_id, "") + ClockAnswer::MAX_LEN;
+    let answer = crate::chunks::text(room, |out| {
+        write_call_result_with(out, message_id, |out| write!(out, "{clock}"))
+    });
+    handled(ctx, action, headers, value, answer)
+}
+
+fn handled(
+    ctx: &CallContext<'_>,
+    action: Action,
+    headers: Headers,
+    value: Bytes,
+    answer: Utf8Bytes,
+) -> Handled {
     let record = Record {
         topic: Cow::Borrowed(ctx.topics.messages),
         key: ctx.identity_key.clone(),
         headers,
         value,
     };
-    let room = call_result_len(message_id, answer);
-    let answer = crate::chunks::text(room, |out| write_call_result(out, message_id, answer));
     Handled {
         kind: FrameKind::Call(action),
         outcome: Outcome::Publish {

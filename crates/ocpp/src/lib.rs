@@ -9,6 +9,6 @@ pub mod v16;
 pub use error::{ErrorCode, Violation};
 pub use frame::{
     CallParts, Frame, FrameError, MAX_MESSAGE_ID_LEN, call, call_error, call_result,
-    call_result_len, parse_frame, span_in, split_call, write_call_result,
+    call_result_len, parse_frame, span_in, split_call, write_call_result, write_call_result_with,
 };
 pub use json::Json;

@@ -20,10 +20,20 @@ pub fn write_call_result(
     message_id: &str,
     payload_json: &str,
 ) -> fmt::Result {
+    write_call_result_with(out, message_id, |out| out.write_str(payload_json))
+}
+
+/// [`write_call_result`] with the payload written in place by `payload` (JSON text): an answer
+/// made of parts, such as the clock, needs no string of its own.
+pub fn write_call_result_with<W: Write>(
+    out: &mut W,
+    message_id: &str,
+    payload: impl FnOnce(&mut W) -> fmt::Result,
+) -> fmt::Result {
     out.write_str("[3,")?;
     json_str(out, message_id)?;
     out.write_char(',')?;
-    out.write_str(payload_json)?;
+    payload(out)?;
     out.write_char(']')
 }
 

@@ -1,6 +1,7 @@
 //! CALLRESULT payloads the CMS sends back, as JSON text ready for `frame::call_result`.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
+use std::fmt;
 
 /// The payload of a CALLRESULT that confirms nothing beyond receipt.
 pub const EMPTY: &str = "{}";
@@ -11,16 +12,75 @@ pub fn ocpp_timestamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The answers that carry the CMS clock, written where the caller wants them (the gateway
+/// writes them straight into the answer frame; `to_string` gives the payload alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockAnswer {
+    /// Heartbeat.conf: the CMS clock, which chargers use to set theirs.
+    Heartbeat(DateTime<Utc>),
+    /// BootNotification.conf accepting the charge point, with its heartbeat interval (seconds).
+    BootAccepted(DateTime<Utc>, u32),
+}
+
+impl ClockAnswer {
+    /// The payload's length at most (for a buffer's room).
+    pub const MAX_LEN: usize = 96;
+}
+
+impl fmt::Display for ClockAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ClockAnswer::Heartbeat(now) => {
+                f.write_str(r#"{"currentTime":""#)?;
+                f.write_str(Timestamp::of(now).as_str())?;
+                f.write_str(r#""}"#)
+            }
+            ClockAnswer::BootAccepted(now, interval_secs) => {
+                f.write_str(r#"{"status":"Accepted","currentTime":""#)?;
+                f.write_str(Timestamp::of(now).as_str())?;
+                write!(f, r#"","interval":{interval_secs}}}"#)
+            }
+        }
+    }
+}
+
+/// [`ocpp_timestamp`]'s text written digit by digit on the stack, for the clock of now (years 0
+/// to 9999, the clock's among them; the tests hold the two to the same text). Faster than
+/// chrono's formatter and, unlike it, without a string of its own.
+struct Timestamp([u8; 20]);
+
+impl Timestamp {
+    fn of(t: DateTime<Utc>) -> Timestamp {
+        let mut text = *b"0000-00-00T00:00:00Z";
+        let mut put = |at: usize, width: usize, mut n: u32| {
+            for i in (at..at + width).rev() {
+                text[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+        };
+        put(0, 4, t.year().clamp(0, 9999) as u32);
+        put(5, 2, t.month());
+        put(8, 2, t.day());
+        put(11, 2, t.hour());
+        put(14, 2, t.minute());
+        put(17, 2, t.second());
+        Timestamp(text)
+    }
+
+    fn as_str(&self) -> &str {
+        // ASCII digits and separators only.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
 /// BootNotification.conf accepting the charge point, with its heartbeat interval.
 pub fn boot_notification_accepted(now: DateTime<Utc>, interval_secs: u32) -> String {
-    let now = ocpp_timestamp(now);
-    format!(r#"{{"status":"Accepted","currentTime":"{now}","interval":{interval_secs}}}"#)
+    ClockAnswer::BootAccepted(now, interval_secs).to_string()
 }
 
 /// Heartbeat.conf: the CMS clock, which chargers use to set theirs.
 pub fn heartbeat(now: DateTime<Utc>) -> String {
-    let now = ocpp_timestamp(now);
-    format!(r#"{{"currentTime":"{now}"}}"#)
+    ClockAnswer::Heartbeat(now).to_string()
 }
 
 /// Authorize.conf (also the shape of a StopTransaction.conf with idTagInfo) accepting the token.
@@ -95,6 +155,28 @@ mod tests {
     #[test]
     fn timestamps_are_whole_seconds_with_z() {
         assert_eq!(ocpp_timestamp(now()), "2026-11-21T10:00:00Z");
+    }
+
+    #[test]
+    fn the_clocks_digits_are_chronos_text() {
+        // Single digits, the ends of days and years, the last year, a fraction past a new year.
+        let times = [
+            Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
+            Utc.with_ymd_and_hms(1999, 12, 31, 23, 59, 59).unwrap(),
+            Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap(),
+            Utc.with_ymd_and_hms(2016, 12, 31, 23, 59, 59).unwrap()
+                + chrono::Duration::nanoseconds(1_500_000_000),
+            Utc.with_ymd_and_hms(1970, 1, 1, 0, 0, 0).unwrap(),
+        ];
+        for t in times {
+            assert_eq!(Timestamp::of(t).as_str(), ocpp_timestamp(t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn clock_answers_fit_their_room() {
+        let longest = ClockAnswer::BootAccepted(now(), u32::MAX).to_string();
+        assert!(longest.len() <= ClockAnswer::MAX_LEN, "{longest}");
     }
 
     #[test]
