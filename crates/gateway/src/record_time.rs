@@ -5,7 +5,8 @@
 //! frame path); the test holds the two to the same output.
 
 use bytes::Bytes;
-use chrono::{DateTime, Datelike, Timelike, Utc};
+use chrono::{DateTime, Utc};
+use cms_ocpp::v16::answer::utc_second_digits;
 
 /// `t` in record form: always 27 bytes, so text order is time order (years 0 to 9999).
 pub fn record_time(t: DateTime<Utc>) -> String {
@@ -21,27 +22,14 @@ pub fn record_time_bytes(t: DateTime<Utc>) -> Bytes {
 
 fn digits(t: DateTime<Utc>) -> [u8; 27] {
     let mut out = [0u8; 27];
-    let micros = t.timestamp_subsec_micros().min(999_999);
-    let fields: [(usize, u32, usize); 7] = [
-        (0, t.year().clamp(0, 9999) as u32, 4),
-        (5, t.month(), 2),
-        (8, t.day(), 2),
-        (11, t.hour(), 2),
-        (14, t.minute(), 2),
-        (17, t.second().min(59), 2),
-        (20, micros, 6),
-    ];
-    for (at, value, width) in fields {
-        let mut v = value;
-        for slot in out[at..at + width].iter_mut().rev() {
-            *slot = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
-    }
-    for (at, separator) in [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')] {
-        out[at] = separator;
-    }
+    // The seconds' digits as OCPP answers give them, without their `Z`.
+    out[..19].copy_from_slice(&utc_second_digits(t)[..19]);
     out[19] = b'.';
+    let mut micros = t.timestamp_subsec_micros().min(999_999);
+    for slot in out[20..26].iter_mut().rev() {
+        *slot = b'0' + (micros % 10) as u8;
+        micros /= 10;
+    }
     out[26] = b'Z';
     out
 }

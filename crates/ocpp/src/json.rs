@@ -141,9 +141,9 @@ impl<'de> Visitor<'de> for JsonVisitor {
         };
         if first == ARBITRARY_PRECISION_NUMBER {
             let Key(text) = map.next_value()?;
-            return number_of_text(&text).map(Json::Number).ok_or_else(|| {
-                de::Error::custom(format_args!("{text:?} is not a JSON number"))
-            });
+            return number_of_text(&text)
+                .map(Json::Number)
+                .ok_or_else(|| de::Error::custom(format_args!("{text:?} is not a JSON number")));
         }
         // 8 holds a fully populated sampledValue without regrowing.
         let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8).min(64));
