@@ -5,7 +5,7 @@ use crate::authorization::Authority;
 use crate::metrics::FrameKind;
 use crate::record_time::record_time_bytes;
 use crate::transactions::{StartKey, TransactionIds};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use chrono::{DateTime, Utc};
 use cms_bus::Topics;
 use cms_bus::{Header, Headers, Record};
@@ -15,7 +15,7 @@ use cms_ocpp::v16::{
 };
 use cms_ocpp::{
     ErrorCode, Frame, Violation, call_error, call_result_len, parse_frame, span_in, split_call,
-    write_call_result, write_call_result_with,
+    write_call_result_with,
 };
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -271,12 +271,18 @@ fn published(
     value: Bytes,
     answer: &str,
 ) -> Handled {
-    let room = call_result_len(message_id, answer);
-    let answer = crate::chunks::text(room, |out| write_call_result(out, message_id, answer));
-    handled(ctx, action, headers, value, answer)
+    published_with(
+        ctx,
+        message_id,
+        action,
+        headers,
+        value,
+        answer.len(),
+        |out| out.write_str(answer),
+    )
 }
 
-/// [`published`] for an answer carrying the clock, written straight into the frame.
+/// [`published`] for an answer carrying the clock: written straight into the frame.
 fn published_clock(
     ctx: &CallContext<'_>,
     message_id: &str,
@@ -285,20 +291,25 @@ fn published_clock(
     value: Bytes,
     clock: ClockAnswer,
 ) -> Handled {
-    let room = call_result_len(message_id, "") + ClockAnswer::MAX_LEN;
-    let answer = crate::chunks::text(room, |out| {
-        write_call_result_with(out, message_id, |out| write!(out, "{clock}"))
-    });
-    handled(ctx, action, headers, value, answer)
+    let room = ClockAnswer::MAX_LEN;
+    published_with(ctx, message_id, action, headers, value, room, |out| {
+        write!(out, "{clock}")
+    })
 }
 
-fn handled(
+/// [`published`] with the answer's payload written straight into the frame by `payload` (at
+/// most `payload_room` bytes, or the chunk grows by a copy): the clock needs no string.
+fn published_with(
     ctx: &CallContext<'_>,
+    message_id: &str,
     action: Action,
     headers: Headers,
     value: Bytes,
-    answer: Utf8Bytes,
+    payload_room: usize,
+    payload: impl FnOnce(&mut BytesMut) -> std::fmt::Result,
 ) -> Handled {
+    let room = call_result_len(message_id, "") + payload_room;
+    let answer = crate::chunks::text(room, |out| write_call_result_with(out, message_id, payload));
     let record = Record {
         topic: Cow::Borrowed(ctx.topics.messages),
         key: ctx.identity_key.clone(),

@@ -29,17 +29,16 @@ impl ClockAnswer {
 
 impl fmt::Display for ClockAnswer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (ClockAnswer::Heartbeat(now) | ClockAnswer::BootAccepted(now, _)) = *self;
+        let digits = utc_second_digits(now);
+        // ASCII digits and separators only.
+        let now = std::str::from_utf8(&digits).unwrap_or_default();
         match *self {
-            ClockAnswer::Heartbeat(now) => {
-                f.write_str(r#"{"currentTime":""#)?;
-                f.write_str(Timestamp::of(now).as_str())?;
-                f.write_str(r#""}"#)
-            }
-            ClockAnswer::BootAccepted(now, interval_secs) => {
-                f.write_str(r#"{"status":"Accepted","currentTime":""#)?;
-                f.write_str(Timestamp::of(now).as_str())?;
-                write!(f, r#"","interval":{interval_secs}}}"#)
-            }
+            ClockAnswer::Heartbeat(_) => write!(f, r#"{{"currentTime":"{now}"}}"#),
+            ClockAnswer::BootAccepted(_, interval_secs) => write!(
+                f,
+                r#"{{"status":"Accepted","currentTime":"{now}","interval":{interval_secs}}}"#
+            ),
         }
     }
 }
@@ -66,20 +65,6 @@ pub fn utc_second_digits(t: DateTime<Utc>) -> [u8; 20] {
         }
     }
     text
-}
-
-/// [`utc_second_digits`] as text.
-struct Timestamp([u8; 20]);
-
-impl Timestamp {
-    fn of(t: DateTime<Utc>) -> Timestamp {
-        Timestamp(utc_second_digits(t))
-    }
-
-    fn as_str(&self) -> &str {
-        // ASCII digits and separators only.
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
 }
 
 /// BootNotification.conf accepting the charge point, with its heartbeat interval.
@@ -178,7 +163,12 @@ mod tests {
             Utc.with_ymd_and_hms(1970, 1, 1, 0, 0, 0).unwrap(),
         ];
         for t in times {
-            assert_eq!(Timestamp::of(t).as_str(), ocpp_timestamp(t), "{t:?}");
+            let digits = utc_second_digits(t);
+            assert_eq!(
+                std::str::from_utf8(&digits),
+                Ok(ocpp_timestamp(t).as_str()),
+                "{t:?}"
+            );
         }
     }
 
