@@ -203,6 +203,12 @@ on_both_stores!(each_invalid_field_is_named, |cms| {
             "The expiry date field must be an RFC 3339 date-time, like 2026-11-21T10:00:00Z.",
         ),
         (
+            // 10000-01-01 in UTC: no charger could read it back.
+            json!({"id_tag": "ok", "expiry_date": "9999-12-31T23:59:59-01:00"}),
+            "expiry_date",
+            "The expiry date field must fall within the years 0000 to 9999 in UTC.",
+        ),
+        (
             json!({"id_tag": "ok", "parent_id_tag": "a b"}),
             "parent_id_tag",
             "The parent id tag field must be printable ASCII characters without spaces.",

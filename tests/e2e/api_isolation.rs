@@ -519,6 +519,15 @@ on_both_stores!(
                 None,
             ),
             (403, "GET", format!("{charger}/transactions"), None),
+            // The actions' log: requests and answers carry drivers' id tags (a remote start's,
+            // a local list's).
+            (403, "GET", format!("{charger}/actions"), None),
+            (
+                403,
+                "GET",
+                format!("{charger}/actions/00000000-0000-4000-8000-000000000001"),
+                None,
+            ),
             (
                 403,
                 "GET",

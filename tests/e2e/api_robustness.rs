@@ -38,6 +38,21 @@ on_both_stores!(nul_characters_and_huge_numbers_get_a_4xx, |cms| {
         answer.body
     );
 
+    // Escapes that decode to no UTF-8 name nothing either, in any path segment.
+    for path in [
+        "/api/v3/chargers/%FF",
+        "/api/v3/sites/%C3%28/chargers",
+        "/api/v3/teams/%80/id-tags",
+    ] {
+        let answer = api.get(path).await;
+        assert_eq!(
+            (answer.status, answer.json["message"].is_string()),
+            (404, true),
+            "{path}: {}",
+            answer.body
+        );
+    }
+
     let answer = api.get("/api/v3/chargers?page=1%00").await;
     assert_eq!(answer.status, 400, "{}", answer.body);
 

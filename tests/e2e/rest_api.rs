@@ -267,6 +267,12 @@ on_both_stores!(a_body_over_the_limit_is_too_large, |cms| {
     let (status, json) = post_raw(&cms, &token, "/api/v2/teams", body).await;
     assert_eq!(status, 413, "a 2 MiB body: {json}");
     assert!(json["message"].is_string(), "{json}");
+    // The actions' endpoint reads its body as raw bytes (an OCPP payload): the same answer.
+    let payload = serde_json::to_vec(&json!({"type": name})).expect("a JSON body");
+    let path = "/api/v3/chargers/00000000-0000-4000-8000-000000000000/actions/reset";
+    let (status, json) = post_raw(&cms, &token, path, payload).await;
+    assert_eq!(status, 413, "a 2 MiB action: {json}");
+    assert!(json["message"].is_string(), "{json}");
     let teams = Api::new(&cms, &token).get_ok("/api/v2/teams").await;
     assert_eq!(
         teams["data"].as_array().map(Vec::len),

@@ -3,12 +3,13 @@
 
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
-use crate::http::input::{Input, Rules};
-use crate::http::lookup::{forbidden_unless, held_charger, not_found, visible_charger};
+use crate::http::input::{Input, RawBody, Rules};
+use crate::http::lookup::{
+    charger_with_sensitive_data, forbidden_unless, held_charger, not_found, visible_charger,
+};
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use crate::http::{AppState, ChangesNoAccess};
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
@@ -158,7 +159,7 @@ pub async fn send(
     caller: Caller,
     Path((charger_uuid, segment)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
-    body: Bytes,
+    RawBody(body): RawBody,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::CHARGERS_WRITE)?;
     // The row as held (its identity never changes); the live session is read as the action
@@ -234,7 +235,7 @@ pub async fn send(
     responses(
         (status = 200, description = "A page of actions", body = Page<ActionBody>),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read, or the caller may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -248,7 +249,9 @@ pub async fn list(
 ) -> Result<Json<Page<ActionBody>>, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
     let page = page_number(query.get("page").map(String::as_str))?;
-    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    // Actions' requests and answers carry drivers' id tags (a remote start's, a reservation's,
+    // a local list's): sensitive data, as transactions are.
+    let charger = charger_with_sensitive_data(&state, &caller, &charger_uuid).await?;
     let (rows, total) = state
         .store
         .actions_page(charger.id, PER_PAGE, page_offset(page))
@@ -270,7 +273,7 @@ pub async fn list(
     responses(
         (status = 200, description = "The action", body = Data<ActionBody>),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
+        (status = 403, body = ErrorBody, description = "The token lacks chargers:read, or the caller may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not one of its actions"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
@@ -281,7 +284,9 @@ pub async fn show(
     Path((charger_uuid, action_uuid)): Path<(String, String)>,
 ) -> Result<Json<Data<ActionBody>>, ApiError> {
     caller.require(Scope::CHARGERS_READ)?;
-    let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    // Actions' requests and answers carry drivers' id tags (a remote start's, a reservation's,
+    // a local list's): sensitive data, as transactions are.
+    let charger = charger_with_sensitive_data(&state, &caller, &charger_uuid).await?;
     let row = state
         .store
         .action(charger.id, &action_uuid)

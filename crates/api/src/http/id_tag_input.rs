@@ -17,14 +17,17 @@ pub fn is_id_tag(text: &str) -> bool {
 }
 
 /// A date-time in RFC 3339 as OCPP sends them: UTC in whole seconds, `2026-11-21T10:00:00Z`
-/// (fractions of a second are dropped). `None` if it is not one.
+/// (fractions of a second are dropped, a leap second is its minute's last second). `None` if
+/// it is not one, or if in UTC it falls outside the years 0000 to 9999: chrono would write
+/// such a year with a sign and five digits, which is not RFC 3339, so chargers and the gateway
+/// could not read it back.
 pub fn ocpp_date_time(text: &str) -> Option<String> {
+    use chrono::{Datelike, Timelike};
     let t = chrono::DateTime::parse_from_rfc3339(text.trim()).ok()?;
-    Some(
-        t.with_timezone(&chrono::Utc)
-            .format("%Y-%m-%dT%H:%M:%SZ")
-            .to_string(),
-    )
+    let t = t.with_timezone(&chrono::Utc).with_nanosecond(0)?;
+    (0..=9999)
+        .contains(&t.year())
+        .then(|| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
 }
 
 /// Reads a tag's fields from `input`, recording every failure. `id_tag` is required unless
@@ -57,10 +60,12 @@ pub fn read_id_tag(input: &mut Input, known_tag: Option<&str>) -> Option<IdTagFi
         Some(Some(text)) => match ocpp_date_time(&text) {
             Some(date) => Some(Some(date)),
             None => {
-                input.fail(
-                    "expiry_date",
-                    "The expiry date field must be an RFC 3339 date-time, like 2026-11-21T10:00:00Z.",
-                );
+                let message = if chrono::DateTime::parse_from_rfc3339(text.trim()).is_ok() {
+                    "The expiry date field must fall within the years 0000 to 9999 in UTC."
+                } else {
+                    "The expiry date field must be an RFC 3339 date-time, like 2026-11-21T10:00:00Z."
+                };
+                input.fail("expiry_date", message);
                 None
             }
         },
@@ -145,6 +150,27 @@ mod tests {
         for bad in ["2026-11-21", "tomorrow", "2026-13-01T00:00:00Z"] {
             assert_eq!(ocpp_date_time(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn expiry_dates_stay_within_the_years_rfc_3339_can_write() {
+        // In UTC these are 10000-01-01 and -0001-12-31: refused, not stored as "+10000-...".
+        for bad in ["9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"] {
+            assert_eq!(ocpp_date_time(bad), None, "{bad}");
+        }
+        assert_eq!(
+            ocpp_date_time("9999-12-31T23:59:59Z").as_deref(),
+            Some("9999-12-31T23:59:59Z")
+        );
+        assert_eq!(
+            ocpp_date_time("0000-01-01T00:00:00Z").as_deref(),
+            Some("0000-01-01T00:00:00Z")
+        );
+        // A leap second is shown as the charger is sent it.
+        assert_eq!(
+            ocpp_date_time("2027-12-31T23:59:60Z").as_deref(),
+            Some("2027-12-31T23:59:59Z")
+        );
     }
 
     #[test]

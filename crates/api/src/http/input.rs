@@ -456,6 +456,18 @@ pub async fn request_body<S: Send + Sync>(req: Request, state: &S) -> Result<Byt
         })
 }
 
+/// A request's body as bytes, refused as every endpoint refuses one it cannot read (axum's own
+/// `Bytes` answers in plain text).
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<RawBody, ApiError> {
+        request_body(req, state).await.map(RawBody)
+    }
+}
+
 /// A JSON request body as [`Input`] (any content type; empty means no fields).
 impl<S: Send + Sync> FromRequest<S> for Input {
     type Rejection = ApiError;

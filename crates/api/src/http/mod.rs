@@ -169,13 +169,19 @@ async fn access_in_force(
 }
 
 /// No text in the store may hold a NUL character (PostgreSQL refuses it): a path naming one
-/// names nothing (404), and a query string carrying one is malformed (400).
+/// names nothing (404), and a query string carrying one is malformed (400). Nor can a path
+/// whose escapes decode to something other than UTF-8 name anything (axum's path reader would
+/// refuse it in plain text).
 async fn refuse_nul(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let uri = request.uri();
-    if uri.path().contains("%00") {
+    if uri.path().contains("%00")
+        || percent_encoding::percent_decode_str(uri.path())
+            .decode_utf8()
+            .is_err()
+    {
         return ApiError::NotFound("Not Found.".into()).into_response();
     }
     if uri.query().is_some_and(|q| q.contains("%00")) {

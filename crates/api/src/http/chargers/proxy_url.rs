@@ -21,7 +21,10 @@ pub fn is_secure_websocket_url(url: &str) -> bool {
         Some(i) if !host_port[i..].contains(']') => (&host_port[..i], Some(&host_port[i + 1..])),
         _ => (host_port, None),
     };
-    let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    // A port the relay can dial: 1 to 65535, digits only (a sign would parse).
+    let port_ok = port.is_none_or(|p| {
+        p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok_and(|n| n > 0)
+    });
     let user_ok = credentials.is_none_or(|c| !c.split(':').next().unwrap_or("").is_empty());
     // The charger's identity is appended as the last path segment: a query or a fragment would
     // end up before it.
@@ -76,6 +79,7 @@ mod tests {
             "wss://[::1]:8443/ocpp",
             "wss://ops:s3cret@proxy.example.com/ocpp",
             "wss://ops@proxy.example.com/ocpp",
+            "wss://proxy.example.com:65535/ocpp",
         ] {
             assert!(is_secure_websocket_url(good), "{good}");
         }
@@ -85,6 +89,11 @@ mod tests {
             "wss://",
             "wss:///path",
             "wss://host:port/x",
+            "wss://127.0.0.1:99999/x",
+            "wss://host:65536/x",
+            "wss://host:0/x",
+            "wss://host:/x",
+            "wss://host:+443/x",
             "wss://@host/x",
             "wss://:pw@host/x",
             "wss://host/a b",
