@@ -151,6 +151,29 @@ on_both_stores!(
     }
 );
 
+/// A `wait` longer than the request timeout leaves: the answer comes before the timeout, a 202
+/// with where to look, not the timeout's 503 that would invite a client to send it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_past_the_request_timeout_is_answered_202_before_it() {
+    let cms = Cms::up_with(&["--action-timeout", "20s", "--http-request-timeout", "3s"]).await;
+    let mut bench = Bench::start(&cms, "CP-ACT-WAIT").await;
+    let silent = json!({"vendorId": "cms.test.silent"});
+    let posted = bench
+        .commands
+        .post(&bench.uuid, "data-transfer?wait=45", Some(&silent))
+        .await;
+    assert_eq!(posted.status, 202, "{}", posted.body);
+    let action = &posted.json["data"];
+    assert_eq!(action["status"], "sent", "{action}");
+    let location = posted.location.clone().unwrap_or_default();
+    assert!(
+        location.ends_with(action["uuid"].as_str().unwrap_or("-")),
+        "{location}"
+    );
+    bench.charger.assert_received_once("DataTransfer", &silent);
+    bench.charger.finish().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_failures_silence_and_late_answers_each_end_in_their_own_state() {
     let cms = Cms::up_with(&["--action-timeout", "2s"]).await;

@@ -5,6 +5,7 @@
 //! connection is answered 503 and closed (`cms_listener`).
 
 mod deadline;
+pub use deadline::AnswerBy;
 #[cfg(test)]
 mod tests;
 

@@ -10,6 +10,7 @@ use crate::http::lookup::{
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use crate::http::{AppState, ChangesNoAccess};
+use crate::serve::AnswerBy;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::http::header::LOCATION;
@@ -159,6 +160,7 @@ pub async fn send(
     caller: Caller,
     Path((charger_uuid, segment)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
+    answer_by: Option<Extension<AnswerBy>>,
     RawBody(body): RawBody,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::CHARGERS_WRITE)?;
@@ -196,7 +198,7 @@ pub async fn send(
         dispatch.stop_waiting(&uuid);
         None
     } else {
-        let deadline = tokio::time::Instant::now() + wait;
+        let deadline = AnswerBy::wait_until(answer_by.map(|Extension(at)| at), wait);
         dispatch.end_of(&uuid, ended, deadline).await?
     };
     // As stored now (it may have been sent meanwhile, or ended otherwise first); a request

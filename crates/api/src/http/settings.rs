@@ -9,6 +9,7 @@ use crate::http::input::Input;
 use crate::http::lookup::{forbidden_unless, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use crate::http::{AppState, ChangesNoAccess};
+use crate::serve::AnswerBy;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -124,6 +125,7 @@ pub async fn change(
     caller: Caller,
     Path(charger_uuid): Path<String>,
     Query(query): Query<HashMap<String, String>>,
+    answer_by: Option<Extension<AnswerBy>>,
     mut input: Input,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::CHARGERS_WRITE)?;
@@ -164,7 +166,7 @@ pub async fn change(
             .map_err(|e| ApiError::Internal(e.to_string()))?;
         taken.push((key, uuid, ended));
     }
-    let deadline = tokio::time::Instant::now() + wait;
+    let deadline = AnswerBy::wait_until(answer_by.map(|Extension(at)| at), wait);
     let mut data = Vec::with_capacity(taken.len());
     let mut all_ended = true;
     for (key, uuid, ended) in taken {

@@ -37,14 +37,38 @@ impl TimeoutCounters {
     }
 }
 
+/// When the request timeout answers in the handler's stead (a request extension). A handler
+/// that waits for a charger (`?wait=`) answers before it with what it has (202 and where to
+/// look), rather than be cut off with a 503 that invites a retry of what was already taken.
+#[derive(Debug, Clone, Copy)]
+pub struct AnswerBy(pub tokio::time::Instant);
+
+/// Room left for a handler's answer after its wait ends.
+const ANSWER_ROOM: Duration = Duration::from_secs(1);
+
+impl AnswerBy {
+    /// The end of a wait of `wait` from now, brought forward to leave the answer its room
+    /// before the request timeout, if this request has one.
+    pub fn wait_until(answer_by: Option<AnswerBy>, wait: Duration) -> tokio::time::Instant {
+        let wanted = tokio::time::Instant::now() + wait;
+        match answer_by {
+            Some(AnswerBy(at)) => wanted.min(at.checked_sub(ANSWER_ROOM).unwrap_or(at)),
+            None => wanted,
+        }
+    }
+}
+
 /// Runs the request through `router`, bounded by `limit`.
 pub async fn answer_within(
     limit: Duration,
     mut router: Router,
-    parts: request::Parts,
+    mut parts: request::Parts,
     body: Incoming,
     timeouts: TimeoutCounters,
 ) -> Response {
+    parts
+        .extensions
+        .insert(AnswerBy(tokio::time::Instant::now() + limit));
     let (method, path) = (parts.method.clone(), parts.uri.path().to_owned());
     let arrived = Arc::new(AtomicBool::new(body.is_end_stream()));
     let body = TrackedBody {
