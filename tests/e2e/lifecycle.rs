@@ -1,5 +1,6 @@
 //! Stopping `cms up` with a signal, and starting it again on the same data dir.
 
+use crate::support::commanded::calls::Commands;
 use crate::support::{Api, Charger, Cms, assert_recent, assert_record_time};
 use serde_json::json;
 
@@ -31,6 +32,36 @@ async fn sigterm_closes_chargers_with_1001_exits_zero_and_leaves_them_offline() 
     assert_record_time(&seen["last_disconnection_at"], "last_disconnection_at");
     assert_recent(&seen["last_disconnection_at"], "last_disconnection_at");
     assert_eq!(seen["firmware_version"], "5.0.1", "{seen}");
+}
+
+/// A `cms up` killed without a word (SIGKILL, a power cut) said nothing of its sessions: its
+/// gateway's next start ends them, so its chargers show offline, not online for good, and an
+/// action sent to one is refused as to any charger not connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_the_restart_takes_the_old_sessions_offline() {
+    let mut cms = Cms::up().await;
+    let uuid = cms.add_charger("CP-CRASH").await;
+    let token = cms.operator_token().await;
+    let _charger = Charger::connect_and_boot(&cms, "CP-CRASH", "5.0.1").await;
+    Api::new(&cms, &token)
+        .wait_for_charger(&uuid, "online", |c| c["connection_status"] == "online")
+        .await;
+
+    let status = cms.kill().await;
+    assert!(!status.success(), "killed: {status}");
+    cms.start().await;
+    let api = Api::new(&cms, &token);
+    let seen = api
+        .wait_for_charger(&uuid, "offline after the restart", |c| {
+            c["connection_status"] == "offline"
+        })
+        .await;
+    assert_record_time(&seen["last_disconnection_at"], "last_disconnection_at");
+    assert_recent(&seen["last_disconnection_at"], "last_disconnection_at");
+    let posted = Commands::at(&cms.http_url(""), &token)
+        .post(&uuid, "reset?wait=0", Some(&json!({"type": "Soft"})))
+        .await;
+    assert_eq!(posted.status, 409, "{}", posted.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

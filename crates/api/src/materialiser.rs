@@ -550,8 +550,14 @@ fn superseded_readings(told: &[Told<'_>]) -> Vec<bool> {
 
 fn connection_change(identity: String, value: &Bytes) -> Option<StateChange> {
     let event: serde_json::Value = serde_json::from_slice(value).ok()?;
-    let session = event["session"].as_str()?.to_string();
     let at = record_time(event["at"].as_str());
+    if event["event"] == "gateway_started" {
+        return Some(StateChange::GatewayStarted {
+            server: event["gateway"].as_str()?.to_string(),
+            at,
+        });
+    }
+    let session = event["session"].as_str()?.to_string();
     match event["event"].as_str()? {
         "connected" => Some(StateChange::Connected {
             identity,

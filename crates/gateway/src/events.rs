@@ -82,3 +82,22 @@ pub fn connection_record(
         value: Bytes::from(value.to_string()),
     }
 }
+
+/// The record a gateway publishes as it starts: every session it held before (a crash says
+/// nothing of them) is over. Keyed by the gateway's node id; consumers take offline the
+/// chargers still shown online from this gateway since before `at` (docs/bus.md).
+pub fn gateway_started_record(target: &EventTarget, now: DateTime<Utc>) -> Record {
+    let at = crate::record_time::record_time(now);
+    let node = String::from_utf8_lossy(&target.node);
+    let value = serde_json::json!({"event": "gateway_started", "gateway": node, "at": at});
+    Record {
+        topic: Cow::Borrowed(target.topic),
+        key: target.node.clone(),
+        headers: Headers::from_iter([
+            Header::new("event", "gateway_started"),
+            Header::new("received_at", at),
+            Header::new("gateway", target.node.clone()),
+        ]),
+        value: Bytes::from(value.to_string()),
+    }
+}

@@ -237,6 +237,14 @@ impl Gateway {
                 node: Bytes::from(config.node_id.clone()),
             },
         };
+        // Before any charger is let in: the sessions of this gateway's last run are over.
+        let started = events::gateway_started_record(&relay.events, chrono::Utc::now());
+        let publisher = bus.clone();
+        tokio::spawn(async move {
+            if let Err(e) = publisher.publish(started).await {
+                tracing::warn!(error = %e, "cannot publish the gateway's start; chargers of its last run may show online");
+            }
+        });
         let configuration_reads = pacing::Pacer::new(config.configuration_reads_per_second);
         let shared = Arc::new(Shared {
             ws_config,

@@ -27,6 +27,12 @@ pub enum StateChange {
         session: String,
         at: String,
     },
+    /// The gateway `server` started at `at`: the sessions it held before are over (it may
+    /// have crashed without a word of them).
+    GatewayStarted {
+        server: String,
+        at: String,
+    },
     /// The gateway of the charger's session connected to, or lost, one of its proxy servers.
     UpstreamState {
         identity: String,
@@ -211,6 +217,30 @@ async fn apply_one<'a>(
             .bind(at)
             .bind(identity)
             .bind(session)
+            .execute(&mut *db)
+            .await?;
+        }
+        GatewayStarted { server, at } => {
+            // Only sessions from before the start: a charger may have connected to the
+            // restarted gateway already (its connect is then newer than the start).
+            sqlx::query(
+                "UPDATE proxy_servers SET connection_status = 'disconnected' WHERE charger_id IN
+                   (SELECT id FROM chargers WHERE server = $1 AND connection_status = 'online'
+                    AND last_connection_at < $2)",
+            )
+            .bind(server)
+            .bind(at)
+            .execute(&mut *db)
+            .await?;
+            sqlx::query(
+                "UPDATE chargers SET connection_status = 'offline', last_disconnection_at = $1,
+                 updated_at = $2 WHERE server = $3 AND connection_status = 'online'
+                 AND last_connection_at < $4",
+            )
+            .bind(at)
+            .bind(at)
+            .bind(server)
+            .bind(at)
             .execute(&mut *db)
             .await?;
         }

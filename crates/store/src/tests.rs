@@ -136,6 +136,58 @@ store_test!(
 );
 
 store_test!(
+    a_gateway_that_starts_again_ends_the_sessions_of_its_last_run,
+    |store| {
+        let op = store.ensure_user("op@example.com").await.unwrap();
+        let mut uuids = Vec::new();
+        for identity in ["CP-1", "CP-2", "CP-3"] {
+            let charger = NewCharger {
+                identity: identity.into(),
+                ..Default::default()
+            };
+            uuids.push(store.add_charger(&charger).await.unwrap());
+        }
+        let connected = |identity: &str, server: &str, t: &str| StateChange::Connected {
+            identity: identity.into(),
+            session: format!("{identity}-{t}"),
+            server: server.into(),
+            at: at(t),
+        };
+        // gw-1 crashed with CP-1 online; CP-2 is on gw-2; gw-1 restarts at 05, and CP-3
+        // reaches it at 06, before the start's record is read (another partition).
+        store
+            .apply(&[
+                connected("CP-1", "gw-1", "01"),
+                connected("CP-2", "gw-2", "02"),
+                connected("CP-3", "gw-1", "06"),
+                StateChange::GatewayStarted {
+                    server: "gw-1".into(),
+                    at: at("05"),
+                },
+            ])
+            .await
+            .unwrap();
+        let mut statuses = Vec::new();
+        for uuid in &uuids {
+            let charger = store
+                .charger_visible_to(op.id, uuid)
+                .await
+                .unwrap()
+                .unwrap();
+            statuses.push((charger.connection_status, charger.last_disconnection_at));
+        }
+        assert_eq!(
+            statuses,
+            [
+                ("offline".to_string(), Some(at("05"))),
+                ("online".to_string(), None),
+                ("online".to_string(), None),
+            ]
+        );
+    }
+);
+
+store_test!(
     a_retried_start_keeps_one_transaction_under_the_newest_id,
     |store| {
         store

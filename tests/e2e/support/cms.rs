@@ -216,6 +216,11 @@ impl Cms {
         self.signal("-TERM").await
     }
 
+    /// Sends SIGKILL (a crash, a power cut) and waits (bounded) for the process to exit.
+    pub async fn kill(&mut self) -> ExitStatus {
+        self.signal("-KILL").await
+    }
+
     /// Sends SIGINT and waits (bounded) for the process to exit.
     pub async fn interrupt(&mut self) -> ExitStatus {
         self.signal("-INT").await
