@@ -151,6 +151,30 @@ on_both_stores!(
     }
 );
 
+/// A call too large for a websocket frame of the gateway's limit is not sent: the action fails
+/// with the reason, and the charger stays connected for the next one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_over_the_frame_limit_fails_unsent_and_the_charger_stays() {
+    let cms = Cms::up_with(&["--max-frame-size", "8192"]).await;
+    let mut bench = Bench::start(&cms, "CP-ACT-BIG").await;
+    let big = json!({"vendorId": "cms.test", "data": "x".repeat(20_000)});
+    let action = bench
+        .commands
+        .send(&bench.uuid, "data-transfer", &big)
+        .await;
+    assert_eq!(action["status"], "failed", "{action}");
+    assert_eq!(action["error"]["code"], "FrameTooLarge", "{action}");
+    assert_eq!(action["sent_at"], Value::Null, "{action}");
+    let small = json!({"vendorId": "cms.test", "data": "after"});
+    let action = bench
+        .commands
+        .send(&bench.uuid, "data-transfer", &small)
+        .await;
+    assert_eq!(action["status"], "answered", "{action}");
+    bench.charger.assert_received_once("DataTransfer", &small);
+    bench.charger.finish().await;
+}
+
 /// A `wait` longer than the request timeout leaves: the answer comes before the timeout, a 202
 /// with where to look, not the timeout's 503 that would invite a client to send it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

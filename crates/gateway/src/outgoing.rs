@@ -62,6 +62,31 @@ impl OutgoingCalls {
             // The action's uuid is the message id: 36 characters, the most OCPP-J allows.
             let frame =
                 cms_ocpp::call(&command.uuid, &command.action, &command.request.to_string());
+            // A frame over the limit this gateway holds chargers' frames to would not fit the
+            // socket's write buffer (the session would end) and could not be expected to fit
+            // the charger's: not sent, and the charger stays connected.
+            let limit = shared.config.max_frame_size;
+            if frame.len() > limit {
+                let error = ActionError::new(
+                    "FrameTooLarge",
+                    format!(
+                        "the call is {} bytes, over the gateway's frame limit of {limit} \
+                         (--max-frame-size); it was not sent",
+                        frame.len()
+                    ),
+                );
+                self.tell_leader(&command.uuid, &error);
+                let report = finished(
+                    shared,
+                    command,
+                    ActionStatus::Failed,
+                    None,
+                    Some(error),
+                    None,
+                );
+                publish_report(shared, report).await;
+                continue;
+            }
             let timeout = Duration::from_millis(command.timeout_ms);
             self.in_flight = Some(Box::new(InFlight {
                 command,
