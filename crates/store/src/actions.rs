@@ -312,6 +312,21 @@ async fn apply_settings(
         }
         SettingsUpdate::Upsert(settings) => settings,
         SettingsUpdate::Change { key, value } => {
+            // OCPP's keys are case-insensitive (CiString50): a change asked for as
+            // `heartbeatinterval` is the charger's `HeartbeatInterval`, which keeps its name.
+            let changed = sqlx::query(
+                "UPDATE charger_settings SET value = $1, updated_at = $2
+                 WHERE charger_id = $3 AND lower(key) = lower($4)",
+            )
+            .bind(value)
+            .bind(at)
+            .bind(charger_id)
+            .bind(key)
+            .execute(&mut *db)
+            .await?;
+            if changed.rows_affected() > 0 {
+                return Ok(());
+            }
             sqlx::query(
                 "INSERT INTO charger_settings (charger_id, key, value, readonly, updated_at)
                  VALUES ($1, $2, $3, 0, $4)

@@ -205,7 +205,12 @@ pub(crate) fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String
     }
     let mut changes = Vec::with_capacity(settings.len());
     for (key, value) in settings {
-        let field = format!("settings.{key}");
+        let field = format!("settings.{}", key.replace('\0', ""));
+        if key.contains('\0') {
+            // Also told on `settings` as a whole, as for any field (crate::http::input).
+            input.fail(&field, "A setting's key must not contain NUL characters.");
+            continue;
+        }
         let count = key.chars().count();
         if count == 0 || count > MAX_KEY {
             input.fail(
@@ -219,7 +224,11 @@ pub(crate) fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String
             continue;
         }
         match value {
-            Value::String(value) if value.chars().count() <= MAX_VALUE && !value.contains('\0') => {
+            Value::String(value) if value.contains('\0') => input.fail(
+                &field,
+                format!("The {field} field must not contain NUL characters."),
+            ),
+            Value::String(value) if value.chars().count() <= MAX_VALUE => {
                 changes.push((key, value))
             }
             Value::String(_) => input.fail(
@@ -230,4 +239,32 @@ pub(crate) fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String
         }
     }
     changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors_of(body: &[u8]) -> BTreeMap<String, Vec<String>> {
+        let mut input = Input::from_json(body).expect("a JSON object");
+        settings_of(&mut input, &[]);
+        match input.finish() {
+            Err(ApiError::Validation(errors)) => errors,
+            other => panic!("expected a 422, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_nul_in_a_setting_is_named_as_such_on_its_key() {
+        let errors = errors_of(br#"{"settings": {"HeartbeatInterval": "6\u00000"}}"#);
+        assert_eq!(
+            errors["settings.HeartbeatInterval"],
+            ["The settings.HeartbeatInterval field must not contain NUL characters."]
+        );
+        let errors = errors_of(br#"{"settings": {"Heart\u0000beat": "60"}}"#);
+        assert_eq!(
+            errors["settings.Heartbeat"],
+            ["A setting's key must not contain NUL characters."]
+        );
+    }
 }

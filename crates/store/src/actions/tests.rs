@@ -147,12 +147,26 @@ store_test!(
         store.apply(&[read_all]).await.unwrap();
         let changed = with_settings(
             "c-1",
+            // As a user may spell it: OCPP's keys are case-insensitive.
             SettingsUpdate::Change {
-                key: "HeartbeatInterval".into(),
+                key: "heartbeatinterval".into(),
                 value: "60".into(),
             },
         );
         store.apply(std::slice::from_ref(&changed)).await.unwrap();
+        let heartbeat: Vec<(String, Option<String>)> = store
+            .settings(charger)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|s| s.key.eq_ignore_ascii_case("HeartbeatInterval"))
+            .map(|s| (s.key, s.value))
+            .collect();
+        assert_eq!(
+            heartbeat,
+            [("HeartbeatInterval".to_string(), Some("60".to_string()))],
+            "the charger's key changed, under its own name"
+        );
         let read_again = with_settings(
             "r-2",
             SettingsUpdate::Replace(vec![
