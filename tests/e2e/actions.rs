@@ -244,6 +244,16 @@ async fn refusals_failures_silence_and_late_answers_each_end_in_their_own_state(
         "timed out only after --action-timeout 2s: {action}"
     );
 
+    // An answer whose id is readable but nothing after it ends the call at once, `failed`.
+    let malformed = json!({"vendorId": "cms.test.malformed"});
+    let action = commands.send(&uuid, "data-transfer", &malformed).await;
+    assert_eq!(action["status"], "failed", "a malformed answer: {action}");
+    assert_eq!(action["error"]["code"], "FormationViolation", "{action}");
+    assert!(
+        seconds_between(&action["sent_at"], &action["finished_at"]) < 1.9,
+        "ended by the answer, not by --action-timeout 2s: {action}"
+    );
+
     // An answer after the time-out is counted and dropped: the first final state stays.
     let late = json!({"vendorId": "cms.test.slow", "data": "3000"});
     let action = commands.send(&uuid, "data-transfer", &late).await;
@@ -283,7 +293,7 @@ async fn refusals_failures_silence_and_late_answers_each_end_in_their_own_state(
         ended["response"],
         json!({"status": "Accepted", "data": "500"})
     );
-    for payload in [&refused, &invalid, &silent, &late, &slow] {
+    for payload in [&refused, &invalid, &silent, &malformed, &late, &slow] {
         bench.charger.assert_received_once("DataTransfer", payload);
     }
     bench.charger.finish().await;

@@ -74,6 +74,8 @@ The answers:
                       GenericError, ...), the description `data` (when absent:
                       "cms.test.error refuses this DataTransfer")
     cms.test.silent   never answers
+    cms.test.malformed  answers with a CALLRESULT that has no payload, [3, "<its id>"], and no
+                      other answer
     cms.test.invalid  an answer breaking the DataTransferResponse schema, chosen by messageId:
                       absent or "type": {"status": "Accepted", "data": 42} (`data` not a string);
                       "enum": {"status": "Perhaps"}; "missing": {"data": "no status"};
@@ -246,7 +248,9 @@ class Connection:
         if frame[0] in (3, 4):
             action = self.unanswered.pop(frame[1], "?")
             line = {"answered": action, "unique_id": frame[1], "connection": self.number}
-            if frame[0] == 3:
+            if frame[0] == 3 and len(frame) < 3:
+                line["malformed"] = True
+            elif frame[0] == 3:
                 line["payload"] = frame[2]
             else:
                 line["error"] = [frame[2], frame[3]]
@@ -386,6 +390,9 @@ class CommandedChargePoint(ChargePoint):
             error.meant = True
             raise error
         if vendor_id == "cms.test.silent":
+            await asyncio.Event().wait()
+        if vendor_id == "cms.test.malformed":
+            await self._connection.send(json.dumps([3, call_unique_id]))
             await asyncio.Event().wait()
         if vendor_id == "cms.test.invalid":
             return INVALID_ANSWERS[message_id or "type"]
