@@ -30,6 +30,10 @@ pub fn routes() -> OpenApiRouter<AppState> {
 /// OCPP 1.6 bounds the key (CiString50) and the value (CiString500) of ChangeConfiguration.
 const MAX_KEY: usize = 50;
 const MAX_VALUE: usize = 500;
+/// Keys one request may change: each is an action queued for the charger (at most 1,000 wait
+/// per charger), and one request must not crowd out everyone else's. A charger's whole
+/// configuration is typically a few dozen keys.
+const MAX_SETTINGS: usize = 100;
 
 /// A configuration key of the charger, as last known.
 #[derive(Serialize, ToSchema)]
@@ -57,7 +61,7 @@ pub struct SettingChangeBody {
 #[allow(dead_code)] // Documents the body, which is read with `Input`.
 pub struct SettingsChangeRequest {
     /// Keys (1 to 50 characters) to their new values (at most 500 characters), changed in the
-    /// order given.
+    /// order given; 1 to 100 keys.
     #[schema(value_type = Object)]
     settings: BTreeMap<String, String>,
 }
@@ -203,6 +207,13 @@ pub(crate) fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String
         input.fail("settings", "The settings field must have at least 1 item.");
         return Vec::new();
     }
+    if settings.len() > MAX_SETTINGS {
+        input.fail(
+            "settings",
+            format!("The settings field must not have more than {MAX_SETTINGS} items."),
+        );
+        return Vec::new();
+    }
     let mut changes = Vec::with_capacity(settings.len());
     for (key, value) in settings {
         let field = format!("settings.{}", key.replace('\0', ""));
@@ -265,6 +276,20 @@ mod tests {
         assert_eq!(
             errors["settings.Heartbeat"],
             ["A setting's key must not contain NUL characters."]
+        );
+    }
+
+    #[test]
+    fn one_request_changes_at_most_a_hundred_keys() {
+        let keys = |n: usize| (0..n).map(|i| (format!("Key{i}"), json!("1"))).collect();
+        let body = |n: usize| serde_json::to_vec(&json!({"settings": Value::Object(keys(n))}));
+        let mut input = Input::from_json(&body(100).unwrap()).unwrap();
+        assert_eq!(settings_of(&mut input, &[]).len(), 100);
+        assert!(input.finish().is_ok());
+        let errors = errors_of(&body(101).unwrap());
+        assert_eq!(
+            errors["settings"],
+            ["The settings field must not have more than 100 items."]
         );
     }
 }
