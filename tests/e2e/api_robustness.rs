@@ -53,6 +53,19 @@ on_both_stores!(nul_characters_and_huge_numbers_get_a_4xx, |cms| {
         );
     }
 
+    // A uuid in capitals names the same charger (RFC 9562 compares them case-insensitively).
+    let uuid = cms.add_charger("CP-CAPITALS").await;
+    let answer = api
+        .get(&format!("/api/v3/chargers/{}", uuid.to_uppercase()))
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(
+        answer.json["data"]["uuid"],
+        uuid.as_str(),
+        "{}",
+        answer.body
+    );
+
     let answer = api.get("/api/v3/chargers?page=1%00").await;
     assert_eq!(answer.status, 400, "{}", answer.body);
 

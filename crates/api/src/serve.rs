@@ -163,6 +163,9 @@ impl Connection {
             first_request.store(true, Ordering::Relaxed);
             let (mut parts, body) = request.into_parts();
             parts.extensions.insert(ConnectInfo(peer));
+            if let Some(uri) = crate::http::with_lowercase_uuids(&parts.uri) {
+                parts.uri = uri;
+            }
             let answer = deadline::answer_within(
                 request_timeout,
                 router.clone(),

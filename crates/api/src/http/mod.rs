@@ -191,6 +191,36 @@ async fn refuse_nul(
     next.run(request).await
 }
 
+/// `uri` with every uuid-shaped path segment in lower case, when one is not: a uuid in a path
+/// names the same resource in capitals (RFC 9562 compares uuids case-insensitively; Swift's
+/// `uuidString`, for one, writes them so), and the store keeps them in lower case. Applied
+/// before routing (crate::serve), as the path parameters are read while routing.
+pub fn with_lowercase_uuids(uri: &axum::http::Uri) -> Option<axum::http::Uri> {
+    let is_upper_uuid = |segment: &str| {
+        segment.len() == 36
+            && segment.bytes().any(|b| b.is_ascii_uppercase())
+            && segment.bytes().enumerate().all(|(i, b)| match i {
+                8 | 13 | 18 | 23 => b == b'-',
+                _ => b.is_ascii_hexdigit(),
+            })
+    };
+    let path = uri.path();
+    if !path.split('/').any(is_upper_uuid) {
+        return None;
+    }
+    let path: Vec<String> = path
+        .split('/')
+        .map(|s| match is_upper_uuid(s) {
+            true => s.to_ascii_lowercase(),
+            false => s.to_string(),
+        })
+        .collect();
+    let mut parts = uri.clone().into_parts();
+    let query = uri.query().map(|q| format!("?{q}")).unwrap_or_default();
+    parts.path_and_query = format!("{}{query}", path.join("/")).parse().ok();
+    axum::http::Uri::from_parts(parts).ok()
+}
+
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     if state.ready.load(Ordering::Relaxed) && state.store.ping().await {
         (StatusCode::OK, "ready\n")
