@@ -307,6 +307,36 @@ on_both_stores!(
     }
 );
 
+/// An application a user authorized with `tokens:write` may list and revoke the user's personal
+/// access tokens, not mint one (nor a new secret for one): it would outlive the grant.
+#[tokio::test]
+async fn an_oauth_application_cannot_mint_personal_access_tokens() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+    let code = app.code("tokens:read tokens:write").await;
+    let (access, _) = assert_tokens(&app.exchange(&code).await, "tokens:read tokens:write");
+    let api = Api::new(&cms, &access);
+    let new_token = json!({"name": "from the app", "scopes": ["tokens:read"]});
+    let answer = api.post("/api/v3/user/tokens", &new_token).await;
+    assert_eq!(answer.status, 403, "{}", answer.body);
+    assert!(
+        answer.json["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("OAuth")),
+        "{}",
+        answer.body
+    );
+    // A token the user made themself: the application sees it, and may not renew it.
+    cms.create_token(EMAIL, Some("tokens:read")).await;
+    let listed = api.get_ok("/api/v3/user/tokens").await;
+    let id = listed["data"][0]["id"].clone();
+    assert!(id.is_i64(), "the user's own token is listed: {listed}");
+    let answer = api
+        .post(&format!("/api/v3/user/tokens/{id}/regenerate"), &json!({}))
+        .await;
+    assert_eq!(answer.status, 403, "{}", answer.body);
+}
+
 #[tokio::test]
 async fn a_json_token_request_and_basic_client_authentication_work_too() {
     let cms = Cms::up().await;

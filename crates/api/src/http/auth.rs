@@ -44,6 +44,21 @@ impl Caller {
     }
 }
 
+/// 403 when the request's bearer is an OAuth access token: a personal access token outlives
+/// the OAuth grant it would be made under (revoking the application would leave it working),
+/// so an application a user authorized may not mint one, nor a new secret for one. As in
+/// Laravel Passport, where personal access tokens are made by the user themself.
+pub fn not_through_oauth(headers: &axum::http::HeaderMap) -> Result<(), ApiError> {
+    match bearer(headers).and_then(cms_store::access_log::TokenKey::parse) {
+        Some((cms_store::access_log::TokenKey::OAuth(_), _)) => Err(ApiError::ForbiddenBecause(
+            "Personal access tokens are made with a personal access token, not through an \
+             OAuth application."
+                .into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 

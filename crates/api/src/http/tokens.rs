@@ -4,7 +4,7 @@
 //! narrow token can neither mint, take nor remove a wider one.
 
 use crate::http::AppState;
-use crate::http::auth::Caller;
+use crate::http::auth::{Caller, not_through_oauth};
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{not_found, path_number};
@@ -12,7 +12,7 @@ use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{EmptyBody, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use cms_store::Scope;
 use cms_store::tokens::PersonalAccessToken;
 use serde::Serialize;
@@ -112,7 +112,7 @@ pub async fn list(
     responses(
         (status = 201, description = "The token, with its secret (shown once)", body = NewTokenBody),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks tokens:write"),
+        (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or is an OAuth access token"),
         (status = 422, body = ValidationErrorBody, description = "`name` missing or too long; \
             `scopes` missing, empty or not an array; `scopes.N` unknown, or not held by the \
             requesting token"),
@@ -122,9 +122,11 @@ pub async fn list(
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     mut input: Input,
 ) -> Result<(StatusCode, Json<NewTokenBody>), ApiError> {
     caller.require(Scope::TOKENS_WRITE)?;
+    not_through_oauth(&headers)?;
     let name = input.required_string("name", 255.0);
     let scopes = grantable_scopes(&caller, &mut input);
     input.finish()?;
@@ -184,7 +186,7 @@ pub async fn revoke(
         (status = 200, description = "The token, with its new secret (shown once)", body = NewTokenBody),
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
-            scope of the token to regenerate"),
+            scope of the token to regenerate, or is an OAuth access token"),
         (status = 404, body = ErrorBody, description = "No such live token of the caller's"),
     ),
     security(("bearer" = ["tokens:write"]), ("oauth2" = ["tokens:write"]))
@@ -192,9 +194,11 @@ pub async fn revoke(
 pub async fn regenerate(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     Path(token_id): Path<String>,
 ) -> Result<Json<NewTokenBody>, ApiError> {
     caller.require(Scope::TOKENS_WRITE)?;
+    not_through_oauth(&headers)?;
     let id: i64 = path_number(&token_id, "Token")?;
     no_wider_than_caller(&state, &caller, id).await?;
     let (token, plain) = state
