@@ -623,7 +623,6 @@ impl LiveSession<'_> {
     }
 }
 
-/// The message id of a frame that parsed before, for the CALLERROR of a failed publish.
 /// The id of a CALLRESULT or CALLERROR that could not be read past it, and why.
 fn malformed_answer(text: &str) -> Option<(String, String)> {
     let rest = text.trim_start().strip_prefix('[')?.trim_start();
@@ -637,6 +636,7 @@ fn malformed_answer(text: &str) -> Option<(String, String)> {
     Some((error.message_id?, error.description))
 }
 
+/// The message id of a frame that parsed before, for the CALLERROR of a failed publish.
 fn message_id_of(text: &str) -> String {
     match cms_ocpp::parse_frame(text) {
         Ok(cms_ocpp::Frame::Call { message_id, .. }) => message_id.into_owned(),
