@@ -105,7 +105,9 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
     );
     match status.as_str() {
         "answered" => Ok(()),
-        "pending" | "sent" => std::process::exit(2),
+        // 3, not 2: 2 is what a usage error exits with (clap, as every getopt tool), and a
+        // script must not read a mistyped flag as "taken, still going".
+        "pending" | "sent" => std::process::exit(3),
         other => Err(format!("the action ended {other}")),
     }
 }

@@ -115,7 +115,8 @@ enum ChargerCommand {
     Add(ChargerAddArgs),
     /// Register many chargers from a file (`identity[,password]` per line), all or none.
     Import(ChargerImportArgs),
-    /// Send a charger an OCPP action (Reset, ChangeConfiguration, ...) and print how it ended.
+    /// Send a charger an OCPP action (Reset, ChangeConfiguration, ...) and print how it ended;
+    /// exits 0 when answered, 1 for any other end or an error, 3 when still going after --wait.
     Action(cms::action_cli::ChargerActionArgs),
     /// Grant or withdraw a charger's licences (smart: load management; pro: proxy relaying and
     /// prices on the charger) and print those it holds.

@@ -80,6 +80,20 @@ async fn the_command_line_sends_through_the_service_and_exits_by_how_the_action_
     let said = format!("{}{}", out.stdout, out.stderr);
     assert!(said.contains("type"), "names the field `type`: {said}");
 
+    // A usage error exits 2, which is not "still going" (3).
+    let out = cms
+        .cli(&[
+            "charger",
+            "action",
+            identity,
+            "ClearCache",
+            "{}",
+            "--wait",
+            "soon",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(2), "a usage error: {}", out.stderr);
+
     let slow = r#"{"vendorId":"cms.test.slow","data":"3000"}"#;
     let out = cms
         .cli(&[
@@ -94,7 +108,7 @@ async fn the_command_line_sends_through_the_service_and_exits_by_how_the_action_
         .await;
     assert_eq!(
         out.status.code(),
-        Some(2),
+        Some(3),
         "still going after --wait: {}",
         out.stderr
     );
