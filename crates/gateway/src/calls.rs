@@ -102,13 +102,24 @@ pub fn handle_text(
     let parsed = match parse_frame(text) {
         Ok(parsed) => parsed,
         Err(e) => {
+            let id = e.message_id.as_deref().filter(|id| !id.is_empty());
+            // A reply readable as far as its id is the charger's answer to that call, a bad one:
+            // the call ends failed at once (OCPP-J answers calls, never replies).
+            if let (true, Some(id)) = (e.reply, id) {
+                let answer = ChargerAnswer::Error {
+                    message_id: id.to_string(),
+                    code: "FormationViolation".into(),
+                    description: format!("the charger's answer is malformed: {}", e.description),
+                };
+                return answered(FrameKind::Invalid, answer);
+            }
             // "-1" when no usable id could be read, as OCPP 2.0.1 spells it out.
-            let id = e
-                .message_id
-                .as_deref()
-                .filter(|id| !id.is_empty())
-                .unwrap_or("-1");
-            return refuse(FrameKind::Invalid, id, e.code, &e.description);
+            return refuse(
+                FrameKind::Invalid,
+                id.unwrap_or("-1"),
+                e.code,
+                &e.description,
+            );
         }
     };
     let (message_id, action_name, payload) = match parsed {

@@ -170,38 +170,6 @@ impl OutgoingCalls {
         publish_report(shared, report).await;
     }
 
-    /// An answer to the call in flight that could not be read past its id (`[3,"<id>"]`, a
-    /// CALLERROR without its code, ...): the charger did answer, badly, so the action ends
-    /// `failed` now rather than `timed_out` at its time-out. Any other id is counted as an
-    /// unmatched answer.
-    pub async fn on_malformed_answer(&mut self, shared: &Shared, message_id: &str, why: &str) {
-        let matches = self
-            .in_flight
-            .as_ref()
-            .is_some_and(|f| f.command.uuid == message_id);
-        let Some(in_flight) = self.in_flight.take_if(|_| matches) else {
-            metrics::counter!("cms_gateway_unmatched_answers_total").increment(1);
-            return;
-        };
-        metrics::histogram!("cms_gateway_command_latency_seconds").record(in_flight.sent.elapsed());
-        let error = ActionError::new(
-            "FormationViolation",
-            format!("the charger's answer is malformed: {why}"),
-        );
-        self.tell_leader(&in_flight.command.uuid, &error);
-        let sent_at = Some(in_flight.sent_at);
-        let status = ActionStatus::Failed;
-        let report = finished(
-            shared,
-            in_flight.command,
-            status,
-            None,
-            Some(error),
-            sent_at,
-        );
-        publish_report(shared, report).await;
-    }
-
     /// Ends the call in flight as timed out if its time is up.
     pub async fn on_timer(&mut self, shared: &Shared, now: Instant) {
         if self.answer_by().is_some_and(|at| now >= at) {

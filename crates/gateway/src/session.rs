@@ -489,16 +489,7 @@ impl LiveSession<'_> {
             answer,
             started,
         } = match self.take_text(text, frame) {
-            Taken::Reply(reply) => {
-                // A refused frame may be a malformed answer to the call in flight.
-                if self.outgoing.answer_by().is_some()
-                    && let Some((id, why)) = malformed_answer(text)
-                {
-                    Box::pin(self.outgoing.on_malformed_answer(shared, &id, &why)).await;
-                    self.try_send = true;
-                }
-                return Ok(reply);
-            }
+            Taken::Reply(reply) => return Ok(reply),
             Taken::Answer(answer) => {
                 // Boxed: rare beside the frames, and its state would grow every frame's.
                 Box::pin(self.outgoing.on_answer(shared, self.identity, answer)).await;
@@ -621,19 +612,6 @@ impl LiveSession<'_> {
             self.shared.metrics.publish_failures.increment(1);
         }
     }
-}
-
-/// The id of a CALLRESULT or CALLERROR that could not be read past it, and why.
-fn malformed_answer(text: &str) -> Option<(String, String)> {
-    let rest = text.trim_start().strip_prefix('[')?.trim_start();
-    let mut chars = rest.chars();
-    let kind = chars.next()?;
-    let after = chars.next()?;
-    if !matches!(kind, '3' | '4') || after.is_ascii_digit() {
-        return None;
-    }
-    let error = cms_ocpp::parse_frame(text).err()?;
-    Some((error.message_id?, error.description))
 }
 
 /// The message id of a frame that parsed before, for the CALLERROR of a failed publish.

@@ -78,6 +78,9 @@ pub struct FrameError {
     pub message_id: Option<String>,
     pub code: ErrorCode,
     pub description: String,
+    /// The frame is a CALLRESULT or CALLERROR by its type id: a bad reply, whose id (when
+    /// readable) names the call it answers.
+    pub reply: bool,
 }
 
 impl fmt::Display for FrameError {
@@ -112,8 +115,10 @@ pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
             serde_json::error::Category::Data => format!("frame is not a JSON array: {e}"),
             _ => format!("frame is not valid JSON: {e}"),
         },
+        reply: false,
     })?;
     let message_id = items[1].and_then(raw_str);
+    let kind = items[0].and_then(MessageType::from_raw);
     let fail = |description: String| FrameError {
         message_id: message_id
             .as_deref()
@@ -121,12 +126,13 @@ pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
             .map(str::to_owned),
         code: ErrorCode::ProtocolError,
         description,
+        reply: kind.is_some_and(|k| k != MessageType::Call),
     };
 
     let Some(type_id) = items[0] else {
         return Err(fail("frame is an empty array".into()));
     };
-    let Some(kind) = MessageType::from_raw(type_id) else {
+    let Some(kind) = kind else {
         let got = excerpt(type_id.get());
         return Err(fail(format!(
             "message type id must be 2, 3 or 4, got {got}"
@@ -189,7 +195,7 @@ pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
     })
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MessageType {
     Call,
     CallResult,

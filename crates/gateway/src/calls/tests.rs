@@ -220,3 +220,25 @@ fn results_and_errors_from_the_charger_are_answers_to_match_not_calls_to_answer(
     );
     assert_eq!(answer.message_id(), "y");
 }
+
+#[test]
+fn a_reply_unreadable_past_its_id_is_a_failed_answer_not_a_frame_to_refuse() {
+    let fixture = Fixture::new();
+    for bad in [r#"[3,"x"]"#, r#"[3,"x",5]"#, r#"[4,"x","NotSupported"]"#] {
+        let Outcome::Answer(ChargerAnswer::Error {
+            message_id, code, ..
+        }) = fixture.handle(bad).outcome
+        else {
+            panic!("{bad}: the charger's answer to call x, malformed");
+        };
+        assert_eq!(
+            (message_id.as_str(), code.as_str()),
+            ("x", "FormationViolation")
+        );
+    }
+    // Without an id it answers nothing: refused, as any frame that cannot be read.
+    assert!(matches!(
+        fixture.handle("[3]").outcome,
+        Outcome::Refuse { .. }
+    ));
+}
