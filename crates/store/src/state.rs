@@ -136,6 +136,37 @@ impl Store {
 
 /// Applies `change`, or sets it aside: an action's report in `reports`, a reading's newest
 /// value in `readings`.
+/// The end of a charger's session `session`, at `at`.
+async fn end_session(
+    db: &mut AnyConnection,
+    identity: &str,
+    session: &str,
+    at: &str,
+) -> Result<()> {
+    // The session's upstreams ended with it (a gateway that crashed said nothing).
+    sqlx::query(
+        "UPDATE proxy_servers SET connection_status = 'disconnected' WHERE charger_id =
+           (SELECT id FROM chargers WHERE identity = $1 AND session = $2)",
+    )
+    .bind(identity)
+    .bind(session)
+    .execute(&mut *db)
+    .await?;
+    // Only the current session going away takes the charger offline: the end of a session
+    // that a reconnect replaced is not a disconnection of the charger.
+    sqlx::query(
+        "UPDATE chargers SET connection_status = 'offline', last_disconnection_at = $1,
+         updated_at = $2 WHERE identity = $3 AND session = $4",
+    )
+    .bind(at)
+    .bind(at)
+    .bind(identity)
+    .bind(session)
+    .execute(&mut *db)
+    .await?;
+    Ok(())
+}
+
 async fn apply_one<'a>(
     db: &mut AnyConnection,
     change: &'a StateChange,
@@ -197,52 +228,21 @@ async fn apply_one<'a>(
             identity,
             session,
             at,
-        } => {
-            // The session's upstreams ended with it (a gateway that crashed said nothing).
-            sqlx::query(
-                "UPDATE proxy_servers SET connection_status = 'disconnected' WHERE charger_id =
-                   (SELECT id FROM chargers WHERE identity = $1 AND session = $2)",
-            )
-            .bind(identity)
-            .bind(session)
-            .execute(&mut *db)
-            .await?;
-            // Only the current session going away takes the charger offline: the end of a
-            // session that a reconnect replaced is not a disconnection of the charger.
-            sqlx::query(
-                "UPDATE chargers SET connection_status = 'offline', last_disconnection_at = $1,
-                 updated_at = $2 WHERE identity = $3 AND session = $4",
-            )
-            .bind(at)
-            .bind(at)
-            .bind(identity)
-            .bind(session)
-            .execute(&mut *db)
-            .await?;
-        }
+        } => end_session(db, identity, session, at).await?,
         GatewayStarted { server, at } => {
-            // Only sessions from before the start: a charger may have connected to the
-            // restarted gateway already (its connect is then newer than the start).
-            sqlx::query(
-                "UPDATE proxy_servers SET connection_status = 'disconnected' WHERE charger_id IN
-                   (SELECT id FROM chargers WHERE server = $1 AND connection_status = 'online'
-                    AND last_connection_at < $2)",
+            // Each session it held from before the start ends, as if it had said so: a charger
+            // may have reached the restarted gateway already (its connect is newer).
+            let sessions: Vec<(String, String)> = sqlx::query_as(
+                "SELECT identity, session FROM chargers WHERE server = $1
+                 AND connection_status = 'online' AND last_connection_at < $2",
             )
             .bind(server)
             .bind(at)
-            .execute(&mut *db)
+            .fetch_all(&mut *db)
             .await?;
-            sqlx::query(
-                "UPDATE chargers SET connection_status = 'offline', last_disconnection_at = $1,
-                 updated_at = $2 WHERE server = $3 AND connection_status = 'online'
-                 AND last_connection_at < $4",
-            )
-            .bind(at)
-            .bind(at)
-            .bind(server)
-            .bind(at)
-            .execute(&mut *db)
-            .await?;
+            for (identity, session) in &sessions {
+                end_session(db, identity, session, at).await?;
+            }
         }
         Heartbeat { identity, at } => {
             sqlx::query(
