@@ -7,12 +7,7 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_closes_chargers_with_1001_exits_zero_and_leaves_them_offline() {
     let mut cms = Cms::up().await;
-    let uuid = cms.add_charger("CP-SHUTDOWN").await;
-    let token = cms.operator_token().await;
-    let mut charger = Charger::connect_and_boot(&cms, "CP-SHUTDOWN", "5.0.1").await;
-    Api::new(&cms, &token)
-        .wait_for_charger(&uuid, "online", |c| c["connection_status"] == "online")
-        .await;
+    let (uuid, token, mut charger) = online(&cms, "CP-SHUTDOWN").await;
 
     let (status, (code, reason)) = tokio::join!(cms.terminate(), charger.expect_close());
     assert_eq!(code, 1001, "close code on shutdown (reason {reason:?})");
@@ -22,15 +17,7 @@ async fn sigterm_closes_chargers_with_1001_exits_zero_and_leaves_them_offline() 
         "exit status after SIGTERM: {status}"
     );
 
-    cms.start().await;
-    let api = Api::new(&cms, &token);
-    let seen = api
-        .wait_for_charger(&uuid, "offline after the restart", |c| {
-            c["connection_status"] == "offline"
-        })
-        .await;
-    assert_record_time(&seen["last_disconnection_at"], "last_disconnection_at");
-    assert_recent(&seen["last_disconnection_at"], "last_disconnection_at");
+    let seen = offline_after_restart(&mut cms, &token, &uuid).await;
     assert_eq!(seen["firmware_version"], "5.0.1", "{seen}");
 }
 
@@ -40,28 +27,41 @@ async fn sigterm_closes_chargers_with_1001_exits_zero_and_leaves_them_offline() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_crash_the_restart_takes_the_old_sessions_offline() {
     let mut cms = Cms::up().await;
-    let uuid = cms.add_charger("CP-CRASH").await;
-    let token = cms.operator_token().await;
-    let _charger = Charger::connect_and_boot(&cms, "CP-CRASH", "5.0.1").await;
-    Api::new(&cms, &token)
-        .wait_for_charger(&uuid, "online", |c| c["connection_status"] == "online")
-        .await;
+    let (uuid, token, _charger) = online(&cms, "CP-CRASH").await;
 
     let status = cms.kill().await;
     assert!(!status.success(), "killed: {status}");
+    offline_after_restart(&mut cms, &token, &uuid).await;
+    let posted = Commands::at(&cms.http_url(""), &token)
+        .post(&uuid, "reset?wait=0", Some(&json!({"type": "Soft"})))
+        .await;
+    assert_eq!(posted.status, 409, "{}", posted.body);
+}
+
+/// Charger `identity` added, connected and booted (firmware 5.0.1), and shown online: its uuid,
+/// an operator's token, and the charger.
+async fn online(cms: &Cms, identity: &str) -> (String, String, Charger) {
+    let uuid = cms.add_charger(identity).await;
+    let token = cms.operator_token().await;
+    let charger = Charger::connect_and_boot(cms, identity, "5.0.1").await;
+    Api::new(cms, &token)
+        .wait_for_charger(&uuid, "online", |c| c["connection_status"] == "online")
+        .await;
+    (uuid, token, charger)
+}
+
+/// Starts the stopped `cms` again and waits for charger `uuid` to show offline since a moment
+/// ago; the charger as shown.
+async fn offline_after_restart(cms: &mut Cms, token: &str, uuid: &str) -> serde_json::Value {
     cms.start().await;
-    let api = Api::new(&cms, &token);
-    let seen = api
-        .wait_for_charger(&uuid, "offline after the restart", |c| {
+    let seen = Api::new(cms, token)
+        .wait_for_charger(uuid, "offline after the restart", |c| {
             c["connection_status"] == "offline"
         })
         .await;
     assert_record_time(&seen["last_disconnection_at"], "last_disconnection_at");
     assert_recent(&seen["last_disconnection_at"], "last_disconnection_at");
-    let posted = Commands::at(&cms.http_url(""), &token)
-        .post(&uuid, "reset?wait=0", Some(&json!({"type": "Soft"})))
-        .await;
-    assert_eq!(posted.status, 409, "{}", posted.body);
+    seen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
