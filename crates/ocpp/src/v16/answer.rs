@@ -67,16 +67,6 @@ pub fn utc_second_digits(t: DateTime<Utc>) -> [u8; 20] {
     text
 }
 
-/// BootNotification.conf accepting the charge point, with its heartbeat interval.
-pub fn boot_notification_accepted(now: DateTime<Utc>, interval_secs: u32) -> String {
-    ClockAnswer::BootAccepted(now, interval_secs).to_string()
-}
-
-/// Heartbeat.conf: the CMS clock, which chargers use to set theirs.
-pub fn heartbeat(now: DateTime<Utc>) -> String {
-    ClockAnswer::Heartbeat(now).to_string()
-}
-
 /// Authorize.conf (also the shape of a StopTransaction.conf with idTagInfo) accepting the token.
 pub fn id_tag_accepted() -> &'static str {
     r#"{"idTagInfo":{"status":"Accepted"}}"#
@@ -181,7 +171,7 @@ mod tests {
     #[test]
     fn boot_notification() {
         assert_eq!(
-            boot_notification_accepted(now(), 300),
+            ClockAnswer::BootAccepted(now(), 300).to_string(),
             r#"{"status":"Accepted","currentTime":"2026-11-21T10:00:00Z","interval":300}"#
         );
     }
@@ -189,7 +179,7 @@ mod tests {
     #[test]
     fn heartbeat_answer() {
         assert_eq!(
-            heartbeat(now()),
+            ClockAnswer::Heartbeat(now()).to_string(),
             r#"{"currentTime":"2026-11-21T10:00:00Z"}"#
         );
     }
@@ -233,8 +223,8 @@ mod tests {
     #[test]
     fn every_answer_is_valid_json() {
         for text in [
-            boot_notification_accepted(now(), 60),
-            heartbeat(now()),
+            ClockAnswer::BootAccepted(now(), 60).to_string(),
+            ClockAnswer::Heartbeat(now()).to_string(),
             id_tag_accepted().to_owned(),
             start_transaction_accepted(i32::MAX),
             data_transfer_unknown_vendor().to_owned(),

@@ -110,7 +110,7 @@ fn every_answer_cms_sends_a_charger_fits_the_official_schema() {
         (Action::Authorize, answer::id_tag_accepted().to_owned()),
         (
             Action::BootNotification,
-            answer::boot_notification_accepted(now, 300),
+            answer::ClockAnswer::BootAccepted(now, 300).to_string(),
         ),
         (
             Action::DataTransfer,
@@ -118,7 +118,10 @@ fn every_answer_cms_sends_a_charger_fits_the_official_schema() {
         ),
         (Action::DiagnosticsStatusNotification, answer::EMPTY.into()),
         (Action::FirmwareStatusNotification, answer::EMPTY.into()),
-        (Action::Heartbeat, answer::heartbeat(now)),
+        (
+            Action::Heartbeat,
+            answer::ClockAnswer::Heartbeat(now).to_string(),
+        ),
         (Action::MeterValues, answer::EMPTY.into()),
         (
             Action::StartTransaction,
