@@ -6,6 +6,7 @@
 //! fail, never skip.
 
 mod command_line;
+mod oversized;
 mod queue;
 mod settings;
 

@@ -243,6 +243,28 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
     }
 }
 
+/// Whether `command` is the configuration read a gateway makes after a boot
+/// ([`read_configuration`]): cms's own GetConfiguration of every key. An operator's
+/// GetConfiguration (REST, CLI) is not, even of every key: it is sent whatever came before.
+pub fn is_configuration_read(command: &ActionCommand) -> bool {
+    command.requested_by == RequestedBy::system()
+        && command.action == "GetConfiguration"
+        && command.request.as_object().is_some_and(|r| r.is_empty())
+}
+
+/// Why the configuration read after a boot failed when the charger's answer closed the
+/// connection for its size: what the operator can do about it, in the audit log.
+pub fn configuration_too_large(max_frame_size: usize) -> ActionError {
+    ActionError::new(
+        "FrameTooLarge",
+        format!(
+            "the charger's answer was larger than the gateway's frame limit of \
+             {max_frame_size} bytes (--max-frame-size); raising it lets the configuration be \
+             read (until then the gateway does not read it after a boot again)"
+        ),
+    )
+}
+
 pub fn disconnected() -> ActionError {
     ActionError::new(
         "Disconnected",
@@ -317,6 +339,27 @@ mod tests {
             expires_at: "2026-11-21T10:01:00.000000Z".into(),
             timeout_ms: 30_000,
         }
+    }
+
+    #[test]
+    fn the_configuration_read_after_boot_is_told_from_an_operators_get_configuration() {
+        let config = GatewayConfig::new(None, "gw-1".into(), cms_bus::Topics::with_prefix("t"));
+        let read = read_configuration(&config, "CP-1", b"s-1");
+        assert!(is_configuration_read(&read));
+        let operator = ActionCommand {
+            requested_by: RequestedBy {
+                kind: "user".into(),
+                email: Some("operator@example.com".into()),
+            },
+            ..read.clone()
+        };
+        assert!(!is_configuration_read(&operator), "an operator's read");
+        let some_keys = ActionCommand {
+            request: serde_json::json!({"key": ["HeartbeatInterval"]}),
+            ..read.clone()
+        };
+        assert!(!is_configuration_read(&some_keys), "a read of some keys");
+        assert!(!is_configuration_read(&command(1)), "another action");
     }
 
     #[test]

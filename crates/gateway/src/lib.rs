@@ -59,7 +59,7 @@ pub use transactions::TransactionIds;
 
 use bytes::Bytes;
 use cms_bus::{Publisher, Subscriber, Topics};
-use dashmap::DashMap;
+use dashmap::{DashMap, DashSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -177,6 +177,11 @@ pub(crate) struct Shared {
     metrics: metrics::GatewayMetrics,
     /// Spaces the configuration reads after boots.
     configuration_reads: pacing::Pacer,
+    /// Chargers whose whole configuration was larger than `--max-frame-size`: the read after
+    /// their boot closed their connection (1009), and would at every boot, so it is not made
+    /// again while this process runs. In memory: one entry per charger that hit it, and a
+    /// restart with a larger limit reads them again.
+    oversized_configurations: DashSet<Box<str>>,
     /// Cancelled: every session closes at once (and the listeners stop).
     shutdown: CancellationToken,
     /// Cancelled: the listeners stop; the sessions go on (a child of `shutdown`).
@@ -262,6 +267,7 @@ impl Gateway {
             transaction_ids: Default::default(),
             metrics: metrics::GatewayMetrics::new(),
             configuration_reads,
+            oversized_configurations: DashSet::new(),
             stop_accepting: shutdown.child_token(),
             shutdown,
         });

@@ -73,6 +73,9 @@ pub struct GatewayMetrics {
     pub ping_rtt: Histogram,
     /// Sessions a draining gateway closed in turn (`Gateway::drain`).
     pub drained: Counter,
+    /// Boots not followed by the configuration read, as the charger's configuration is larger
+    /// than `--max-frame-size` (`Shared::oversized_configurations`).
+    pub configuration_reads_skipped: Counter,
 }
 
 impl GatewayMetrics {
@@ -108,6 +111,7 @@ impl GatewayMetrics {
             publish_failures: counter!("cms_gateway_publish_failures_total"),
             ping_rtt: histogram!("cms_gateway_ws_ping_rtt_seconds"),
             drained: counter!("cms_gateway_drained_total"),
+            configuration_reads_skipped: counter!("cms_gateway_configuration_reads_skipped_total"),
         }
     }
 

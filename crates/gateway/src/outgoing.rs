@@ -5,7 +5,10 @@
 
 use crate::Shared;
 use crate::calls::ChargerAnswer;
-use crate::commands::{CommandInbox, disconnected, finished, publish_report};
+use crate::commands::{
+    CommandInbox, configuration_too_large, disconnected, finished, is_configuration_read,
+    publish_report,
+};
 use crate::record_time::record_time;
 use chrono::{DateTime, Utc};
 use cms_bus::{ActionCommand, ActionError, ActionReport, ActionStatus};
@@ -176,6 +179,31 @@ impl OutgoingCalls {
             let error = ActionError::new("Timeout", "the charger did not answer in time");
             self.end_in_flight(shared, error).await;
         }
+    }
+
+    /// A frame over the size limit ends the session. When the call in flight is the
+    /// configuration read after a boot, that frame was, all but surely, the charger's whole
+    /// configuration: the read ends `failed` with the remedy rather than `timed_out`, and
+    /// `true` tells the session to read it no more. Any other call ends with the session.
+    pub async fn end_oversized_configuration_read(&mut self, shared: &Shared) -> bool {
+        let Some(in_flight) = self
+            .in_flight
+            .take_if(|f| is_configuration_read(&f.command))
+        else {
+            return false;
+        };
+        let error = configuration_too_large(shared.config.max_frame_size);
+        let sent_at = Some(in_flight.sent_at);
+        let report = finished(
+            shared,
+            in_flight.command,
+            ActionStatus::Failed,
+            None,
+            Some(error),
+            sent_at,
+        );
+        publish_report(shared, report).await;
+        true
     }
 
     /// The session is over: the call in flight can no longer be answered, and what waited is

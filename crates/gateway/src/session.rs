@@ -371,6 +371,40 @@ impl LiveSession<'_> {
         self.outgoing.answer_by().map_or(wake, |at| wake.min(at))
     }
 
+    /// Whether a boot of this charger is followed by the configuration read: unless turned
+    /// off, or its configuration proved larger than the frame limit (a skip is counted).
+    fn reads_configuration_at_boot(&self) -> bool {
+        let shared = self.shared;
+        if !shared.config.read_configuration_at_boot {
+            return false;
+        }
+        let oversized = shared.oversized_configurations.contains(self.identity);
+        if oversized {
+            shared.metrics.configuration_reads_skipped.increment(1);
+        }
+        !oversized
+    }
+
+    /// A frame over the limit is about to close the session. When it answered the
+    /// configuration read after a boot, the read ends `failed` and the charger is remembered
+    /// before the close, so its next boot is not asked again: otherwise each boot would end in
+    /// the same 1009, a disconnect loop for as long as both run.
+    async fn on_frame_too_large(&mut self) {
+        let shared = self.shared;
+        if !Box::pin(self.outgoing.end_oversized_configuration_read(shared)).await {
+            return;
+        }
+        if shared.oversized_configurations.insert(self.identity.into()) {
+            tracing::warn!(
+                identity = self.identity,
+                max_frame_size = shared.config.max_frame_size,
+                "the charger's configuration is larger than the frame limit: it is not read \
+                 after its boots again until the gateway restarts; start the gateway with a \
+                 larger --max-frame-size to read it"
+            );
+        }
+    }
+
     /// Queues the GetConfiguration a gateway makes after a boot; its deadline runs from now.
     fn queue_configuration_read(&mut self) {
         let command = read_configuration(&self.shared.config, self.identity, self.session);
@@ -520,7 +554,7 @@ impl LiveSession<'_> {
         if action == Action::BootNotification
             && published.is_ok()
             && !connection_lost
-            && shared.config.read_configuration_at_boot
+            && self.reads_configuration_at_boot()
         {
             // Queued behind the boot's answer: a (re)booted charger's configuration is read
             // once it knows it was accepted, or, while a fleet boots faster than reads are
@@ -578,6 +612,7 @@ impl LiveSession<'_> {
         match error {
             WsError::Capacity(e) => {
                 tracing::info!(identity = self.identity, error = %e, "closing: frame over the size limit");
+                self.on_frame_too_large().await;
                 let limit = self.shared.config.max_frame_size;
                 close(
                     ws,
