@@ -111,8 +111,11 @@ impl Store {
     /// now, read in the same statement (`new.session` is not used): that session, or `None`
     /// when the charger is not connected and nothing was kept.
     pub async fn insert_live_action(&self, new: &NewAction) -> Result<Option<String>> {
-        let mut db = self.pool.acquire().await?;
-        insert(&mut db, new, None).await
+        // On every command's path: a connection held for it, not the pool's.
+        let mut db = self.action_inserts.lend(self.backend, &self.pool).await?;
+        let inserted = insert(&mut db, new, None).await;
+        self.action_inserts.ended(&inserted);
+        inserted
     }
 
     /// The action `uuid` of charger `charger_id`.

@@ -13,6 +13,7 @@ mod accounts;
 pub mod actions;
 mod chargers;
 pub mod dead_letters;
+mod held_connection;
 mod id_tag_log;
 pub mod id_tags;
 mod latest_readings;
@@ -86,6 +87,8 @@ pub enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// Where the actions that REST requests take are inserted (see `held_connection`).
+    action_inserts: held_connection::HeldConnection,
 }
 
 impl Store {
@@ -155,6 +158,7 @@ impl Store {
         Ok(Store {
             pool,
             backend: Backend::Sqlite,
+            action_inserts: Default::default(),
         })
     }
 
@@ -173,6 +177,7 @@ impl Store {
         Ok(Store {
             pool,
             backend: Backend::Postgres,
+            action_inserts: Default::default(),
         })
     }
 

@@ -5,7 +5,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, RawBody, Rules};
 use crate::http::lookup::{
-    charger_with_sensitive_data, forbidden_unless, held_charger, not_found, visible_charger,
+    charger_access, charger_with_sensitive_data, forbidden_unless, not_found, visible_charger,
 };
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
@@ -164,9 +164,10 @@ pub async fn send(
     RawBody(body): RawBody,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::CHARGERS_WRITE)?;
-    // The row as held (its identity never changes); the live session is read as the action
-    // is stored, in the same statement.
-    let charger = held_charger(&state, &caller, &charger_uuid).await?;
+    // Who may, from memory: the charger's id and identity (which never changes) come with the
+    // caller's access to it, so taking an action reads no row of it; the live session is read
+    // as the action is stored, in the same statement.
+    let charger = charger_access(&state, &caller, &charger_uuid).await?;
     let command = Command::from_path_segment(&segment).ok_or_else(|| not_found("Action"))?;
     forbidden_unless(charger.permissions.full)?;
     let wait = wait_of(query)?;

@@ -363,3 +363,41 @@ store_test!(
         assert_eq!(store.action(charger, "l-2").await.unwrap(), None);
     }
 );
+
+store_test!(
+    actions_taken_at_once_or_abandoned_midway_are_all_kept_in_turn,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        let connected = StateChange::Connected {
+            identity: "CP-1".into(),
+            session: "s-live".into(),
+            server: "gw-1".into(),
+            at: "2026-11-21T10:00:00.000000Z".into(),
+        };
+        store.apply(&[connected]).await.unwrap();
+        // A request whose client went away drops the insert midway, as it waits for the
+        // connection or for its statement: the next ones are not held up behind it.
+        let abandoned = new_action(charger, "c-abandoned", true);
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_micros(1),
+            store.insert_live_action(&abandoned),
+        )
+        .await;
+        // Many requests at once take turns on the one connection; each is kept once.
+        let actions: Vec<NewAction> = (0..40)
+            .map(|n| new_action(charger, &format!("c-{n}"), true))
+            .collect();
+        let taken = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            futures_util::future::join_all(actions.iter().map(|a| store.insert_live_action(a))),
+        )
+        .await
+        .expect("no insert waits behind an abandoned one");
+        for inserted in taken {
+            assert_eq!(inserted.unwrap().as_deref(), Some("s-live"));
+        }
+        let (_, total) = store.actions_page(charger, 1, 0).await.unwrap();
+        // The abandoned one may or may not have been kept: it is the caller that gave up.
+        assert!((40..=41).contains(&total), "{total} actions kept");
+    }
+);
