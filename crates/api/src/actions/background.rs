@@ -18,10 +18,22 @@ const SWEEP_EVERY: Duration = Duration::from_secs(5);
 /// the API ends it: room for the bus's latency and for clocks a little apart.
 pub const SWEEP_MARGIN: Duration = Duration::from_secs(30);
 
+/// How long the reports may gather while no request of this process waits for one.
+const UNAWAITED_LINGER: Duration = Duration::from_millis(20);
+
 /// Follows the command results until the bus closes, handing final reports to the waiters.
 pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscriber>) {
     let mut batch = Vec::new();
     loop {
+        if !dispatch.has_waiters() {
+            // Nobody to wake: the reports gather and are read in one wake-up a while, not
+            // one each (two a command, from the gateways' threads; docs/performance.md,
+            // "Commands in flight"). A request that starts waiting cuts this short.
+            tokio::select! {
+                _ = dispatch.waiting_began.notified() => {}
+                _ = tokio::time::sleep(UNAWAITED_LINGER) => {}
+            }
+        }
         batch.clear();
         match reports.next_batch(&mut batch, 1024).await {
             Ok(0) => return,

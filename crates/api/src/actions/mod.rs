@@ -44,6 +44,9 @@ pub struct Dispatch {
     pub times: ActionTimes,
     /// Requests waiting for an action's final report, by action uuid.
     waiting: DashMap<String, oneshot::Sender<ActionReport>>,
+    /// Told when a request starts waiting for an action's end (`follow_reports` reads the
+    /// reports at once from then on).
+    waiting_began: tokio::sync::Notify,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +72,7 @@ impl Dispatch {
             topics,
             times,
             waiting: DashMap::new(),
+            waiting_began: tokio::sync::Notify::new(),
         }
     }
 
@@ -247,6 +251,8 @@ impl Dispatch {
         ended: oneshot::Receiver<ActionReport>,
         deadline: tokio::time::Instant,
     ) -> Result<Option<ActionReport>, StoreError> {
+        // A permit if the follower is not lingering now: its next linger ends at once.
+        self.waiting_began.notify_one();
         match tokio::time::timeout_at(deadline, ended).await {
             Ok(Ok(report)) => {
                 let at = cms_store::now_record_time();
