@@ -340,6 +340,12 @@ async fn refused_requests_reach_no_charger_and_leave_no_trace() {
             json!({"key": "K".repeat(51), "value": "1"}),
             "key",
         ),
+        (
+            "reserve-now",
+            json!({"connectorId": 1, "expiryDate": "2026-11-21T10:00:00", "idTag": "TAG-1",
+                   "reservationId": 7}),
+            "expiryDate",
+        ),
         ("reset?wait=61", json!({"type": "Soft"}), "wait"),
     ];
     for (tail, body, field) in cases {

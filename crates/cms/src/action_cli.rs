@@ -34,7 +34,7 @@ pub struct ChargerActionArgs {
 const POLL: Duration = Duration::from_millis(100);
 
 /// Prints the action as JSON; the exit status says how it ended: 0 answered, 1 any other end
-/// (or an error), 2 still pending or sent after `--wait`.
+/// (or an error), 3 still pending or sent after `--wait` (2 is a usage error).
 pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
     let command = Command::from_name(&args.action)
         .or_else(|| Command::from_path_segment(&args.action))

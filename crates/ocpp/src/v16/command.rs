@@ -129,7 +129,7 @@ impl Command {
     /// rules (32-bit integers, no NUL). Every violation, in document order, each naming its
     /// field for a 422 and carrying the code a charger would have answered with.
     pub fn validate_request(self, payload: &Value) -> Result<(), SchemaViolations> {
-        call_schemas(self.as_str()).request.validate(payload)
+        call_schemas(self.as_str()).request.validate_sent(payload)
     }
 
     /// Checks a charger's CALLRESULT payload against the official schema of the answer.

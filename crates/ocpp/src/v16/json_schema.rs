@@ -150,9 +150,21 @@ impl Node {
     /// document order; within an object, unknown properties come first, then the listed ones
     /// in schema order, as `extract` reads them.
     pub(crate) fn validate(&self, payload: &Value) -> Result<(), SchemaViolations> {
+        self.validate_with(payload, Times::OffsetOptional)
+    }
+
+    /// [`Node::validate`] for a payload cms sends: a date-time must carry its offset (`Z` or
+    /// `±hh:mm`), as RFC 3339 has it. What chargers send may omit it (read as UTC, as many
+    /// do); what cms sends is held to the letter, so that no charger is left to guess.
+    pub(crate) fn validate_sent(&self, payload: &Value) -> Result<(), SchemaViolations> {
+        self.validate_with(payload, Times::OffsetRequired)
+    }
+
+    fn validate_with(&self, payload: &Value, times: Times) -> Result<(), SchemaViolations> {
         let mut walk = Walk {
             path: Vec::new(),
             found: Vec::new(),
+            times,
         };
         walk.node(self, payload);
         if walk.found.is_empty() {
@@ -194,9 +206,17 @@ enum Step<'a> {
     Index(usize),
 }
 
+/// Whether a date-time may omit its offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Times {
+    OffsetOptional,
+    OffsetRequired,
+}
+
 struct Walk<'a> {
     path: Vec<Step<'a>>,
     found: Vec<SchemaViolation>,
+    times: Times,
 }
 
 impl<'a> Walk<'a> {
@@ -278,7 +298,7 @@ impl<'a> Walk<'a> {
     }
 
     fn string(&mut self, rules: &StringRules, text: &str) {
-        if let Some(message) = string_problem(rules, text) {
+        if let Some(message) = string_problem(rules, text, self.times) {
             let message = format_args!("{message}");
             self.report(ErrorCode::PropertyConstraintViolation, None, message);
         }
@@ -317,7 +337,7 @@ impl<'a> Walk<'a> {
 /// What is wrong with a string, in `extract`'s words and order: an enumerated or formatted
 /// value is judged by its enumeration or format alone (neither can hold a NUL), any other by
 /// the NUL rule, then its length.
-fn string_problem(rules: &StringRules, text: &str) -> Option<String> {
+fn string_problem(rules: &StringRules, text: &str, times: Times) -> Option<String> {
     let value = excerpt(text);
     if let Some(one_of) = &rules.one_of {
         let known = one_of.iter().any(|allowed| allowed == text);
@@ -326,6 +346,14 @@ fn string_problem(rules: &StringRules, text: &str) -> Option<String> {
     match rules.format {
         Some(Format::DateTime) if parse_timestamp(text).is_none() => {
             return Some(format!("not an RFC 3339 date-time: {value:?}"));
+        }
+        Some(Format::DateTime)
+            if times == Times::OffsetRequired
+                && chrono::DateTime::parse_from_rfc3339(text).is_err() =>
+        {
+            return Some(format!(
+                "a date-time without its offset (add Z for UTC, or ±hh:mm): {value:?}"
+            ));
         }
         Some(Format::Uri) if !is_uri(text) => {
             return Some(format!("not an absolute URI: {value:?}"));

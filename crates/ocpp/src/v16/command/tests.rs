@@ -338,6 +338,41 @@ fn a_valid_from_must_be_a_date_time() {
 }
 
 #[test]
+fn a_date_time_cms_sends_carries_its_offset_while_a_chargers_may_omit_it() {
+    let (request, _) = realistic(Command::ReserveNow);
+    let bare = with(&request, "/expiryDate", json!("2026-11-21T10:00:00"));
+    let v = refused(
+        Command::ReserveNow,
+        &bare,
+        ErrorCode::PropertyConstraintViolation,
+        "expiryDate",
+    );
+    assert_eq!(
+        v.violation.description,
+        "expiryDate: a date-time without its offset (add Z for UTC, or ±hh:mm): \
+         \"2026-11-21T10:00:00\""
+    );
+    for fine in ["2026-11-21T10:00:00Z", "2026-11-21T11:00:00.250+01:00"] {
+        let fine = with(&request, "/expiryDate", json!(fine));
+        assert!(
+            Command::ReserveNow.validate_request(&fine).is_ok(),
+            "{fine}"
+        );
+    }
+    // A charger's answer is read as it is sent: a time without offset is UTC.
+    let answer = json!({
+        "status": "Accepted",
+        "connectorId": 1,
+        "scheduleStart": "2026-11-21T10:00:00",
+    });
+    assert!(
+        Command::GetCompositeSchedule
+            .validate_response(&answer)
+            .is_ok()
+    );
+}
+
+#[test]
 fn a_local_list_entry_needs_its_id_tag() {
     let (request, _) = realistic(Command::SendLocalList);
     let bad = with(&request, "/localAuthorizationList/1", json!({}));
