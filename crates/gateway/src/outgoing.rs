@@ -177,7 +177,8 @@ impl OutgoingCalls {
     pub async fn on_timer(&mut self, shared: &Shared, now: Instant) {
         if self.answer_by().is_some_and(|at| now >= at) {
             let error = ActionError::new("Timeout", "the charger did not answer in time");
-            self.end_in_flight(shared, error).await;
+            self.end_in_flight(shared, ActionStatus::TimedOut, error)
+                .await;
         }
     }
 
@@ -186,24 +187,16 @@ impl OutgoingCalls {
     /// configuration: the read ends `failed` with the remedy rather than `timed_out`, and
     /// `true` tells the session to read it no more. Any other call ends with the session.
     pub async fn end_oversized_configuration_read(&mut self, shared: &Shared) -> bool {
-        let Some(in_flight) = self
+        let reading = self
             .in_flight
-            .take_if(|f| is_configuration_read(&f.command))
-        else {
-            return false;
-        };
-        let error = configuration_too_large(shared.config.max_frame_size);
-        let sent_at = Some(in_flight.sent_at);
-        let report = finished(
-            shared,
-            in_flight.command,
-            ActionStatus::Failed,
-            None,
-            Some(error),
-            sent_at,
-        );
-        publish_report(shared, report).await;
-        true
+            .as_ref()
+            .is_some_and(|f| is_configuration_read(&f.command));
+        if reading {
+            let error = configuration_too_large(shared.config.max_frame_size);
+            self.end_in_flight(shared, ActionStatus::Failed, error)
+                .await;
+        }
+        reading
     }
 
     /// The session is over: the call in flight can no longer be answered, and what waited is
@@ -213,7 +206,8 @@ impl OutgoingCalls {
             "ConnectionLost",
             "the connection ended before the charger answered",
         );
-        self.end_in_flight(shared, error).await;
+        self.end_in_flight(shared, ActionStatus::TimedOut, error)
+            .await;
         for command in self.inbox.close() {
             let report = finished(
                 shared,
@@ -227,7 +221,8 @@ impl OutgoingCalls {
         }
     }
 
-    async fn end_in_flight(&mut self, shared: &Shared, error: ActionError) {
+    /// Ends the call in flight, unanswered, as `status`.
+    async fn end_in_flight(&mut self, shared: &Shared, status: ActionStatus, error: ActionError) {
         if let Some(in_flight) = self.in_flight.take() {
             // A leader proxy server waiting for this call's answer learns it will not come.
             self.tell_leader(&in_flight.command.uuid, &error);
@@ -235,7 +230,7 @@ impl OutgoingCalls {
             let report = finished(
                 shared,
                 in_flight.command,
-                ActionStatus::TimedOut,
+                status,
                 None,
                 Some(error),
                 sent_at,

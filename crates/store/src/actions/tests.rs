@@ -34,6 +34,17 @@ fn report(action: &NewAction, status: &str) -> StateChange {
     }))
 }
 
+/// CP-1 connects with `session` (through gateway gw-1).
+async fn connect(store: &Store, session: &str) {
+    let connected = StateChange::Connected {
+        identity: "CP-1".into(),
+        session: session.into(),
+        server: "gw-1".into(),
+        at: "2026-11-21T10:00:00.000000Z".into(),
+    };
+    store.apply(&[connected]).await.unwrap();
+}
+
 fn at(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text)
         .unwrap()
@@ -334,13 +345,7 @@ store_test!(
         assert_eq!(store.insert_live_action(&reset).await.unwrap(), None);
         assert_eq!(store.action(charger, "l-1").await.unwrap(), None);
 
-        let connected = StateChange::Connected {
-            identity: "CP-1".into(),
-            session: "s-live".into(),
-            server: "gw-1".into(),
-            at: "2026-11-21T10:00:00.000000Z".into(),
-        };
-        store.apply(&[connected]).await.unwrap();
+        connect(&store, "s-live").await;
         // Addressed to the session the store knows, whatever the action said.
         assert_eq!(
             store.insert_live_action(&reset).await.unwrap().as_deref(),
@@ -368,13 +373,7 @@ store_test!(
     actions_taken_at_once_or_abandoned_midway_are_all_kept_in_turn,
     |store| {
         let charger = charger_id(&store, "CP-1").await;
-        let connected = StateChange::Connected {
-            identity: "CP-1".into(),
-            session: "s-live".into(),
-            server: "gw-1".into(),
-            at: "2026-11-21T10:00:00.000000Z".into(),
-        };
-        store.apply(&[connected]).await.unwrap();
+        connect(&store, "s-live").await;
         // A request whose client went away drops the insert midway, as it waits for the
         // connection or for its statement: the next ones are not held up behind it.
         let abandoned = new_action(charger, "c-abandoned", true);
