@@ -6,6 +6,7 @@ mod access;
 mod actions;
 mod cache;
 mod charger_rows;
+mod gateway_liveness;
 mod http;
 mod latest_follower;
 mod local_lists;
@@ -67,6 +68,9 @@ pub struct ApiConfig {
     /// (crate::latest_follower): for replicas that share the group (`cms api`), not for a
     /// process that is the whole group (`cms up`).
     pub follow_latest_values: bool,
+    /// A gateway whose last beacon is older than this is taken for dead: the sessions it still
+    /// holds end (crate::gateway_liveness). Several of the gateways' beacon intervals.
+    pub gateway_timeout: std::time::Duration,
 }
 
 /// The default of [`ApiConfig::stream_buffer`].
@@ -85,8 +89,8 @@ pub struct Api {
     stop_actions: CancellationToken,
     /// Following the access change log and the reports, relaying the command line's actions,
     /// sweeping overdue ones, keeping the chargers' local lists, balancing the smart charging
-    /// sites.
-    action_tasks: [JoinHandle<()>; 6],
+    /// sites, ending the sessions of silent gateways.
+    action_tasks: [JoinHandle<()>; 7],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -174,6 +178,11 @@ impl Api {
                 stop_actions.clone(),
             )),
             tokio::spawn(actions::sweep_overdue(store.clone(), stop_actions.clone())),
+            tokio::spawn(gateway_liveness::sweep_silent_gateways(
+                store.clone(),
+                config.gateway_timeout,
+                stop_actions.clone(),
+            )),
             tokio::spawn(local_lists::keep_local_lists(
                 dispatch.clone(),
                 config.local_lists,

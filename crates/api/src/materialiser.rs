@@ -551,11 +551,8 @@ fn superseded_readings(told: &[Told<'_>]) -> Vec<bool> {
 fn connection_change(identity: String, value: &Bytes) -> Option<StateChange> {
     let event: serde_json::Value = serde_json::from_slice(value).ok()?;
     let at = record_time(event["at"].as_str());
-    if event["event"] == "gateway_started" {
-        return Some(StateChange::GatewayStarted {
-            server: event["gateway"].as_str()?.to_string(),
-            at,
-        });
+    if let "gateway_started" | "gateway_alive" = event["event"].as_str()? {
+        return gateway_change(&event, at);
     }
     let session = event["session"].as_str()?.to_string();
     match event["event"].as_str()? {
@@ -577,6 +574,24 @@ fn connection_change(identity: String, value: &Bytes) -> Option<StateChange> {
             connected: event["status"].as_str()? == "connected",
             at,
         }),
+        _ => None,
+    }
+}
+
+/// A gateway's record of itself (keyed by its node id): its start, or its beacon.
+fn gateway_change(event: &serde_json::Value, at: String) -> Option<StateChange> {
+    let server = event["gateway"]
+        .as_str()
+        .filter(|s| !s.is_empty())?
+        .to_string();
+    match event["event"].as_str()? {
+        // A gateway that beacons says how often as it starts; one of an older version does not.
+        "gateway_started" => Some(StateChange::GatewayStarted {
+            server,
+            at,
+            beacons: event["beacon_interval_ms"].is_u64(),
+        }),
+        "gateway_alive" => Some(StateChange::GatewayAlive { server, at }),
         _ => None,
     }
 }

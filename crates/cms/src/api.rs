@@ -33,6 +33,12 @@ pub struct ApiCmdArgs {
     pub stream_buffer: usize,
     #[command(flatten)]
     pub actions: ActionArgs,
+    /// A gateway silent (no beacon) this long is taken for dead, and the chargers it still
+    /// holds for disconnected. Keep it several of the gateways' `--gateway-beacon-interval`
+    /// (the defaults: six), so that a beacon or two late judges no one.
+    #[arg(long, env = "CMS_GATEWAY_TIMEOUT", default_value = "60s",
+        value_parser = crate::duration::positive_duration)]
+    pub gateway_timeout: std::time::Duration,
     /// Must match the gateways' prefix.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
     pub topic_prefix: String,
@@ -57,6 +63,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         tls: args.http_tls.server_tls(&stop_tls)?,
         stream_buffer: args.stream_buffer,
         follow_latest_values: true,
+        gateway_timeout: args.gateway_timeout,
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)
         .await

@@ -2,7 +2,7 @@
 //! in-process bus, the materialiser and the REST API over SQLite in the data directory.
 
 use crate::action_args::ActionArgs;
-use crate::duration::parse_duration;
+use crate::duration::{parse_duration, positive_duration};
 use crate::observability::{self, LogFormat};
 use crate::registry_feed;
 use crate::store_args::StoreArgs;
@@ -48,6 +48,11 @@ pub struct UpArgs {
     #[arg(long, env = "CMS_API_NICE", default_value_t = 10,
         value_parser = clap::value_parser!(u8).range(0..=19))]
     pub api_nice: u8,
+    /// A gateway silent (no beacon) this long is taken for dead, and the chargers it still
+    /// holds for disconnected. Keep it several of the gateways' `--gateway-beacon-interval`
+    /// (the defaults: six), so that a beacon or two late judges no one.
+    #[arg(long, env = "CMS_GATEWAY_TIMEOUT", default_value = "60s", value_parser = positive_duration)]
+    pub gateway_timeout: Duration,
 }
 
 /// Gateway settings, shared by `cms up` and (later) `cms gateway`.
@@ -108,6 +113,10 @@ pub struct GatewayArgs {
     /// signal closes the rest at once.
     #[arg(long, env = "CMS_DRAIN_PERIOD", default_value = "30s", value_parser = parse_duration)]
     pub drain_period: Duration,
+    /// How often the gateway publishes that it is alive (`gateway_alive` on the connections
+    /// topic): the API takes a gateway silent past its `--gateway-timeout` for dead.
+    #[arg(long, env = "CMS_GATEWAY_BEACON_INTERVAL", default_value = "10s", value_parser = positive_duration)]
+    pub gateway_beacon_interval: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -140,6 +149,7 @@ impl GatewayArgs {
         config.command_ttl = actions.action_ttl;
         config.command_timeout = actions.action_timeout;
         config.proxy_ca_file = self.proxy_ca_file.clone();
+        config.beacon_interval = self.gateway_beacon_interval;
         config
     }
 }
@@ -226,6 +236,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         tls: http_tls,
         stream_buffer: args.stream_buffer,
         follow_latest_values: false,
+        gateway_timeout: args.gateway_timeout,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let feed = registry_feed::Feed::catch_up(&store).await?;

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::{Header, Headers, Record};
 use std::borrow::Cow;
+use std::time::Duration;
 
 pub enum ConnectionEvent {
     Connected {
@@ -86,18 +87,81 @@ pub fn connection_record(
 /// The record a gateway publishes as it starts: every session it held before (a crash says
 /// nothing of them) is over. Keyed by the gateway's node id; consumers take offline the
 /// chargers still shown online from this gateway since before `at` (docs/bus.md).
-pub fn gateway_started_record(target: &EventTarget, now: DateTime<Utc>) -> Record {
+pub fn gateway_started_record(
+    target: &EventTarget,
+    beacon_interval: Duration,
+    now: DateTime<Utc>,
+) -> Record {
+    gateway_record(target, "gateway_started", beacon_interval, now)
+}
+
+/// The beacon a gateway publishes every `beacon_interval` while it runs: it is alive at `at`.
+/// Keyed like its start; consumers take a gateway silent for several intervals for dead, and
+/// its chargers for disconnected (docs/bus.md).
+pub fn gateway_alive_record(
+    target: &EventTarget,
+    beacon_interval: Duration,
+    now: DateTime<Utc>,
+) -> Record {
+    gateway_record(target, "gateway_alive", beacon_interval, now)
+}
+
+/// A record of the gateway itself: `event`, its node id, the time and how often it beacons.
+fn gateway_record(
+    target: &EventTarget,
+    event: &'static str,
+    beacon_interval: Duration,
+    now: DateTime<Utc>,
+) -> Record {
     let at = crate::record_time::record_time(now);
     let node = String::from_utf8_lossy(&target.node);
-    let value = serde_json::json!({"event": "gateway_started", "gateway": node, "at": at});
+    let interval_ms = u64::try_from(beacon_interval.as_millis()).unwrap_or(u64::MAX);
+    let value = serde_json::json!({
+        "event": event, "gateway": node, "at": at, "beacon_interval_ms": interval_ms,
+    });
     Record {
         topic: Cow::Borrowed(target.topic),
         key: target.node.clone(),
         headers: Headers::from_iter([
-            Header::new("event", "gateway_started"),
+            Header::new("event", event),
             Header::new("received_at", at),
             Header::new("gateway", target.node.clone()),
         ]),
         value: Bytes::from(value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_beacon_is_keyed_by_the_gateway_and_says_when_and_how_often() {
+        let target = EventTarget {
+            topic: "cms.ocpp.connections",
+            node: Bytes::from_static(b"gw-1"),
+        };
+        let now = DateTime::parse_from_rfc3339("2026-11-21T10:00:00.5Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let record = gateway_alive_record(&target, Duration::from_secs(10), now);
+        assert_eq!(record.topic, "cms.ocpp.connections");
+        assert_eq!(&record.key[..], b"gw-1");
+        assert_eq!(record.header_str("event"), Some("gateway_alive"));
+        assert_eq!(record.header_str("gateway"), Some("gw-1"));
+        assert_eq!(
+            record.header_str("received_at"),
+            Some("2026-11-21T10:00:00.500000Z")
+        );
+        let value: serde_json::Value = serde_json::from_slice(&record.value).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"event": "gateway_alive", "gateway": "gw-1",
+                "at": "2026-11-21T10:00:00.500000Z", "beacon_interval_ms": 10000})
+        );
+        let started = gateway_started_record(&target, Duration::from_secs(10), now);
+        let value: serde_json::Value = serde_json::from_slice(&started.value).unwrap();
+        assert_eq!(value["event"], "gateway_started");
+        assert_eq!(value["beacon_interval_ms"], 10000);
     }
 }

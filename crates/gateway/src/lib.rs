@@ -26,6 +26,7 @@ mod follow;
 pub mod fuzzing;
 mod handshake;
 mod identity;
+mod liveness;
 mod metrics;
 mod outgoing;
 mod pacing;
@@ -111,6 +112,9 @@ pub struct GatewayConfig {
     pub command_timeout: Duration,
     /// Certificate authorities the proxy relay trusts besides the public roots (PEM).
     pub proxy_ca_file: Option<std::path::PathBuf>,
+    /// How often the gateway publishes that it is alive (`gateway_alive`): taken between 100 ms
+    /// and a day.
+    pub beacon_interval: Duration,
 }
 
 impl GatewayConfig {
@@ -132,6 +136,7 @@ impl GatewayConfig {
             command_ttl: Duration::from_secs(60),
             command_timeout: Duration::from_secs(30),
             proxy_ca_file: None,
+            beacon_interval: Duration::from_secs(10),
         }
     }
 
@@ -196,7 +201,14 @@ pub struct Gateway {
     shards: Vec<std::thread::JoinHandle<()>>,
     tls: Option<std::thread::JoinHandle<()>>,
     commands: tokio::task::JoinHandle<()>,
+    /// Publishing the start and the beacons.
+    liveness: tokio::task::JoinHandle<()>,
 }
+
+/// The beacon intervals taken: a zero interval would be a busy loop (and tokio refuses it), one
+/// past the clock's range a panic; a day is silence enough.
+const BEACON_INTERVALS: (Duration, Duration) =
+    (Duration::from_millis(100), Duration::from_secs(86_400));
 
 impl Gateway {
     /// Binds the OCPP listeners (one ws socket per shard, one wss socket for the TLS runtime)
@@ -242,14 +254,16 @@ impl Gateway {
                 node: Bytes::from(config.node_id.clone()),
             },
         };
-        // Before any charger is let in: the sessions of this gateway's last run are over.
-        let started = events::gateway_started_record(&relay.events, chrono::Utc::now());
-        let publisher = bus.clone();
-        tokio::spawn(async move {
-            if let Err(e) = publisher.publish(started).await {
-                tracing::warn!(error = %e, "cannot publish the gateway's start; chargers of its last run may show online");
-            }
-        });
+        // Before any charger is let in: the sessions of this gateway's last run are over. Then
+        // beacons, until the sessions are closed at shutdown (each says so itself).
+        let liveness = tokio::spawn(liveness::announce(
+            bus.clone(),
+            relay.events.clone(),
+            config
+                .beacon_interval
+                .clamp(BEACON_INTERVALS.0, BEACON_INTERVALS.1),
+            shutdown.clone(),
+        ));
         let configuration_reads = pacing::Pacer::new(config.configuration_reads_per_second);
         let shared = Arc::new(Shared {
             ws_config,
@@ -313,6 +327,7 @@ impl Gateway {
             shards,
             tls,
             commands,
+            liveness,
         })
     }
 
@@ -421,5 +436,7 @@ impl Gateway {
         );
         // No session is left to take an action; what is still on the topic the API expires.
         self.commands.abort();
+        // Stopped with the sessions (`shutdown`); a beacon still waiting for the bus goes too.
+        self.liveness.abort();
     }
 }

@@ -28,8 +28,16 @@ pub enum StateChange {
         at: String,
     },
     /// The gateway `server` started at `at`: the sessions it held before are over (it may
-    /// have crashed without a word of them).
+    /// have crashed without a word of them). `beacons`: it publishes `gateway_alive` beacons,
+    /// so its start is a sign of life; a gateway of an older version does not, and is no
+    /// longer judged by its silence.
     GatewayStarted {
+        server: String,
+        at: String,
+        beacons: bool,
+    },
+    /// The gateway `server` was alive at `at` (its beacon).
+    GatewayAlive {
         server: String,
         at: String,
     },
@@ -134,15 +142,18 @@ impl Store {
     }
 }
 
-/// Applies `change`, or sets it aside: an action's report in `reports`, a reading's newest
-/// value in `readings`.
-/// The end of a charger's session `session`, at `at`.
-async fn end_session(
+/// The end of a charger's session `session`, at `at`: what a disconnect, a gateway's start
+/// and the sweep of silent gateways each do. `updated_at` is the row's new version (the REST
+/// API's rows are read again when it changes), `at` unless the end is learnt later than it
+/// happened. Whether it took the charger offline: a session ends once, so a replayed
+/// disconnect, or two API replicas sweeping at once, end it once.
+pub(crate) async fn end_session(
     db: &mut AnyConnection,
     identity: &str,
     session: &str,
     at: &str,
-) -> Result<()> {
+    updated_at: &str,
+) -> Result<bool> {
     // The session's upstreams ended with it (a gateway that crashed said nothing).
     sqlx::query(
         "UPDATE proxy_servers SET connection_status = 'disconnected' WHERE charger_id =
@@ -153,20 +164,24 @@ async fn end_session(
     .execute(&mut *db)
     .await?;
     // Only the current session going away takes the charger offline: the end of a session
-    // that a reconnect replaced is not a disconnection of the charger.
-    sqlx::query(
+    // that a reconnect replaced is not a disconnection of the charger. And only while it is
+    // online: the first word of a session's end stands (on PostgreSQL a second updater waits
+    // for the first and then finds the charger offline).
+    let ended = sqlx::query(
         "UPDATE chargers SET connection_status = 'offline', last_disconnection_at = $1,
-         updated_at = $2 WHERE identity = $3 AND session = $4",
+         updated_at = $2 WHERE identity = $3 AND session = $4 AND connection_status = 'online'",
     )
     .bind(at)
-    .bind(at)
+    .bind(updated_at)
     .bind(identity)
     .bind(session)
     .execute(&mut *db)
     .await?;
-    Ok(())
+    Ok(ended.rows_affected() > 0)
 }
 
+/// Applies `change`, or sets it aside: an action's report in `reports`, a reading's newest
+/// value in `readings`.
 async fn apply_one<'a>(
     db: &mut AnyConnection,
     change: &'a StateChange,
@@ -184,7 +199,7 @@ async fn apply_one<'a>(
             // A connect older than the one we know (from another gateway, say) changes nothing.
             sqlx::query(
                 "UPDATE chargers SET connection_status = 'online', session = $1, server = $2,
-                 last_connection_at = $3, updated_at = $4
+                 last_connection_at = $3, updated_at = $4, silenced_at = NULL
                  WHERE identity = $5 AND (last_connection_at IS NULL OR last_connection_at <= $6)",
             )
             .bind(session)
@@ -228,8 +243,22 @@ async fn apply_one<'a>(
             identity,
             session,
             at,
-        } => end_session(db, identity, session, at).await?,
-        GatewayStarted { server, at } => {
+        } => {
+            end_session(db, identity, session, at, at).await?;
+            // Ended for good: a beacon of its gateway brings it back no more.
+            sqlx::query(
+                "UPDATE chargers SET silenced_at = NULL WHERE identity = $1 AND session = $2",
+            )
+            .bind(identity)
+            .bind(session)
+            .execute(&mut *db)
+            .await?;
+        }
+        GatewayStarted {
+            server,
+            at,
+            beacons,
+        } => {
             // Each session it held from before the start ends, as if it had said so: a charger
             // may have reached the restarted gateway already (its connect is newer).
             let sessions: Vec<(String, String)> = sqlx::query_as(
@@ -241,8 +270,26 @@ async fn apply_one<'a>(
             .fetch_all(&mut *db)
             .await?;
             for (identity, session) in &sessions {
-                end_session(db, identity, session, at).await?;
+                end_session(db, identity, session, at, at).await?;
             }
+            // Nor do those its last run held that the sweep ended: they are over too.
+            sqlx::query(
+                "UPDATE chargers SET silenced_at = NULL WHERE server = $1
+                 AND silenced_at IS NOT NULL AND last_connection_at < $2",
+            )
+            .bind(server)
+            .bind(at)
+            .execute(&mut *db)
+            .await?;
+            if *beacons {
+                crate::gateways::seen(db, server, at).await?;
+            } else {
+                crate::gateways::forget(db, server, at).await?;
+            }
+        }
+        GatewayAlive { server, at } => {
+            crate::gateways::seen(db, server, at).await?;
+            crate::gateways::heard_again(db, server, at).await?;
         }
         Heartbeat { identity, at } => {
             sqlx::query(

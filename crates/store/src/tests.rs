@@ -163,6 +163,7 @@ store_test!(
                 StateChange::GatewayStarted {
                     server: "gw-1".into(),
                     at: at("05"),
+                    beacons: true,
                 },
             ])
             .await

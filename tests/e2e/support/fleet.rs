@@ -70,6 +70,16 @@ impl Fleet {
 
     /// [`Fleet::start`] with `gateway_args` added to every `cms gateway`.
     pub async fn start_with(brokers: &str, node_ids: &[&str], gateway_args: &[&str]) -> Fleet {
+        Fleet::start_with_api(brokers, node_ids, gateway_args, &[]).await
+    }
+
+    /// [`Fleet::start_with`], and `api_args` added to every `cms api`.
+    pub async fn start_with_api(
+        brokers: &str,
+        node_ids: &[&str],
+        gateway_args: &[&str],
+        api_args: &[&str],
+    ) -> Fleet {
         let prefix = unique_prefix();
         let data = TempDir::new().expect("temp data dir");
         let logs = TempDir::new().expect("temp log dir");
@@ -95,6 +105,7 @@ impl Fleet {
             "127.0.0.1:0",
         ]
         .iter()
+        .chain(api_args)
         .map(|s| s.to_string())
         .chain(store.iter().cloned())
         .collect();

@@ -142,6 +142,11 @@ impl CmsProcess {
     pub fn log_tail(&self) -> String {
         log_tail(&self.log, 40)
     }
+
+    /// The process's whole stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
 }
 
 impl Drop for CmsProcess {

@@ -306,3 +306,47 @@ async fn a_reading_without_a_register_does_not_take_its_connectors_minute() {
         "{changes:?}"
     );
 }
+
+#[test]
+fn a_gateways_start_and_beacons_are_its_signs_of_life() {
+    let change = |value: &str| connection_change("gw-1".into(), &Bytes::from(value.to_string()));
+    let at = "2026-11-21T10:00:00.000000Z";
+    assert_eq!(
+        change(&format!(
+            r#"{{"event":"gateway_alive","gateway":"gw-1","at":"{at}","beacon_interval_ms":10000}}"#
+        )),
+        Some(StateChange::GatewayAlive {
+            server: "gw-1".into(),
+            at: at.into(),
+        })
+    );
+    assert_eq!(
+        change(&format!(
+            r#"{{"event":"gateway_started","gateway":"gw-1","at":"{at}","beacon_interval_ms":10000}}"#
+        )),
+        Some(StateChange::GatewayStarted {
+            server: "gw-1".into(),
+            at: at.into(),
+            beacons: true,
+        })
+    );
+    // A gateway of an older version: it starts, and never beacons.
+    assert_eq!(
+        change(&format!(
+            r#"{{"event":"gateway_started","gateway":"gw-1","at":"{at}"}}"#
+        )),
+        Some(StateChange::GatewayStarted {
+            server: "gw-1".into(),
+            at: at.into(),
+            beacons: false,
+        })
+    );
+    // No gateway named: nothing to record.
+    for value in [
+        r#"{"event":"gateway_alive","at":"2026-11-21T10:00:00Z"}"#,
+        r#"{"event":"gateway_alive","gateway":"","at":"2026-11-21T10:00:00Z"}"#,
+        r#"{"event":"gateway_alive","gateway":7}"#,
+    ] {
+        assert_eq!(change(value), None, "{value}");
+    }
+}
