@@ -505,9 +505,14 @@ async fn gather_more(subscriber: &mut dyn Subscriber, batch: &mut Vec<Message>) 
         return;
     }
     tokio::time::sleep(LINGER).await;
-    while batch.len() < BATCH {
+    take_arrived(subscriber, batch, BATCH);
+}
+
+/// Adds to `batch`, up to `max` messages, what the subscriber has already, without waiting.
+pub(crate) fn take_arrived(subscriber: &mut dyn Subscriber, batch: &mut Vec<Message>, max: usize) {
+    while batch.len() < max {
         match subscriber
-            .next_batch(batch, BATCH - batch.len())
+            .next_batch(batch, max - batch.len())
             .now_or_never()
         {
             Some(Ok(n)) if n > 0 => {}

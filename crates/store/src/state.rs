@@ -245,9 +245,11 @@ async fn apply_one<'a>(
             at,
         } => {
             end_session(db, identity, session, at, at).await?;
-            // Ended for good: a beacon of its gateway brings it back no more.
+            // Ended for good: a beacon of its gateway brings it back no more. (Written only
+            // where a silence marked it: every disconnect comes this way.)
             sqlx::query(
-                "UPDATE chargers SET silenced_at = NULL WHERE identity = $1 AND session = $2",
+                "UPDATE chargers SET silenced_at = NULL
+                 WHERE identity = $1 AND session = $2 AND silenced_at IS NOT NULL",
             )
             .bind(identity)
             .bind(session)

@@ -23,21 +23,24 @@ const UNAWAITED_LINGER: Duration = Duration::from_millis(20);
 
 /// Follows the command results until the bus closes, handing final reports to the waiters.
 pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscriber>) {
+    const MAX: usize = 1024;
     let mut batch = Vec::new();
     loop {
-        if !dispatch.has_waiters() {
-            // Nobody to wake: the reports gather and are read in one wake-up a while, not
-            // one each (two a command, from the gateways' threads; docs/performance.md,
-            // "Commands in flight"). A request that starts waiting cuts this short.
-            tokio::select! {
-                _ = dispatch.waiting_began.notified() => {}
-                _ = tokio::time::sleep(UNAWAITED_LINGER) => {}
-            }
-        }
         batch.clear();
-        match reports.next_batch(&mut batch, 1024).await {
+        match reports.next_batch(&mut batch, MAX).await {
             Ok(0) => return,
             Ok(_) => {
+                if !dispatch.has_waiters() {
+                    // Nobody to wake: the reports that follow gather and are read in one
+                    // wake-up, not one each (two a command, from the gateways' threads;
+                    // docs/performance.md, "Commands in flight"). A request that starts
+                    // waiting cuts this short; with no reports, nothing wakes at all.
+                    tokio::select! {
+                        _ = dispatch.waiting_began.notified() => {}
+                        _ = tokio::time::sleep(UNAWAITED_LINGER) => {}
+                    }
+                    crate::materialiser::take_arrived(&mut *reports, &mut batch, MAX);
+                }
                 // Only a final report wakes a request, and only one that a request of this
                 // process waits for: the rest are not parsed. (A request waits before its
                 // action is published, so no report in hand is for a request not yet waiting.)
