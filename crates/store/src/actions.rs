@@ -4,7 +4,7 @@
 //! not. Also the outbox of the command line: actions it takes wait here (`published_at` NULL)
 //! until an API process publishes them.
 
-use crate::{Result, Store, format_record_time};
+use crate::{Backend, Result, Store, format_record_time};
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
@@ -111,11 +111,12 @@ impl Store {
     /// now, read in the same statement (`new.session` is not used): that session, or `None`
     /// when the charger is not connected and nothing was kept.
     pub async fn insert_live_action(&self, new: &NewAction) -> Result<Option<String>> {
-        // On every command's path: a connection held for it, not the pool's.
-        let mut db = self.action_inserts.lend(self.backend, &self.pool).await?;
-        let inserted = insert(&mut db, new, None).await;
-        self.action_inserts.ended(&inserted);
-        inserted
+        if self.backend == Backend::Sqlite {
+            // On every command's path: written together with the others that come with it.
+            return self.action_inserts.insert(&self.pool, new).await;
+        }
+        let mut db = self.pool.acquire().await?;
+        insert(&mut db, new, None).await
     }
 
     /// The action `uuid` of charger `charger_id`.
@@ -364,6 +365,7 @@ async fn apply_settings(
 }
 
 mod batch;
+pub(crate) mod inserts;
 pub(crate) use batch::apply_reports;
 
 #[cfg(test)]

@@ -89,8 +89,9 @@ pub enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// Where the actions that REST requests take are inserted (see `held_connection`).
-    action_inserts: held_connection::HeldConnection,
+    /// Where the actions that REST requests take are inserted together (see
+    /// `actions::inserts`).
+    action_inserts: std::sync::Arc<actions::inserts::ActionInserts>,
 }
 
 impl Store {

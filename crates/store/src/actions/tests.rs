@@ -400,3 +400,65 @@ store_test!(
         assert!((40..=41).contains(&total), "{total} actions kept");
     }
 );
+
+store_test!(
+    actions_taken_together_are_each_kept_or_not_by_their_own_charger,
+    |store| {
+        let online = charger_id(&store, "CP-1").await;
+        let offline = charger_id(&store, "CP-2").await;
+        connect(&store, "s-live").await;
+        // Taken at once, so written together on SQLite: each answer is its own action's.
+        let actions: Vec<NewAction> = (0..30)
+            .map(|n| {
+                let charger = if n % 3 == 0 { offline } else { online };
+                new_action(charger, &format!("t-{n}"), n % 2 == 0)
+            })
+            .chain([new_action(online, "t-1", true)]) // a uuid taken already: not kept twice
+            .collect();
+        let taken =
+            futures_util::future::join_all(actions.iter().map(|a| store.insert_live_action(a)))
+                .await;
+        let taken: Vec<Option<String>> = taken.into_iter().map(Result::unwrap).collect();
+        for (n, inserted) in taken.iter().enumerate().take(30).skip(2) {
+            let expected = (n % 3 != 0).then_some("s-live");
+            assert_eq!(inserted.as_deref(), expected, "action t-{n}");
+        }
+        // Of two actions under one uuid, one is kept, and only that one is told so.
+        assert_eq!(taken[0], None);
+        assert_eq!(
+            [taken[1].as_deref(), taken[30].as_deref()]
+                .iter()
+                .filter(|kept| **kept == Some("s-live"))
+                .count(),
+            1,
+            "{taken:?}"
+        );
+        assert_eq!(store.actions_page(online, 100, 0).await.unwrap().1, 20);
+        assert_eq!(store.actions_page(offline, 100, 0).await.unwrap().1, 0);
+        let kept = store.action(online, "t-4").await.unwrap().unwrap();
+        assert_eq!(
+            (
+                kept.session.as_str(),
+                kept.status.as_str(),
+                kept.action.as_str()
+            ),
+            ("s-live", "pending", "Reset")
+        );
+        assert_eq!(kept.request, r#"{"type":"Soft"}"#);
+        assert_eq!(kept.requested_by_email.as_deref(), Some("op@example.com"));
+        assert_eq!(kept.created_at, "2026-11-21T10:00:00.000000Z");
+        // Published at once or left to the outbox, each as it asked.
+        let outbox = store
+            .claim_unpublished_actions(at("2026-11-21T10:00:30Z"), 100)
+            .await
+            .unwrap();
+        let mut left: Vec<String> = outbox.into_iter().map(|row| row.uuid).collect();
+        left.sort();
+        let mut expected: Vec<String> = (0..30)
+            .filter(|n| n % 3 != 0 && n % 2 != 0)
+            .map(|n| format!("t-{n}"))
+            .collect();
+        expected.sort();
+        assert_eq!(left, expected);
+    }
+);
