@@ -207,8 +207,20 @@ async fn a_charger_offline_during_two_changes_gets_both_when_it_returns() {
     let cms = Cms::up().await;
     let mut bench = Bench::start(&cms, "CP-LL-2", (50, 10), &[("card-a", "Accepted")]).await;
     bench.wait_list(1, &[("card-a", "Accepted")]).await;
-    bench.charger.disconnect().await;
     let (store, charger_id) = (bench.store.clone(), bench.charger_id);
+    // The charge point prints its list before its answer is written: a disconnect at once
+    // could beat the answer, and cms would rightly take the update as unanswered (a full one,
+    // after `retry_after`). Away only once cms has the answer.
+    eventually("the first list's answer to be stored", async || {
+        let (actions, _) = store.actions_page(charger_id, 10, 0).await.unwrap();
+        let list = actions.iter().find(|a| a.action == "SendLocalList");
+        match list.map(|a| a.status.as_str()) {
+            Some("answered") => Ok(()),
+            other => Err(format!("SendLocalList {other:?}")),
+        }
+    })
+    .await;
+    bench.charger.disconnect().await;
     eventually("the charger to be offline", async || {
         let charger = store.local_list_charger(charger_id).await.unwrap().unwrap();
         match charger.session {

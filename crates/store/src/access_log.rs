@@ -157,7 +157,7 @@ impl Store {
                      WHERE t.id = $1 AND t.revoked = 0",
                 )
                 .bind(id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?;
                 Ok(row.map(|row| StoredToken {
                     owner: TokenOwner {
@@ -185,7 +185,7 @@ impl Store {
                 )
                 .bind(&**selector)
                 .bind(format_record_time(now))
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?;
                 Ok(row.map(|row| StoredToken {
                     owner: TokenOwner {
@@ -222,7 +222,7 @@ impl Store {
         .bind(user_id)
         .bind(&now)
         .bind(charger_uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(row.map(|row| ChargerAccess {
             id: row.get("id"),
@@ -244,7 +244,7 @@ impl Store {
         .bind(user_id)
         .bind(crate::now_record_time())
         .bind(site_uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(row.map(|row| SiteAccess {
             id: row.get("id"),
@@ -265,12 +265,12 @@ impl Store {
         ))
         .bind(user_id)
         .bind(&now)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let until: Option<String> = sqlx::query_scalar(&format!("SELECT {}", next_expiry(None)))
             .bind(user_id)
             .bind(&now)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         let visible = rows
             .into_iter()
@@ -298,7 +298,7 @@ impl Store {
         for charger in visible {
             query = query.bind(charger.id);
         }
-        let mut rows = query.fetch_all(&self.pool).await?;
+        let mut rows = query.fetch_all(self.db()).await?;
         let order: std::collections::HashMap<i64, usize> =
             visible.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
         // A charger deleted since the decision is left out.
@@ -331,7 +331,7 @@ impl Store {
         for id in ids {
             query = query.bind(id);
         }
-        let joined = query.fetch_one(&self.pool).await?.unwrap_or_default();
+        let joined = query.fetch_one(self.db()).await?.unwrap_or_default();
         Ok(joined
             .split(',')
             .filter_map(|pair| {
@@ -357,7 +357,7 @@ impl Store {
         };
         let joined: Option<String> = sqlx::query_scalar(sql)
             .bind(charger_id)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         Ok(joined.unwrap_or_default())
     }
@@ -365,7 +365,7 @@ impl Store {
     /// The newest change's number (0 before any).
     pub async fn access_changes_head(&self) -> Result<i64> {
         let head: Option<i64> = sqlx::query_scalar("SELECT MAX(seq) FROM access_changes")
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         Ok(head.unwrap_or(0))
     }
@@ -373,7 +373,7 @@ impl Store {
     /// The oldest change still kept (`None` when none is).
     pub async fn access_changes_tail(&self) -> Result<Option<i64>> {
         Ok(sqlx::query_scalar("SELECT MIN(seq) FROM access_changes")
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?)
     }
 
@@ -384,7 +384,7 @@ impl Store {
         )
         .bind(seq)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok(rows
             .into_iter()
@@ -402,7 +402,7 @@ impl Store {
             "DELETE FROM access_changes WHERE seq <= (SELECT MAX(seq) FROM access_changes) - $1",
         )
         .bind(keep)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(())
     }

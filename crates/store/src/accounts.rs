@@ -220,7 +220,7 @@ impl Store {
             sqlx::query("UPDATE personal_access_tokens SET last_used_at = $1 WHERE id = $2")
                 .bind(format_record_time(now))
                 .bind(id)
-                .execute(&self.pool)
+                .execute(self.db())
                 .await;
         if let Err(e) = written {
             tracing::warn!(token_id = id, error = %e, "cannot record when a token was last used");
@@ -235,7 +235,7 @@ impl Store {
              WHERE u.email = $1",
         )
         .bind(email.trim().to_lowercase())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(row.map(|row| User {
             id: row.get("id"),
@@ -261,7 +261,7 @@ impl Store {
         .bind(name)
         .bind(now_record_time())
         .bind(user_id)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(())
     }
@@ -272,7 +272,7 @@ impl Store {
         let stored: Option<Option<String>> =
             sqlx::query_scalar("SELECT password_hash FROM users WHERE email = $1")
                 .bind(email.trim().to_lowercase())
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?;
         // The same work whether or not the user exists, so that the answer's timing does not
         // tell which e-mails have accounts; off the async workers, one check per core at a time.

@@ -127,7 +127,7 @@ impl Store {
         ))
         .bind(charger_id)
         .bind(uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -142,7 +142,7 @@ impl Store {
         let total: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM charger_actions WHERE charger_id = $1")
                 .bind(charger_id)
-                .fetch_one(&self.pool)
+                .fetch_one(self.db())
                 .await?;
         let page = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM charger_actions a JOIN chargers c ON c.id = a.charger_id
@@ -151,7 +151,7 @@ impl Store {
         .bind(charger_id)
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok((page, total))
     }
@@ -168,7 +168,7 @@ impl Store {
              WHERE a.published_at IS NULL AND a.status = 'pending' ORDER BY a.id LIMIT $1"
         ))
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let mut claimed = Vec::with_capacity(waiting.len());
         for action in waiting {
@@ -177,7 +177,7 @@ impl Store {
             )
             .bind(format_record_time(now))
             .bind(&action.uuid)
-            .execute(&self.pool)
+            .execute(self.db())
             .await?;
             if done.rows_affected() == 1 {
                 claimed.push(action);
@@ -204,7 +204,7 @@ impl Store {
         )
         .bind(&at)
         .bind(&cutoff)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?
         .rows_affected();
         // A sent action's answer is due `timeout_ms` after `sent_at` (its deadline, were the
@@ -212,7 +212,7 @@ impl Store {
         let sent: Vec<(String, Option<String>, String, i64)> = sqlx::query_as(
             "SELECT uuid, sent_at, expires_at, timeout_ms FROM charger_actions WHERE status = 'sent'",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let mut timed_out = 0;
         for (uuid, sent_at, expires_at, timeout_ms) in sent {
@@ -232,7 +232,7 @@ impl Store {
             )
             .bind(&at)
             .bind(&uuid)
-            .execute(&self.pool)
+            .execute(self.db())
             .await?
             .rows_affected();
         }
@@ -249,7 +249,7 @@ impl Store {
             "SELECT id, connection_status, session FROM chargers WHERE identity = $1",
         )
         .bind(identity)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(row.map(|(id, status, session)| (id, session.filter(|_| status == "online"))))
     }
@@ -261,7 +261,7 @@ impl Store {
              WHERE charger_id = $1 ORDER BY key",
         )
         .bind(charger_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 }

@@ -194,7 +194,7 @@ impl Store {
         .bind(password_hash)
         .bind(now_record_time())
         .bind(charger_id)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound("charger".into()));
@@ -242,7 +242,7 @@ impl Store {
     pub async fn charger_password(&self, identity: &str) -> Result<Option<Option<String>>> {
         let row = sqlx::query("SELECT password_hash FROM chargers WHERE identity = $1")
             .bind(identity)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         Ok(row.map(|r| r.get("password_hash")))
     }
@@ -264,7 +264,7 @@ impl Store {
         .bind(user_id)
         .bind(&now)
         .bind(site_id)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await?;
         let rows = sqlx::query_as(&format!(
             "SELECT {CHARGER_COLUMNS} FROM chargers c
@@ -276,7 +276,7 @@ impl Store {
         .bind(site_id)
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok((rows, total))
     }
@@ -290,7 +290,7 @@ impl Store {
         .bind(user_id)
         .bind(now_record_time())
         .bind(uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -304,7 +304,7 @@ impl Store {
         .bind(connector_id)
         .bind(charger_id)
         .bind(connector_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(known.is_some())
     }
@@ -315,7 +315,7 @@ impl Store {
             "SELECT {CONNECTOR_COLUMNS} FROM connectors WHERE charger_id = $1 ORDER BY connector_id"
         ))
         .bind(charger_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 
@@ -346,7 +346,7 @@ impl Store {
         .bind(max_amperage)
         .bind(&now)
         .bind(&now)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await?)
     }
 
@@ -356,7 +356,7 @@ impl Store {
             "SELECT c.identity, m.connector_id, m.meter_value, m.measured_at
              FROM latest_meter_values m JOIN chargers c ON c.id = m.charger_id",
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 }

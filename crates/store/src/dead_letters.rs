@@ -80,7 +80,7 @@ impl Store {
         .bind(letter.value.clone())
         .bind(without_nul(&letter.reason))
         .bind(now_record_time())
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(())
     }
@@ -92,7 +92,7 @@ impl Store {
         offset: i64,
     ) -> Result<(Vec<StoredDeadLetter>, i64)> {
         let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM dead_letters")
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         type Row = (
             i64,
@@ -112,7 +112,7 @@ impl Store {
         )
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let letters = rows
             .into_iter()

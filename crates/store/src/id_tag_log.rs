@@ -43,7 +43,7 @@ impl Store {
         )
         .bind(seq)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok(rows
             .into_iter()

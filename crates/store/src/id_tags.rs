@@ -112,7 +112,7 @@ impl Store {
         .bind(&fields.parent_id_tag)
         .bind(&fields.name)
         .bind(now_record_time())
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await;
         match inserted {
             Ok(tag) => Ok(tag),
@@ -130,7 +130,7 @@ impl Store {
         ))
         .bind(team_id)
         .bind(id_tag_key(id_tag))
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -143,7 +143,7 @@ impl Store {
     ) -> Result<(Vec<IdTag>, i64)> {
         let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM id_tags WHERE team_id = $1")
             .bind(team_id)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         // Byte order on both backends (PostgreSQL's default collation may skip punctuation).
         let order = match self.backend {
@@ -157,7 +157,7 @@ impl Store {
         .bind(team_id)
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok((page, total))
     }
@@ -190,7 +190,7 @@ impl Store {
         .bind(&fields.parent_id_tag)
         .bind(&fields.name)
         .bind(now_record_time())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -199,7 +199,7 @@ impl Store {
         let deleted = sqlx::query("DELETE FROM id_tags WHERE team_id = $1 AND id_tag_key = $2")
             .bind(team_id)
             .bind(id_tag_key(id_tag))
-            .execute(&self.pool)
+            .execute(self.db())
             .await?;
         Ok(deleted.rows_affected() > 0)
     }

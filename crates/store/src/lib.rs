@@ -29,6 +29,7 @@ mod registry;
 pub mod sites;
 pub mod smart_charging;
 mod state;
+mod statements;
 pub mod tariffs;
 pub mod teams;
 #[cfg(any(test, feature = "test-util"))]
@@ -89,6 +90,8 @@ pub enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// Where statements outside transactions run (see `statements`).
+    statements: statements::Statements,
     /// Where the actions that REST requests take are inserted together (see
     /// `actions::inserts`).
     action_inserts: std::sync::Arc<actions::inserts::ActionInserts>,
@@ -159,6 +162,7 @@ impl Store {
             .await?;
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
         Ok(Store {
+            statements: statements::Statements::new(Backend::Sqlite, pool.clone()),
             pool,
             backend: Backend::Sqlite,
             action_inserts: Default::default(),
@@ -178,6 +182,7 @@ impl Store {
             })?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         Ok(Store {
+            statements: statements::Statements::new(Backend::Postgres, pool.clone()),
             pool,
             backend: Backend::Postgres,
             action_inserts: Default::default(),
@@ -186,6 +191,11 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The executor of a statement outside a transaction.
+    pub(crate) fn db(&self) -> &statements::Statements {
+        &self.statements
     }
 
     /// A transaction that writes. On SQLite it takes the write lock at once (`BEGIN IMMEDIATE`,
@@ -201,7 +211,7 @@ impl Store {
 
     /// Whether the database answers.
     pub async fn ping(&self) -> bool {
-        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+        sqlx::query("SELECT 1").execute(self.db()).await.is_ok()
     }
 
     pub async fn close(&self) {

@@ -122,7 +122,7 @@ impl Store {
              WHERE c.id = $1",
         )
         .bind(charger_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         let Some(row) = row else {
             return Ok(None);
@@ -158,7 +158,7 @@ impl Store {
                AND key IN ('LocalAuthListMaxLength', 'SendLocalListMaxLength')",
         )
         .bind(charger_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let mut limits = ListLimits::default();
         for (key, value) in rows {
@@ -183,7 +183,7 @@ impl Store {
         )
         .bind(charger_id)
         .bind(session)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(read.is_some())
     }
@@ -207,7 +207,7 @@ impl Store {
              WHERE c.id = $1",
         )
         .bind(charger_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let mut owner_team = 0;
         let mut tags = Vec::with_capacity(rows.len());
@@ -290,7 +290,7 @@ impl Store {
                     OR (a.uuid IS NULL AND l.pending_at < $1))",
         )
         .bind(stale_before)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter()
             .map(|row| {
@@ -361,7 +361,7 @@ impl Store {
         .bind(at)
         .bind(charger_id)
         .bind(action_uuid)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(settled.rows_affected() == 1)
     }

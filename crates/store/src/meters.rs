@@ -30,7 +30,7 @@ impl Store {
             sqlx::query_scalar("SELECT 1 FROM team_user WHERE team_id = $1 AND user_id = $2")
                 .bind(team_id)
                 .bind(user_id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?;
         Ok(member.is_some())
     }
@@ -56,7 +56,7 @@ impl Store {
         )
         .bind(charger_id)
         .bind(team_id)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await?;
         // Sensitivity is the user's concern (checked on reads), not the team's here.
         Ok(full.map(|full| Permissions::from_grants(full, 0)))
@@ -76,7 +76,7 @@ impl Store {
         .bind(kind)
         .bind(&now)
         .bind(&now)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await;
         match inserted {
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(StoreError::Conflict(
@@ -93,7 +93,7 @@ impl Store {
         ))
         .bind(charger_id)
         .bind(kind)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -110,7 +110,7 @@ impl Store {
              WHERE m.charger_id = $1 ORDER BY m.measured_at DESC, m.connector_id",
         )
         .bind(charger_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 }

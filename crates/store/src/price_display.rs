@@ -26,7 +26,7 @@ impl Store {
     pub async fn any_site_shows_prices(&self) -> Result<bool> {
         let any: Option<i64> =
             sqlx::query_scalar("SELECT id FROM sites WHERE show_prices = 1 LIMIT 1")
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?;
         Ok(any.is_some())
     }
@@ -45,7 +45,7 @@ impl Store {
         ))
         .bind(identity)
         .bind(ocpp_transaction_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         let Some((charger_id, session, status)) = found else {
             return Ok(None);
@@ -76,7 +76,7 @@ impl Store {
         )
         .bind(identity)
         .bind(connector_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         match open {
             Some(id) => self.price_display(identity, id).await,
@@ -94,7 +94,7 @@ impl Store {
                  WHERE c.identity = $1 AND {CHARGER_SHOWS}"
             ))
             .bind(identity)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?;
         Ok(found.map(
             |(charger_id, session, status, tariff, time_zone)| ChargerDisplay {

@@ -52,7 +52,7 @@ impl Store {
     ) -> Result<(Vec<Provider>, i64)> {
         let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM providers WHERE team_id = $1")
             .bind(team_id)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         let page = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM providers p WHERE p.team_id = $1 ORDER BY p.id
@@ -61,7 +61,7 @@ impl Store {
         .bind(team_id)
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok((page, total))
     }
@@ -73,7 +73,7 @@ impl Store {
         ))
         .bind(team_id)
         .bind(uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -83,7 +83,7 @@ impl Store {
             "SELECT {COLUMNS} FROM providers p WHERE p.uuid = $1"
         ))
         .bind(uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -142,7 +142,7 @@ impl Store {
         .bind(now_record_time())
         .bind(team_id)
         .bind(uuid)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         if done.rows_affected() == 0 {
             return Ok(None);

@@ -33,7 +33,7 @@ impl Store {
              FROM proxy_servers WHERE charger_id = $1 ORDER BY position",
         )
         .bind(charger_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 
@@ -115,7 +115,7 @@ impl Store {
         Ok(
             sqlx::query_scalar("SELECT vendor_role FROM chargers WHERE id = $1")
                 .bind(charger_id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.db())
                 .await?
                 .flatten(),
         )

@@ -52,7 +52,7 @@ impl Store {
         )
         .bind(seq)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let last = rows.last().map_or(seq, |r| r.0);
         let mut guests = self.guest_teams_of_changed(seq, last).await?;
@@ -111,7 +111,7 @@ impl Store {
         )
         .bind(after)
         .bind(up_to)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 
@@ -131,7 +131,7 @@ impl Store {
         )
         .bind(after)
         .bind(up_to)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 
@@ -154,7 +154,7 @@ impl Store {
         )
         .bind(after)
         .bind(up_to)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 }

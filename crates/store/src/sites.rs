@@ -217,14 +217,14 @@ impl Store {
         let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM ({SITE_GRANTS}) g"))
             .bind(user_id)
             .bind(&now)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         let sites = sqlx::query_as(&site_query("ORDER BY s.id LIMIT $3 OFFSET $4"))
             .bind(user_id)
             .bind(&now)
             .bind(limit)
             .bind(offset)
-            .fetch_all(&self.pool)
+            .fetch_all(self.db())
             .await?;
         Ok((sites, total))
     }
@@ -235,7 +235,7 @@ impl Store {
             .bind(user_id)
             .bind(now_record_time())
             .bind(uuid)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.db())
             .await?)
     }
 
@@ -252,7 +252,7 @@ impl Store {
         )
         .bind(user_id)
         .bind(team_uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -290,7 +290,7 @@ impl Store {
         .bind(&authorization.mode)
         .bind(i64::from(authorization.local_authorization_list))
         .bind(&now)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(uuid)
     }
@@ -398,7 +398,7 @@ impl Store {
         let still_has_chargers = || StoreError::Conflict("The site still has chargers.".into());
         let chargers: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chargers WHERE site_id = $1")
             .bind(site_id)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         if chargers > 0 {
             return Err(still_has_chargers());
@@ -406,7 +406,7 @@ impl Store {
         // A charger added since the count makes the foreign key refuse the delete.
         match sqlx::query("DELETE FROM sites WHERE id = $1")
             .bind(site_id)
-            .execute(&self.pool)
+            .execute(self.db())
             .await
         {
             Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
@@ -436,7 +436,7 @@ impl Store {
         .bind(user_id)
         .bind(team_id)
         .bind(site_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         let Some(reach) = reach else { return Ok(None) };
         let owner = reach.try_get::<i64, _>("owner_team_id")? == team_id;
@@ -454,7 +454,7 @@ impl Store {
             .bind(site_id)
             .bind(i64::from(all_assets))
             .bind(access_id)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         let connectors = sqlx::query_as(&format!(
             "SELECT {CONNECTOR_COLUMNS} {REACHED}
@@ -465,7 +465,7 @@ impl Store {
         .bind(access_id)
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok(Some((connectors, total)))
     }
@@ -475,7 +475,7 @@ impl Store {
         let rows: Vec<(String, i64)> =
             sqlx::query_as("SELECT uuid, id FROM chargers WHERE site_id = $1")
                 .bind(site_id)
-                .fetch_all(&self.pool)
+                .fetch_all(self.db())
                 .await?;
         Ok(rows.into_iter().collect())
     }

@@ -38,7 +38,7 @@ impl Store {
     ) -> Result<(Vec<TariffRow>, i64)> {
         let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tariffs WHERE team_id = $1")
             .bind(team_id)
-            .fetch_one(&self.pool)
+            .fetch_one(self.db())
             .await?;
         let page = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM tariffs WHERE team_id = $1 ORDER BY id LIMIT $2 OFFSET $3"
@@ -46,7 +46,7 @@ impl Store {
         .bind(team_id)
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok((page, total))
     }
@@ -58,7 +58,7 @@ impl Store {
         ))
         .bind(team_id)
         .bind(uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -76,7 +76,7 @@ impl Store {
         .bind(&new.body)
         .bind(&now)
         .bind(&now)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         self.tariff(team_id, &uuid)
             .await?
@@ -101,7 +101,7 @@ impl Store {
         .bind(now_record_time())
         .bind(team_id)
         .bind(uuid)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         if done.rows_affected() == 0 {
             return Ok(None);

@@ -79,7 +79,7 @@ impl Store {
         )
         .bind(user_id)
         .bind(OPERATORS_TEAM_TYPE)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(found.is_some())
     }
@@ -127,7 +127,7 @@ impl Store {
              WHERE tu.user_id = $1 ORDER BY t.id"
         ))
         .bind(user_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 
@@ -140,7 +140,7 @@ impl Store {
         ))
         .bind(user_id)
         .bind(team_uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -150,7 +150,7 @@ impl Store {
             "SELECT {TEAM_COLUMNS} FROM teams t WHERE t.id = $1"
         ))
         .bind(team_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -161,7 +161,7 @@ impl Store {
             "SELECT {TEAM_COLUMNS} FROM teams t WHERE t.uuid = $1"
         ))
         .bind(team_uuid)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -172,7 +172,7 @@ impl Store {
              WHERE team_id = $1 ORDER BY id",
         )
         .bind(team_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 
@@ -187,7 +187,7 @@ impl Store {
         .bind(team_id)
         .bind(domain)
         .bind(&now)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await;
         let id: i64 = match inserted {
             Ok(id) => id,
@@ -210,7 +210,7 @@ impl Store {
         let deleted = sqlx::query("DELETE FROM team_domains WHERE id = $1 AND team_id = $2")
             .bind(domain_id)
             .bind(team_id)
-            .execute(&self.pool)
+            .execute(self.db())
             .await?;
         Ok(deleted.rows_affected() > 0)
     }

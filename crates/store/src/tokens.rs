@@ -70,7 +70,7 @@ impl Store {
         .bind(hash_secret(&secret))
         .bind(scopes.join(" "))
         .bind(&now)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await?;
         let plain = format!("{}|{secret}", token.id);
         Ok((token, plain))
@@ -87,7 +87,7 @@ impl Store {
             "SELECT COUNT(*) FROM personal_access_tokens WHERE user_id = $1 AND revoked = 0",
         )
         .bind(user_id)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await?;
         let page = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM personal_access_tokens WHERE user_id = $1 AND revoked = 0
@@ -96,7 +96,7 @@ impl Store {
         .bind(user_id)
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok((page, total))
     }
@@ -113,7 +113,7 @@ impl Store {
         ))
         .bind(id)
         .bind(user_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -123,7 +123,7 @@ impl Store {
             "SELECT user_id FROM personal_access_tokens WHERE id = $1 AND revoked = 0",
         )
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -137,7 +137,7 @@ impl Store {
         .bind(now_record_time())
         .bind(id)
         .bind(user_id)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -159,7 +159,7 @@ impl Store {
         .bind(now_record_time())
         .bind(id)
         .bind(user_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(token.map(|token| {
             let plain = format!("{}|{secret}", token.id);

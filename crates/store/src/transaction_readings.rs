@@ -92,7 +92,7 @@ impl Store {
             "SELECT transaction_id, at, energy_wh, parking FROM transaction_readings
              WHERE transaction_id IN ({list}) ORDER BY transaction_id, at"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 
@@ -101,7 +101,7 @@ impl Store {
         sqlx::query("UPDATE transactions SET cost = $1 WHERE id = $2 AND cost IS NULL")
             .bind(cost)
             .bind(transaction_id)
-            .execute(&self.pool)
+            .execute(self.db())
             .await?;
         Ok(())
     }

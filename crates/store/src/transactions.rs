@@ -82,7 +82,7 @@ impl Store {
         ))
         .bind(identity)
         .bind(ocpp_transaction_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -115,7 +115,7 @@ impl Store {
         .bind(filter.started_after.as_deref())
         .bind(filter.started_before.as_deref())
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 }

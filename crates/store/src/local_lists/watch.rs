@@ -21,7 +21,7 @@ impl Store {
             "SELECT (SELECT COALESCE(MAX(seq), 0) FROM id_tag_changes),
                     (SELECT COALESCE(MAX(seq), 0) FROM charger_registry_changes)",
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await?;
         Ok(ListCursors { id_tags, registry })
     }
@@ -45,7 +45,7 @@ impl Store {
                 ))
                 .bind(since.id_tags)
                 .bind(until.id_tags)
-                .fetch_all(&self.pool)
+                .fetch_all(self.db())
                 .await?,
             );
         }
@@ -58,7 +58,7 @@ impl Store {
                 )
                 .bind(since.registry)
                 .bind(until.registry)
-                .fetch_all(&self.pool)
+                .fetch_all(self.db())
                 .await?,
             );
         }
@@ -80,7 +80,7 @@ impl Store {
                AND (l.unsupported_session IS NULL OR l.unsupported_session <> c.session)
              ORDER BY c.id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 
@@ -91,7 +91,7 @@ impl Store {
             "SELECT c.id FROM chargers c JOIN sites s ON s.id = c.site_id
              WHERE {KEEPING_SITE} AND c.connection_status = 'online' ORDER BY c.id"
         ))
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?)
     }
 }

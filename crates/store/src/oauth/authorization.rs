@@ -183,14 +183,14 @@ impl Store {
              WHERE id = $1 AND user_id IS NULL RETURNING failed_logins",
         )
         .bind(found.id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         match failed {
             Some(failed) if failed < MAX_FAILED_LOGINS_PER_REQUEST => Ok(false),
             Some(_) => {
                 sqlx::query("DELETE FROM oauth_authorization_requests WHERE id = $1")
                     .bind(found.id)
-                    .execute(&self.pool)
+                    .execute(self.db())
                     .await?;
                 Ok(true)
             }
@@ -233,7 +233,7 @@ impl Store {
         .bind(user_id)
         .bind(expiry(now, AUTHORIZATION_REQUEST_TTL))
         .bind(found.id)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok((done.rows_affected() == 1).then(|| approval.plain()))
     }
@@ -310,7 +310,7 @@ impl Store {
         )
         .bind(&secret.selector)
         .bind(format_record_time(now))
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(row
             .filter(|row| secret.matches(row.get("verifier_hash")))

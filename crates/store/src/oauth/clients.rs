@@ -61,7 +61,7 @@ impl Store {
         .bind(hash_secret(&secret))
         .bind(redirect_uri)
         .bind(&now)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await?;
         let client = OAuthClient {
             id,
@@ -99,7 +99,7 @@ impl Store {
              WHERE uuid = $1 AND revoked = 0",
         )
         .bind(client_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         Ok(row.map(|row| {
             let client = OAuthClient {

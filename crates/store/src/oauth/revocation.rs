@@ -87,7 +87,7 @@ impl Store {
             live = live_grant(1)
         ))
         .bind(format_record_time(now))
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok(rows
             .iter()
@@ -158,7 +158,7 @@ impl Store {
         ))
         .bind(user_id)
         .bind(&now_text)
-        .fetch_one(&self.pool)
+        .fetch_one(self.db())
         .await?;
         let page = sqlx::query_as(&format!(
             "SELECT {GRANT_COLUMNS}
@@ -171,7 +171,7 @@ impl Store {
         .bind(&now_text)
         .bind(limit)
         .bind(offset)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok((page, total))
     }
@@ -193,7 +193,7 @@ impl Store {
         .bind(id)
         .bind(user_id)
         .bind(format_record_time(now))
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -206,7 +206,7 @@ impl Store {
         ))
         .bind(id)
         .bind(format_record_time(now))
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 

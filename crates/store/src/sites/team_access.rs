@@ -84,7 +84,7 @@ impl Store {
             .bind(site_id)
             .bind(team_uuid)
             .bind(member)
-            .fetch_all(&self.pool)
+            .fetch_all(self.db())
             .await?;
         let assets: Vec<(i64, String)> = sqlx::query_as(
             "SELECT x.site_access_id, c.uuid FROM site_access_assets x
@@ -92,7 +92,7 @@ impl Store {
              WHERE a.site_id = $1 ORDER BY c.id",
         )
         .bind(site_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let now = now_record_time();
         rows.iter()
@@ -128,7 +128,7 @@ impl Store {
         let done = sqlx::query("DELETE FROM site_access WHERE site_id = $1 AND team_id = $2")
             .bind(site_id)
             .bind(team_id)
-            .execute(&self.pool)
+            .execute(self.db())
             .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -150,7 +150,7 @@ impl Store {
         .bind(team_id)
         .bind(expires_at)
         .bind(now_record_time())
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -179,7 +179,7 @@ impl Store {
         .bind(site_id)
         .bind(team_id)
         .bind(now_record_time())
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(done.rows_affected() > 0)
     }

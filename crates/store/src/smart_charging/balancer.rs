@@ -143,7 +143,7 @@ impl Store {
         .bind(balancer)
         .bind(renew_before)
         .bind(now)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?;
         if due.is_some() {
             let mut tx = self.begin_write().await?;
@@ -178,7 +178,7 @@ impl Store {
         )
         .bind(balancer)
         .bind(now)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter().map(balanced_site).collect()
     }
@@ -190,7 +190,7 @@ impl Store {
              WHERE balancer = $1",
         )
         .bind(balancer)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(())
     }
@@ -205,7 +205,7 @@ impl Store {
              ORDER BY c.id"
         ))
         .bind(balancer)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter()
             .map(|row| {
@@ -241,7 +241,7 @@ impl Store {
              ORDER BY t.charger_id, t.connector_id, t.started_at"
         ))
         .bind(balancer)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         let mut connectors: Vec<ChargingConnector> = Vec::with_capacity(rows.len());
         for row in &rows {
@@ -273,7 +273,7 @@ impl Store {
              FROM latest_meter_values v JOIN chargers c ON c.id = v.charger_id {HELD}"
         ))
         .bind(balancer)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter()
             .map(|row| {
@@ -299,7 +299,7 @@ impl Store {
              ORDER BY l.charger_id, l.connector_id"
         ))
         .bind(balancer)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         rows.iter().map(sent_limit).collect()
     }
@@ -341,7 +341,7 @@ impl Store {
         .bind(balancer)
         .bind(now)
         .bind(limit.applied_amps)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -366,7 +366,7 @@ impl Store {
         .bind(charger_id)
         .bind(connector_id)
         .bind(action_uuid)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(())
     }
@@ -386,7 +386,7 @@ impl Store {
         .bind(charger_id)
         .bind(connector_id)
         .bind(action_uuid)
-        .execute(&self.pool)
+        .execute(self.db())
         .await?;
         Ok(())
     }

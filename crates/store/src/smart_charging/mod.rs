@@ -137,7 +137,7 @@ impl Store {
              WHERE s.id = $1",
         )
         .bind(site_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?
         .ok_or_else(|| crate::StoreError::NotFound(format!("no site with id {site_id}")))?;
         let mode: String = row.try_get("smart_charging")?;
@@ -151,7 +151,7 @@ impl Store {
              WHERE c.site_id = $1 ORDER BY c.uuid",
         )
         .bind(site_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok(settings)
     }
@@ -231,7 +231,7 @@ impl Store {
              WHERE s.id = $1",
         )
         .bind(site_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?
         .ok_or_else(|| crate::StoreError::NotFound(format!("no site with id {site_id}")))?;
         let limits = sqlx::query(
@@ -242,7 +242,7 @@ impl Store {
              WHERE c.site_id = $1 ORDER BY c.identity, l.connector_id",
         )
         .bind(site_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         // The balancer writes every figure with `computed_at` (`record_site_computation`).
         let computed_at: Option<String> = row.try_get("computed_at")?;
@@ -267,7 +267,7 @@ impl Store {
         .bind(meter_uuid)
         .bind(CT_METER)
         .bind(site_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.db())
         .await?)
     }
 
@@ -285,7 +285,7 @@ impl Store {
         .bind(user_id)
         .bind(now_record_time())
         .bind(site_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.db())
         .await?;
         Ok(uuids.into_iter().collect())
     }
