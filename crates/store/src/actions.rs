@@ -102,21 +102,21 @@ pub struct SettingRow {
 impl Store {
     /// Keeps a new action (`pending`).
     pub async fn insert_action(&self, new: &NewAction) -> Result<()> {
-        let mut db = self.pool.acquire().await?;
-        insert(&mut db, new, Some(&new.session)).await?;
-        Ok(())
+        let mut db = self.db().lend().await?;
+        let inserted = insert(db.connection(), new, Some(&new.session)).await;
+        db.ended(&inserted);
+        inserted.map(drop)
     }
 
     /// Keeps a new action (`pending`) addressed to the session its charger is connected with
     /// now, read in the same statement (`new.session` is not used): that session, or `None`
     /// when the charger is not connected and nothing was kept.
     pub async fn insert_live_action(&self, new: &NewAction) -> Result<Option<String>> {
-        if self.backend == Backend::Sqlite {
+        match self.backend {
             // On every command's path: written together with the others that come with it.
-            return self.action_inserts.insert(&self.pool, new).await;
+            Backend::Sqlite => self.action_inserts.insert(self.db(), new).await,
+            Backend::Postgres => inserts::insert_alone(self.db(), new).await,
         }
-        let mut db = self.pool.acquire().await?;
-        insert(&mut db, new, None).await
     }
 
     /// The action `uuid` of charger `charger_id`.

@@ -119,14 +119,13 @@ impl Store {
         timeout: chrono::Duration,
     ) -> Result<Vec<SilentGateway>> {
         // Most sweeps find nothing: a read, without taking SQLite's write lock.
-        let mut db = self.pool.acquire().await?;
-        if held_by_silent_gateways(&mut db, now, timeout)
-            .await?
-            .is_empty()
-        {
+        let mut db = self.db().lend().await?;
+        let held = held_by_silent_gateways(db.connection(), now, timeout).await;
+        db.ended(&held);
+        drop(db);
+        if held?.is_empty() {
             return Ok(Vec::new());
         }
-        drop(db);
         let mut tx = self.begin_write().await?;
         // Again inside the transaction: a beacon may have come in between.
         let held = held_by_silent_gateways(&mut tx, now, timeout).await?;

@@ -14,7 +14,6 @@ pub mod actions;
 mod chargers;
 pub mod dead_letters;
 mod gateways;
-mod held_connection;
 mod id_tag_log;
 pub mod id_tags;
 mod latest_readings;

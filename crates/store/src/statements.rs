@@ -11,6 +11,8 @@
 //! connection usable: the connection's thread finishes or resets the statement by itself and
 //! the next queues behind it. One that fails is not given back (it may be broken); the next
 //! statement opens another. Transactions stay on the pool, as PostgreSQL does for everything.
+//! The same connections are lent whole for a few statements in turn (`Statements::lend`: the
+//! actions' inserts, a read before a transaction).
 
 use crate::Backend;
 use futures_util::future::BoxFuture;
@@ -39,8 +41,10 @@ struct Lender {
     permits: Arc<Semaphore>,
 }
 
-/// A connection lent for one statement.
-enum Lent {
+/// A connection lent for a statement or a few in turn; back to its list when dropped.
+pub(crate) struct Lent(Lending);
+
+enum Lending {
     Held {
         connection: Option<AnyConnection>,
         lender: Arc<Lender>,
@@ -62,9 +66,11 @@ impl Statements {
         }
     }
 
-    async fn lend(&self) -> Result<Lent, Error> {
+    /// A connection for statements outside a transaction: one of the held ones (SQLite), or
+    /// the pool's (PostgreSQL).
+    pub(crate) async fn lend(&self) -> Result<Lent, Error> {
         if self.backend == Backend::Postgres {
-            return Ok(Lent::Pooled(self.pool.acquire().await?));
+            return Ok(Lent(Lending::Pooled(self.pool.acquire().await?)));
         }
         let permit = Arc::clone(&self.lent.permits)
             .acquire_owned()
@@ -80,35 +86,35 @@ impl Statements {
             Some(connection) => connection,
             None => self.pool.acquire().await?.detach(),
         };
-        Ok(Lent::Held {
+        Ok(Lent(Lending::Held {
             connection: Some(connection),
             lender: Arc::clone(&self.lent),
             broken: false,
             _permit: permit,
-        })
+        }))
     }
 }
 
 impl Lent {
-    fn connection(&mut self) -> &mut AnyConnection {
-        match self {
-            Lent::Held { connection, .. } => connection.as_mut().expect("lent until dropped"),
-            Lent::Pooled(pooled) => pooled,
+    pub(crate) fn connection(&mut self) -> &mut AnyConnection {
+        match &mut self.0 {
+            Lending::Held { connection, .. } => connection.as_mut().expect("lent until dropped"),
+            Lending::Pooled(pooled) => pooled,
         }
     }
 
-    /// Takes note of how the statement ended: a connection whose statement failed is not lent
+    /// Takes note of how a statement ended: a connection whose statement failed is not lent
     /// again.
-    fn ended<T>(&mut self, done: &Result<T, Error>) {
-        if let (Lent::Held { broken, .. }, Err(_)) = (self, done) {
+    pub(crate) fn ended<T, E>(&mut self, done: &std::result::Result<T, E>) {
+        if let (Lending::Held { broken, .. }, Err(_)) = (&mut self.0, done) {
             *broken = true;
         }
     }
 }
 
-impl Drop for Lent {
+impl Drop for Lending {
     fn drop(&mut self) {
-        if let Lent::Held {
+        if let Lending::Held {
             connection,
             lender,
             broken: false,

@@ -3,18 +3,17 @@
 //! Every command an operator sends is inserted before it is published, on the request's path.
 //! On SQLite, one insert a statement costs a commit each (its WAL frames: the table's page and
 //! one page of each of its indexes) and two thread hand-offs (to the connection's thread and
-//! back). A command that comes alone is inserted at once, on a connection held out of the pool
-//! (`held_connection`). While commands come less than `BUSY` apart, they are handed to a task
-//! that lets them gather for `LINGER` and writes them as one statement on that same connection.
-//! SQLite writes one at a time whatever the pool's size, so this costs no concurrency; a
-//! command in a stream waits a millisecond or two more. PostgreSQL keeps the pool (a server
-//! serves writers at once). docs/performance.md, "Commands in flight".
+//! back). A command that comes alone is inserted at once, on a connection lent without the
+//! pool's ping (`crate::statements`). While commands come less than `BUSY` apart, they are
+//! handed to a task that lets them gather for `LINGER` and writes them as one statement. SQLite
+//! writes one at a time whatever the number of connections, so this costs no concurrency; a
+//! command in a stream waits a millisecond or two more. PostgreSQL inserts each at once (a
+//! server serves writers at once). docs/performance.md, "Commands in flight".
 
 use super::{NewAction, insert};
-use crate::Backend;
 use crate::Result;
-use crate::held_connection::HeldConnection;
-use sqlx::{AnyConnection, AnyPool};
+use crate::statements::Statements;
+use sqlx::AnyConnection;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -27,10 +26,8 @@ const BUSY: Duration = Duration::from_millis(5);
 /// How long a stream's inserts gather before they are written.
 const LINGER: Duration = Duration::from_millis(1);
 
-/// The connection the inserts are written on, the queue of those gathering, and when the
-/// last came.
+/// The queue of the inserts gathering, and when the last came.
 pub(crate) struct ActionInserts {
-    held: HeldConnection,
     queue: OnceLock<mpsc::UnboundedSender<Job>>,
     /// When the last insert came, in microseconds since `epoch`.
     last_came: AtomicU64,
@@ -40,7 +37,6 @@ pub(crate) struct ActionInserts {
 impl Default for ActionInserts {
     fn default() -> Self {
         ActionInserts {
-            held: HeldConnection::default(),
             queue: OnceLock::new(),
             last_came: AtomicU64::new(0),
             epoch: std::time::Instant::now(),
@@ -56,15 +52,19 @@ struct Job {
 impl ActionInserts {
     /// Inserts `new` for its charger's live session: that session, or `None` when the charger
     /// is not connected (nothing kept).
-    pub(crate) async fn insert(&self, pool: &AnyPool, new: &NewAction) -> Result<Option<String>> {
+    pub(crate) async fn insert(
+        &self,
+        statements: &Statements,
+        new: &NewAction,
+    ) -> Result<Option<String>> {
         let now = self.epoch.elapsed().as_micros() as u64;
         let previous = self.last_came.swap(now, Ordering::Relaxed);
         if now.saturating_sub(previous) >= BUSY.as_micros() as u64 {
-            return insert_alone(&self.held, pool, new).await;
+            return insert_alone(statements, new).await;
         }
         let queue = self.queue.get_or_init(|| {
             let (queue, jobs) = mpsc::unbounded_channel();
-            tokio::spawn(write(self.held.clone(), pool.clone(), jobs));
+            tokio::spawn(write(statements.clone(), jobs));
             queue
         });
         let (done, inserted) = oneshot::channel();
@@ -78,24 +78,24 @@ impl ActionInserts {
             return inserted;
         }
         // The writer is gone (its runtime was shut down under a store that outlived it).
-        insert_alone(&self.held, pool, new).await
+        insert_alone(statements, new).await
     }
 }
 
-async fn insert_alone(
-    held: &HeldConnection,
-    pool: &AnyPool,
+/// Inserts `new` for its charger's live session, on a connection of its own.
+pub(crate) async fn insert_alone(
+    statements: &Statements,
     new: &NewAction,
 ) -> Result<Option<String>> {
-    let mut db = held.lend(Backend::Sqlite, pool).await?;
-    let inserted = insert(&mut db, new, None).await;
-    held.ended(&inserted);
+    let mut db = statements.lend().await?;
+    let inserted = insert(db.connection(), new, None).await;
+    db.ended(&inserted);
     inserted
 }
 
 /// Writes the inserts handed over, gathered, until every store that hands them is dropped.
-async fn write(held: HeldConnection, pool: AnyPool, mut jobs: mpsc::UnboundedReceiver<Job>) {
-    let mut statements = Statements::default();
+async fn write(statements: Statements, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    let mut texts = Texts::default();
     let mut batch: Vec<Job> = Vec::with_capacity(MAX);
     while let Some(first) = jobs.recv().await {
         tokio::time::sleep(LINGER).await;
@@ -111,16 +111,19 @@ async fn write(held: HeldConnection, pool: AnyPool, mut jobs: mpsc::UnboundedRec
             0 => continue,
             1 => {
                 let job = batch.pop().expect("one job");
-                let _ = job.done.send(insert_alone(&held, &pool, &job.new).await);
+                let _ = job.done.send(insert_alone(&statements, &job.new).await);
                 continue;
             }
             _ => {}
         }
-        let written = match held.lend(Backend::Sqlite, &pool).await {
-            Ok(mut db) => insert_many(&mut db, &mut statements, &batch).await,
-            Err(e) => Err(e),
+        let written = match statements.lend().await {
+            Ok(mut db) => {
+                let written = insert_many(db.connection(), &mut texts, &batch).await;
+                db.ended(&written);
+                written
+            }
+            Err(e) => Err(e.into()),
         };
-        held.ended(&written);
         match written {
             Ok(kept) => {
                 let sessions = sessions_of(kept, &batch);
@@ -132,7 +135,7 @@ async fn write(held: HeldConnection, pool: AnyPool, mut jobs: mpsc::UnboundedRec
                 // Each insert again on its own, for its own answer.
                 tracing::warn!(error = %e, inserts = batch.len(), "inserting actions together failed");
                 for job in batch.drain(..) {
-                    let _ = job.done.send(insert_alone(&held, &pool, &job.new).await);
+                    let _ = job.done.send(insert_alone(&statements, &job.new).await);
                 }
             }
         }
@@ -153,11 +156,11 @@ fn sessions_of(kept: Vec<(String, String)>, batch: &[Job]) -> Vec<Option<String>
     sessions
 }
 
-/// The statement for each number of inserts, made once.
+/// The statement's text for each number of inserts, made once.
 #[derive(Default)]
-struct Statements(Vec<String>);
+struct Texts(Vec<String>);
 
-impl Statements {
+impl Texts {
     fn for_rows(&mut self, rows: usize) -> &str {
         while self.0.len() < rows {
             self.0.push(insert_statement(self.0.len() + 1));
@@ -190,10 +193,10 @@ fn insert_statement(rows: usize) -> String {
 
 async fn insert_many(
     db: &mut AnyConnection,
-    statements: &mut Statements,
+    texts: &mut Texts,
     batch: &[Job],
 ) -> Result<Vec<(String, String)>> {
-    let mut query = sqlx::query_as(statements.for_rows(batch.len()));
+    let mut query = sqlx::query_as(texts.for_rows(batch.len()));
     for Job { new, .. } in batch {
         query = query
             .bind(&new.uuid)
