@@ -2,7 +2,7 @@
 //! (`/api/v3/user/tokens`) and the command line (`cms token list|revoke|regenerate`).
 
 use crate::support::rest::sorted_keys;
-use crate::support::{Api, Cms, assert_record_time, on_both_stores};
+use crate::support::{Api, Cms, assert_record_time, eventually, on_both_stores};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -93,7 +93,18 @@ on_both_stores!(tokens_are_created_listed_regenerated_and_revoked, |cms| {
     }
     let secret = plain.split_once('|').unwrap().1;
     assert!(!page.to_string().contains(secret), "never a secret: {page}");
-    assert_record_time(&listed[0]["last_used_at"], "last_used_at, once used");
+    // Written in the background after the use (at most once a minute): there soon after.
+    let used = eventually("the new token's last use to be recorded", async || {
+        let page = api.get_ok(TOKENS).await;
+        let used = page["data"][0]["last_used_at"].clone();
+        if used.is_null() {
+            Err(format!("not yet: {page}"))
+        } else {
+            Ok(used)
+        }
+    })
+    .await;
+    assert_record_time(&used, "last_used_at, once used");
 
     let regenerated = api
         .expect(200, "POST", &format!("{TOKENS}/{id}/regenerate"), None)
