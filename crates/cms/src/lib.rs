@@ -1,6 +1,7 @@
 //! The `cms` command's parts: `cms up` wiring and the admin commands, as a library so the
 //! end-to-end suite and the binary share them.
-// One call into the C allocator (observability/heap.rs) is the only unsafe code, allowed there.
+// Two calls into the C library are the only unsafe code, each allowed where it is: the
+// allocator's trim (observability/heap.rs) and the shards' scheduling policy (priority.rs).
 #![deny(unsafe_code)]
 
 pub mod action_args;

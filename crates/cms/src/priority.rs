@@ -75,3 +75,47 @@ pub fn sessions_first(by: u8) -> std::io::Result<usize> {
     }
     Ok(0)
 }
+
+/// Runs the calling thread (a shard's, before its runtime starts) under SCHED_BATCH: the
+/// kernel then never lets it preempt a running thread when it wakes, so a shard woken by one
+/// frame waits for the running thread's turn to end, by which time more frames have come, and
+/// reads them together. Under full load on shared cores a shard that preempted whatever sent it
+/// a frame fell into reading them one wake-up each (a command path's wake-ups were enough to
+/// start it: docs/performance.md, "Commands in flight"). Threads it starts later inherit it.
+/// Failing, it logs and leaves the thread as it was.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub fn shard_in_batches() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param that outlives the call, which only reads it;
+    // pid 0 is the calling thread. SCHED_BATCH at priority 0 needs no privilege.
+    let set = unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
+    if set != 0 {
+        let error = std::io::Error::last_os_error();
+        tracing::warn!(%error, "could not run the shard under SCHED_BATCH");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn shard_in_batches() {}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[allow(unsafe_code)]
+    fn policy_of_this_thread() -> i32 {
+        // SAFETY: no argument but the calling thread's pid 0.
+        unsafe { libc::sched_getscheduler(0) }
+    }
+
+    #[test]
+    fn a_shard_thread_and_the_threads_it_starts_run_in_batches() {
+        let (shard, started) = std::thread::spawn(|| {
+            super::shard_in_batches();
+            let started = std::thread::spawn(policy_of_this_thread).join().unwrap();
+            (policy_of_this_thread(), started)
+        })
+        .join()
+        .unwrap();
+        assert_eq!((shard, started), (libc::SCHED_BATCH, libc::SCHED_BATCH));
+    }
+}

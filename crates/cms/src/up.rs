@@ -117,6 +117,23 @@ pub struct GatewayArgs {
     /// topic): the API takes a gateway silent past its `--gateway-timeout` for dead.
     #[arg(long, env = "CMS_GATEWAY_BEACON_INTERVAL", default_value = "10s", value_parser = positive_duration)]
     pub gateway_beacon_interval: Duration,
+    /// How the kernel schedules the shards' threads: `batch` (SCHED_BATCH: a shard woken by a
+    /// frame waits for the running thread's turn to end instead of preempting it, so frames
+    /// gather and are read together) or `normal` (SCHED_OTHER, as every other thread). Linux
+    /// only; no privilege needed either way.
+    #[arg(
+        long,
+        env = "CMS_SHARD_SCHEDULING",
+        value_enum,
+        default_value = "batch"
+    )]
+    pub shard_scheduling: ShardScheduling,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShardScheduling {
+    Batch,
+    Normal,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -150,6 +167,10 @@ impl GatewayArgs {
         config.command_timeout = actions.action_timeout;
         config.proxy_ca_file = self.proxy_ca_file.clone();
         config.beacon_interval = self.gateway_beacon_interval;
+        config.on_shard_start = match self.shard_scheduling {
+            ShardScheduling::Batch => crate::priority::shard_in_batches,
+            ShardScheduling::Normal => || {},
+        };
         config
     }
 }

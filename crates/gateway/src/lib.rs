@@ -115,6 +115,10 @@ pub struct GatewayConfig {
     /// How often the gateway publishes that it is alive (`gateway_alive`): taken between 100 ms
     /// and a day.
     pub beacon_interval: Duration,
+    /// Run first on each shard's thread, before its runtime (threads it starts later inherit
+    /// what it sets): `cms` sets the shards' scheduling policy there (docs/decisions.md, "The
+    /// shards in batches").
+    pub on_shard_start: fn(),
 }
 
 impl GatewayConfig {
@@ -137,6 +141,7 @@ impl GatewayConfig {
             command_timeout: Duration::from_secs(30),
             proxy_ca_file: None,
             beacon_interval: Duration::from_secs(10),
+            on_shard_start: || {},
         }
     }
 

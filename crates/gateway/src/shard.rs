@@ -48,9 +48,13 @@ pub fn spawn(
         .enable_all()
         .thread_name(format!("ocpp-shard-{index}-io"))
         .build()?;
+    let on_start = shared.config.on_shard_start;
     std::thread::Builder::new()
         .name(format!("ocpp-shard-{index}"))
-        .spawn(move || runtime.block_on(accept_loop(index, listener, handovers, shared)))
+        .spawn(move || {
+            on_start();
+            runtime.block_on(accept_loop(index, listener, handovers, shared))
+        })
 }
 
 /// Accepts until the gateway stops accepting (`Gateway::drain`), then waits for its sessions.
