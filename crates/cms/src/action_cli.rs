@@ -2,12 +2,14 @@
 //! semantics. The command line has no bus of its own (in `cms up` the bus lives in the running
 //! process), so it stores the action unpublished and the running service's API publishes it
 //! (its outbox is read four times a second); then it waits on the store for the action's end.
+//! An action taken without `--action-ttl` or `--action-timeout` gets the publishing service's.
 
-use crate::action_args::ActionArgs;
-use crate::duration::parse_duration;
+use crate::duration::{parse_duration, positive_duration};
 use crate::store_args::StoreArgs;
+use cms_api::ActionTimes;
 use cms_bus::{ActionCommand, RequestedBy};
 use cms_ocpp::v16::Command;
+use cms_store::actions::SERVICE_TIMES;
 use cms_store::format_record_time;
 use serde_json::Value;
 use std::time::Duration;
@@ -26,8 +28,15 @@ pub struct ChargerActionArgs {
     /// How long to wait for the action to end.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub wait: Duration,
-    #[command(flatten)]
-    pub actions: ActionArgs,
+    /// How long the action may wait to be sent; past it, it is never sent and ends `expired`.
+    /// Default: the `--action-ttl` of the service that sends it (with `--action-timeout`, unless
+    /// one of the two is given here).
+    #[arg(long, env = "CMS_ACTION_TTL", value_parser = positive_duration)]
+    pub action_ttl: Option<Duration>,
+    /// How long the charger has to answer once the call is sent; past it, the action ends
+    /// `timed_out`. Default: the service's `--action-timeout` (see `--action-ttl`).
+    #[arg(long, env = "CMS_ACTION_TIMEOUT", value_parser = positive_duration)]
+    pub action_timeout: Option<Duration>,
 }
 
 /// How often the store is read while waiting.
@@ -64,7 +73,18 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
     let session =
         session.ok_or_else(|| format!("the charger {} is not connected", args.identity))?;
     let now = chrono::Utc::now();
-    let ttl = chrono::Duration::from_std(args.actions.action_ttl).unwrap_or_default();
+    // Without times of its own the action takes those of the service that publishes it (the
+    // command line cannot know the flags it runs with); until then its deadline is the
+    // default's. Given one, the other is the default.
+    let defaults = ActionTimes::default();
+    let (ttl, timeout_ms) = match (args.action_ttl, args.action_timeout) {
+        (None, None) => (defaults.ttl, SERVICE_TIMES as u64),
+        (ttl, timeout) => (
+            ttl.unwrap_or(defaults.ttl),
+            timeout.unwrap_or(defaults.timeout).as_millis() as u64,
+        ),
+    };
+    let ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX);
     let action = ActionCommand {
         uuid: uuid::Uuid::new_v4().to_string(),
         identity: args.identity.clone(),
@@ -76,8 +96,8 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
             email: None,
         },
         created_at: format_record_time(now),
-        expires_at: format_record_time(now + ttl),
-        timeout_ms: args.actions.action_timeout.as_millis() as u64,
+        expires_at: format_record_time(now.checked_add_signed(ttl).unwrap_or(now)),
+        timeout_ms,
     };
     store
         .insert_action(&cms_api::new_action(charger_id, &action, false))

@@ -50,6 +50,18 @@ pub struct ActionRow {
     pub finished_at: Option<String>,
 }
 
+/// The `timeout_ms` of an action the command line took without times of its own: the service
+/// that publishes it gives it its `--action-ttl` and `--action-timeout`
+/// ([`Store::claim_unpublished_actions`]). No action sent has a zero time-out.
+pub const SERVICE_TIMES: i64 = 0;
+
+/// The times of the service that publishes the command line's actions.
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceTimes {
+    pub ttl: chrono::Duration,
+    pub timeout_ms: i64,
+}
+
 const COLUMNS: &str = "a.uuid, a.charger_id, c.identity, a.session, a.action, a.request,
     a.status, a.response, a.error_code, a.error_description, a.requested_by_type,
     a.requested_by_email, a.timeout_ms, a.created_at, a.expires_at, a.sent_at, a.finished_at";
@@ -158,10 +170,14 @@ impl Store {
 
     /// Claims up to `limit` actions the command line took and nobody published yet, oldest
     /// first; each is claimed by one caller only (a conditional update), who must publish it.
+    /// An action taken without times of its own (`timeout_ms` [`SERVICE_TIMES`]: the command
+    /// line cannot know the flags the service runs with) takes `times`, the claiming
+    /// service's: its deadline counted from when it was taken, stored with the claim.
     pub async fn claim_unpublished_actions(
         &self,
         now: DateTime<Utc>,
         limit: i64,
+        times: ServiceTimes,
     ) -> Result<Vec<ActionRow>> {
         let waiting: Vec<ActionRow> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM charger_actions a JOIN chargers c ON c.id = a.charger_id
@@ -171,11 +187,23 @@ impl Store {
         .fetch_all(self.db())
         .await?;
         let mut claimed = Vec::with_capacity(waiting.len());
-        for action in waiting {
+        for mut action in waiting {
+            if action.timeout_ms == SERVICE_TIMES {
+                let taken = DateTime::parse_from_rfc3339(&action.created_at).ok();
+                let deadline =
+                    taken.and_then(|t| t.with_timezone(&Utc).checked_add_signed(times.ttl));
+                if let Some(deadline) = deadline {
+                    action.expires_at = format_record_time(deadline);
+                }
+                action.timeout_ms = times.timeout_ms;
+            }
             let done = sqlx::query(
-                "UPDATE charger_actions SET published_at = $1 WHERE uuid = $2 AND published_at IS NULL",
+                "UPDATE charger_actions SET published_at = $1, expires_at = $2, timeout_ms = $3
+                 WHERE uuid = $4 AND published_at IS NULL",
             )
             .bind(format_record_time(now))
+            .bind(&action.expires_at)
+            .bind(action.timeout_ms)
             .bind(&action.uuid)
             .execute(self.db())
             .await?;

@@ -132,6 +132,44 @@ async fn the_command_line_sends_through_the_service_and_exits_by_how_the_action_
     bench.charger.finish().await;
 }
 
+/// Seconds from an action's `created_at` to its `expires_at`: the deadline it was given.
+fn deadline_after(action: &Value) -> f64 {
+    let at = |field: &str| {
+        let text = action[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("{field}: {action}"));
+        chrono::DateTime::parse_from_rfc3339(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    };
+    (at("expires_at") - at("created_at")).as_seconds_f64()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_takes_the_services_action_times_unless_given_its_own() {
+    // A service started with other times than the defaults (60 s and 30 s).
+    let cms = Cms::up_with(&["--action-ttl", "5s", "--action-timeout", "7s"]).await;
+    let _bench = Bench::start(&cms, "CP-ACT-TIMES").await;
+    let send = |extra: &'static [&'static str]| {
+        let mut args = vec!["charger", "action", "CP-ACT-TIMES", "ClearCache", "{}"];
+        args.extend_from_slice(&["--wait", "10"]);
+        args.extend_from_slice(extra);
+        let cms = &cms;
+        async move {
+            let out = cms.cli(&args).await;
+            assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+            printed_action(&out.stdout)
+        }
+    };
+    let action = send(&[]).await;
+    assert_eq!(action["status"], "answered", "{action}");
+    assert_eq!(
+        deadline_after(&action),
+        5.0,
+        "the service's --action-ttl: {action}"
+    );
+    let action = send(&["--action-ttl", "20s"]).await;
+    assert_eq!(deadline_after(&action), 20.0, "its own: {action}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gateway_metrics_count_actions_by_action_and_final_state() {
     let cms = Cms::up().await;

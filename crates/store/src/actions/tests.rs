@@ -18,6 +18,12 @@ fn new_action(charger_id: i64, uuid: &str, published: bool) -> NewAction {
     }
 }
 
+/// The times of a service that publishes the command line's actions: 2 minutes, 45 seconds.
+const TIMES: ServiceTimes = ServiceTimes {
+    ttl: chrono::Duration::minutes(2),
+    timeout_ms: 45_000,
+};
+
 fn report(action: &NewAction, status: &str) -> StateChange {
     let finished = !matches!(status, "sent");
     StateChange::ActionReported(Box::new(ActionReported {
@@ -215,6 +221,44 @@ store_test!(
     }
 );
 
+store_test!(
+    an_action_taken_without_times_of_its_own_takes_those_of_the_service_that_claims_it,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        let without = NewAction {
+            timeout_ms: SERVICE_TIMES,
+            ..new_action(charger, "cli-defaults", false)
+        };
+        store.insert_action(&without).await.unwrap();
+        store
+            .insert_action(&new_action(charger, "cli-own", false))
+            .await
+            .unwrap();
+        let claimed = store
+            .claim_unpublished_actions(at("2026-11-21T10:00:01Z"), 10, TIMES)
+            .await
+            .unwrap();
+        let times = |uuid: &str| {
+            let row = claimed.iter().find(|a| a.uuid == uuid).unwrap();
+            (row.expires_at.clone(), row.timeout_ms)
+        };
+        // Two minutes from when it was taken (10:00:00), not from the claim.
+        let service = ("2026-11-21T10:02:00.000000Z".to_string(), 45_000);
+        let own = ("2026-11-21T10:01:00.000000Z".to_string(), 30_000);
+        assert_eq!(times("cli-defaults"), service);
+        assert_eq!(times("cli-own"), own, "its own times are kept");
+        let stored = |uuid: &'static str| {
+            let store = store.clone();
+            async move {
+                let row = store.action(charger, uuid).await.unwrap().unwrap();
+                (row.expires_at, row.timeout_ms)
+            }
+        };
+        assert_eq!(stored("cli-defaults").await, service, "as stored");
+        assert_eq!(stored("cli-own").await, own);
+    }
+);
+
 store_test!(each_action_the_command_line_took_is_claimed_once, |store| {
     let charger = charger_id(&store, "CP-1").await;
     store
@@ -226,12 +270,15 @@ store_test!(each_action_the_command_line_took_is_claimed_once, |store| {
         .await
         .unwrap();
     let now = at("2026-11-21T10:00:01Z");
-    let claimed = store.claim_unpublished_actions(now, 10).await.unwrap();
+    let claimed = store
+        .claim_unpublished_actions(now, 10, TIMES)
+        .await
+        .unwrap();
     let uuids: Vec<&str> = claimed.iter().map(|a| a.uuid.as_str()).collect();
     assert_eq!(uuids, ["cli-1"]);
     assert!(
         store
-            .claim_unpublished_actions(now, 10)
+            .claim_unpublished_actions(now, 10, TIMES)
             .await
             .unwrap()
             .is_empty()
@@ -449,7 +496,7 @@ store_test!(
         assert_eq!(kept.created_at, "2026-11-21T10:00:00.000000Z");
         // Published at once or left to the outbox, each as it asked.
         let outbox = store
-            .claim_unpublished_actions(at("2026-11-21T10:00:30Z"), 100)
+            .claim_unpublished_actions(at("2026-11-21T10:00:30Z"), 100, TIMES)
             .await
             .unwrap();
         let mut left: Vec<String> = outbox.into_iter().map(|row| row.uuid).collect();
