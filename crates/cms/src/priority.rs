@@ -86,10 +86,14 @@ pub fn sessions_first(by: u8) -> std::io::Result<usize> {
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 pub fn shard_in_batches() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: `param` is a valid sched_param that outlives the call, which only reads it;
-    // pid 0 is the calling thread. SCHED_BATCH at priority 0 needs no privilege.
-    let set = unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
+    // SAFETY: an all-zero sched_param is valid (plain integers; musl's has more of them than
+    // glibc's, hence no struct literal) and means priority 0, the only one SCHED_BATCH takes,
+    // needing no privilege; it outlives the call, which only reads it; pid 0 is the calling
+    // thread.
+    let set = unsafe {
+        let param: libc::sched_param = std::mem::zeroed();
+        libc::sched_setscheduler(0, libc::SCHED_BATCH, &param)
+    };
     if set != 0 {
         let error = std::io::Error::last_os_error();
         tracing::warn!(%error, "could not run the shard under SCHED_BATCH");

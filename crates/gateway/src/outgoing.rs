@@ -90,7 +90,13 @@ impl OutgoingCalls {
                 publish_report(shared, report).await;
                 continue;
             }
-            let timeout = Duration::from_millis(command.timeout_ms);
+            // A time-out of 0 is a command-line action whose service times an API of an
+            // older version published unstamped (`cms_store::actions::SERVICE_TIMES`): this
+            // gateway's own time-out then, never an answer due the moment it is asked.
+            let timeout = match command.timeout_ms {
+                0 => shared.config.command_timeout,
+                ms => Duration::from_millis(ms),
+            };
             self.in_flight = Some(Box::new(InFlight {
                 command,
                 sent_at: record_time(now),

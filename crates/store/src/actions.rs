@@ -216,7 +216,9 @@ impl Store {
 
     /// Ends the actions no gateway reported on in time: `pending` ones past their deadline by
     /// `margin` end `expired` (`NotDelivered`), `sent` ones past their answer's time-out by
-    /// `margin` end `timed_out` (`Timeout`). Returns how many were ended.
+    /// `margin` end `timed_out` (`Timeout`). Returns how many were ended. A command-line action
+    /// waiting for a service's times (unclaimed, [`SERVICE_TIMES`]) is left to the claim, which
+    /// gives it its real deadline: the one it holds until then is a stand-in.
     pub async fn expire_overdue_actions(
         &self,
         now: DateTime<Utc>,
@@ -228,7 +230,8 @@ impl Store {
             "UPDATE charger_actions SET status = 'expired', error_code = 'NotDelivered',
                error_description = 'no gateway reported sending it before its deadline',
                finished_at = $1, updated_at = $1
-             WHERE status = 'pending' AND expires_at < $2",
+             WHERE status = 'pending' AND expires_at < $2
+               AND NOT (published_at IS NULL AND timeout_ms = 0)",
         )
         .bind(&at)
         .bind(&cutoff)

@@ -259,6 +259,45 @@ store_test!(
     }
 );
 
+store_test!(
+    the_sweep_leaves_an_action_waiting_for_its_services_times_to_the_claim,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        let waiting = NewAction {
+            timeout_ms: SERVICE_TIMES,
+            ..new_action(charger, "cli-defaults", false)
+        };
+        store.insert_action(&waiting).await.unwrap();
+        store
+            .insert_action(&new_action(charger, "cli-own", false))
+            .await
+            .unwrap();
+        // Both stand-in and own deadlines (10:01:00) long past, with the 30 s margin.
+        let ended = store
+            .expire_overdue_actions(at("2026-11-21T10:05:00Z"), chrono::Duration::seconds(30))
+            .await
+            .unwrap();
+        assert_eq!(ended, 1, "only the action with its own deadline");
+        let status = |uuid: &'static str| {
+            let store = store.clone();
+            async move { store.action(charger, uuid).await.unwrap().unwrap().status }
+        };
+        assert_eq!(status("cli-own").await, "expired");
+        assert_eq!(status("cli-defaults").await, "pending");
+        // Claimed, it holds the service's deadline (10:02:00), and is judged by it.
+        store
+            .claim_unpublished_actions(at("2026-11-21T10:05:00Z"), 10, TIMES)
+            .await
+            .unwrap();
+        let ended = store
+            .expire_overdue_actions(at("2026-11-21T10:05:00Z"), chrono::Duration::seconds(30))
+            .await
+            .unwrap();
+        assert_eq!(ended, 1);
+        assert_eq!(status("cli-defaults").await, "expired");
+    }
+);
+
 store_test!(each_action_the_command_line_took_is_claimed_once, |store| {
     let charger = charger_id(&store, "CP-1").await;
     store
