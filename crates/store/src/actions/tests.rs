@@ -221,19 +221,27 @@ store_test!(
     }
 );
 
+/// Two actions of the command line, not published yet, for CP-1 (whose id it returns):
+/// `cli-defaults` taken without times of its own, `cli-own` with its own (deadline 10:01:00,
+/// 30 s to answer).
+async fn two_command_line_actions(store: &Store) -> i64 {
+    let charger = charger_id(store, "CP-1").await;
+    let without = NewAction {
+        timeout_ms: SERVICE_TIMES,
+        ..new_action(charger, "cli-defaults", false)
+    };
+    store.insert_action(&without).await.unwrap();
+    store
+        .insert_action(&new_action(charger, "cli-own", false))
+        .await
+        .unwrap();
+    charger
+}
+
 store_test!(
     an_action_taken_without_times_of_its_own_takes_those_of_the_service_that_claims_it,
     |store| {
-        let charger = charger_id(&store, "CP-1").await;
-        let without = NewAction {
-            timeout_ms: SERVICE_TIMES,
-            ..new_action(charger, "cli-defaults", false)
-        };
-        store.insert_action(&without).await.unwrap();
-        store
-            .insert_action(&new_action(charger, "cli-own", false))
-            .await
-            .unwrap();
+        let charger = two_command_line_actions(&store).await;
         let claimed = store
             .claim_unpublished_actions(at("2026-11-21T10:00:01Z"), 10, TIMES)
             .await
@@ -262,16 +270,7 @@ store_test!(
 store_test!(
     the_sweep_leaves_an_action_waiting_for_its_services_times_to_the_claim,
     |store| {
-        let charger = charger_id(&store, "CP-1").await;
-        let waiting = NewAction {
-            timeout_ms: SERVICE_TIMES,
-            ..new_action(charger, "cli-defaults", false)
-        };
-        store.insert_action(&waiting).await.unwrap();
-        store
-            .insert_action(&new_action(charger, "cli-own", false))
-            .await
-            .unwrap();
+        let charger = two_command_line_actions(&store).await;
         // Both stand-in and own deadlines (10:01:00) long past, with the 30 s margin.
         let ended = store
             .expire_overdue_actions(at("2026-11-21T10:05:00Z"), chrono::Duration::seconds(30))
