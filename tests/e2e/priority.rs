@@ -31,18 +31,20 @@ fn stat_field(pid: u32, n: usize) -> Vec<(String, i32)> {
         .collect()
 }
 
+/// The threads named with `prefix` and their field, asserting there is at least one.
 fn named<'a>(threads: &'a [(String, i32)], prefix: &str) -> Vec<(&'a str, i32)> {
-    threads
+    let some: Vec<(&str, i32)> = threads
         .iter()
         .filter(|(name, _)| name.starts_with(prefix))
-        .map(|(name, nice)| (name.as_str(), *nice))
-        .collect()
+        .map(|(name, field)| (name.as_str(), *field))
+        .collect();
+    assert!(!some.is_empty(), "no {prefix} thread among {threads:?}");
+    some
 }
 
 /// The shards' nice value, the same for all of them.
 fn sessions_nice(threads: &[(String, i32)]) -> i32 {
     let shards = named(threads, "ocpp-shard-");
-    assert!(!shards.is_empty(), "no shard among {threads:?}");
     let sessions = shards[0].1;
     assert!(
         shards.iter().all(|(_, nice)| *nice == sessions),
@@ -71,7 +73,6 @@ async fn the_charger_sessions_run_above_the_api_and_the_store() {
     let below = (sessions + 10).min(19);
     for prefix in ["tokio-rt-worker", "sqlx-sqlite-wor"] {
         let others = named(&threads, prefix);
-        assert!(!others.is_empty(), "no {prefix} thread among {threads:?}");
         assert!(
             others.iter().all(|(_, nice)| *nice == below),
             "{prefix} threads should run at nice {below}, the shards at {sessions}: {others:?}"
@@ -93,25 +94,18 @@ async fn with_api_nice_0_every_thread_runs_alike() {
 const SCHED_OTHER: i32 = 0;
 const SCHED_BATCH: i32 = 3;
 
-/// The policy of the threads named with `prefix`, asserting there is at least one.
-fn policies_of<'a>(all: &'a [(String, i32)], prefix: &str) -> Vec<(&'a str, i32)> {
-    let some = named(all, prefix);
-    assert!(!some.is_empty(), "no {prefix} thread among {all:?}");
-    some
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shards_run_in_batches_and_every_other_thread_as_usual() {
     let cms = Cms::up().await;
     threads_after_some_work(&cms, "CP-BATCH").await;
     let all = policies(cms.pid());
-    let shards = policies_of(&all, "ocpp-shard-");
+    let shards = named(&all, "ocpp-shard-");
     assert!(
         shards.iter().all(|(_, policy)| *policy == SCHED_BATCH),
         "the shards should run under SCHED_BATCH: {shards:?}"
     );
     for prefix in ["tokio-rt-worker", "sqlx-sqlite-wor"] {
-        let others = policies_of(&all, prefix);
+        let others = named(&all, prefix);
         assert!(
             others.iter().all(|(_, policy)| *policy == SCHED_OTHER),
             "{prefix} threads should run under SCHED_OTHER: {others:?}"

@@ -18,8 +18,9 @@ mod registry;
 pub mod serve;
 mod smart_charging;
 
-pub use actions::{ActionTimes, Dispatch, command_of_row, new_action};
+pub use actions::{Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
+pub use cms_store::actions::ActionTimes;
 #[doc(hidden)]
 pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};

@@ -7,6 +7,7 @@
 use crate::{Backend, Result, Store, format_record_time};
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
+use std::time::Duration;
 
 /// An action taken, before anything was sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,11 +56,23 @@ pub struct ActionRow {
 /// ([`Store::claim_unpublished_actions`]). No action sent has a zero time-out.
 pub const SERVICE_TIMES: i64 = 0;
 
-/// The times of the service that publishes the command line's actions.
+/// How long actions may wait and take: a service's `--action-ttl` and `--action-timeout`,
+/// which the command line's actions taken without times of their own get when claimed.
 #[derive(Debug, Clone, Copy)]
-pub struct ServiceTimes {
-    pub ttl: chrono::Duration,
-    pub timeout_ms: i64,
+pub struct ActionTimes {
+    /// How long an action may wait to be sent; it is never sent after.
+    pub ttl: Duration,
+    /// How long the charger has to answer once a call is sent.
+    pub timeout: Duration,
+}
+
+impl Default for ActionTimes {
+    fn default() -> Self {
+        ActionTimes {
+            ttl: Duration::from_secs(60),
+            timeout: Duration::from_secs(30),
+        }
+    }
 }
 
 const COLUMNS: &str = "a.uuid, a.charger_id, c.identity, a.session, a.action, a.request,
@@ -177,8 +190,10 @@ impl Store {
         &self,
         now: DateTime<Utc>,
         limit: i64,
-        times: ServiceTimes,
+        times: ActionTimes,
     ) -> Result<Vec<ActionRow>> {
+        let ttl = chrono::Duration::from_std(times.ttl).unwrap_or(chrono::Duration::MAX);
+        let timeout_ms = i64::try_from(times.timeout.as_millis()).unwrap_or(i64::MAX);
         let waiting: Vec<ActionRow> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM charger_actions a JOIN chargers c ON c.id = a.charger_id
              WHERE a.published_at IS NULL AND a.status = 'pending' ORDER BY a.id LIMIT $1"
@@ -190,12 +205,11 @@ impl Store {
         for mut action in waiting {
             if action.timeout_ms == SERVICE_TIMES {
                 let taken = DateTime::parse_from_rfc3339(&action.created_at).ok();
-                let deadline =
-                    taken.and_then(|t| t.with_timezone(&Utc).checked_add_signed(times.ttl));
+                let deadline = taken.and_then(|t| t.with_timezone(&Utc).checked_add_signed(ttl));
                 if let Some(deadline) = deadline {
                     action.expires_at = format_record_time(deadline);
                 }
-                action.timeout_ms = times.timeout_ms;
+                action.timeout_ms = timeout_ms;
             }
             let done = sqlx::query(
                 "UPDATE charger_actions SET published_at = $1, expires_at = $2, timeout_ms = $3
@@ -231,10 +245,11 @@ impl Store {
                error_description = 'no gateway reported sending it before its deadline',
                finished_at = $1, updated_at = $1
              WHERE status = 'pending' AND expires_at < $2
-               AND NOT (published_at IS NULL AND timeout_ms = 0)",
+               AND NOT (published_at IS NULL AND timeout_ms = $3)",
         )
         .bind(&at)
         .bind(&cutoff)
+        .bind(SERVICE_TIMES)
         .execute(self.db())
         .await?
         .rows_affected();

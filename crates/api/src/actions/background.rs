@@ -5,7 +5,6 @@
 use super::{Dispatch, command_of_row};
 use cms_bus::{Subscriber, command_record, report_of};
 use cms_store::Store;
-use cms_store::actions::ServiceTimes;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -62,15 +61,11 @@ pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscr
 
 /// Publishes the actions the command line stored, until `stop`.
 pub async fn relay_cli_actions(dispatch: Arc<Dispatch>, stop: CancellationToken) {
-    // An action the command line took without times of its own takes this service's.
-    let times = ServiceTimes {
-        ttl: chrono::Duration::from_std(dispatch.times.ttl).unwrap_or(chrono::Duration::MAX),
-        timeout_ms: i64::try_from(dispatch.times.timeout.as_millis()).unwrap_or(i64::MAX),
-    };
     while !stop.is_cancelled() {
         match dispatch
             .store
-            .claim_unpublished_actions(chrono::Utc::now(), 100, times)
+            // An action the command line took without times of its own takes this service's.
+            .claim_unpublished_actions(chrono::Utc::now(), 100, dispatch.times)
             .await
         {
             Ok(claimed) => {

@@ -11,30 +11,12 @@ pub use background::{SWEEP_MARGIN, follow_reports, relay_cli_actions, sweep_over
 pub use reported::report_change;
 
 use cms_bus::{ActionCommand, ActionReport, Publisher, RequestedBy, Topics, command_record};
+pub use cms_store::actions::ActionTimes;
 use cms_store::actions::{ActionRow, NewAction};
 use cms_store::{Store, StoreError, format_record_time};
 use dashmap::DashMap;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::oneshot;
-
-/// How long actions may wait and take.
-#[derive(Debug, Clone, Copy)]
-pub struct ActionTimes {
-    /// How long an action may wait to be sent; it is never sent after.
-    pub ttl: Duration,
-    /// How long the charger has to answer once a call is sent.
-    pub timeout: Duration,
-}
-
-impl Default for ActionTimes {
-    fn default() -> Self {
-        ActionTimes {
-            ttl: Duration::from_secs(60),
-            timeout: Duration::from_secs(30),
-        }
-    }
-}
 
 /// Takes actions and hands out their ends: one per API process.
 pub struct Dispatch {

@@ -19,9 +19,9 @@ fn new_action(charger_id: i64, uuid: &str, published: bool) -> NewAction {
 }
 
 /// The times of a service that publishes the command line's actions: 2 minutes, 45 seconds.
-const TIMES: ServiceTimes = ServiceTimes {
-    ttl: chrono::Duration::minutes(2),
-    timeout_ms: 45_000,
+const TIMES: ActionTimes = ActionTimes {
+    ttl: std::time::Duration::from_secs(120),
+    timeout: std::time::Duration::from_secs(45),
 };
 
 fn report(action: &NewAction, status: &str) -> StateChange {
