@@ -41,6 +41,7 @@ mod lifecycle;
 mod local_lists;
 mod meter_values;
 mod metrics;
+mod monitoring;
 mod oauth;
 mod ocpp_answers;
 mod postgres_tls;

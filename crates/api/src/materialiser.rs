@@ -73,6 +73,14 @@ impl Materialiser {
     pub async fn run(mut self, mut subscriber: Box<dyn Subscriber>) {
         let records = metrics::counter!("cms_materialiser_records_total");
         let batch_latency = metrics::histogram!("cms_materialiser_batch_seconds");
+        // At 0 before the first one: an alert on their increase then sees the first.
+        for failures in [
+            "cms_materialiser_store_errors_total",
+            "cms_materialiser_dead_letters_total",
+            "cms_materialiser_dead_letters_lost_total",
+        ] {
+            metrics::counter!(failures).absolute(0);
+        }
         let mut batch = Vec::with_capacity(BATCH);
         loop {
             batch.clear();

@@ -109,12 +109,26 @@ impl Subscriber for GroupSubscriber {
 
 /// Sets `cms_kafka_consumer_lag{topic,partition}` of the partitions assigned to this member
 /// from librdkafka's statistics; a partition no longer assigned reads 0 here (its new owner
-/// reports it).
-#[derive(Default)]
+/// reports it). Their sum is `cms_bus_queue_depth`, the records waiting for this member's
+/// materialiser, as the in-process bus counts its queue.
 pub(crate) struct LagContext {
     /// Per partition seen assigned: its gauge and the statistics report that last set it.
     gauges: Mutex<HashMap<(String, i32), (Gauge, u64)>>,
     reports: std::sync::atomic::AtomicU64,
+    waiting: Gauge,
+}
+
+impl Default for LagContext {
+    fn default() -> Self {
+        let waiting = gauge!("cms_bus_queue_depth");
+        // 0 from the start, not from the first statistics report.
+        waiting.set(0.0);
+        LagContext {
+            gauges: Mutex::default(),
+            reports: Default::default(),
+            waiting,
+        }
+    }
 }
 
 impl ClientContext for LagContext {
@@ -123,6 +137,7 @@ impl ClientContext for LagContext {
             .reports
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut gauges = self.gauges.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = 0;
         for (name, topic) in &statistics.topics {
             for partition in topic.partitions.values() {
                 let Some(lag) = lag(partition) else { continue };
@@ -137,8 +152,10 @@ impl ClientContext for LagContext {
                 });
                 gauge.set(lag as f64);
                 *set_by = report;
+                waiting += lag;
             }
         }
+        self.waiting.set(waiting as f64);
         for (gauge, set_by) in gauges.values() {
             if *set_by != report {
                 gauge.set(0.0);

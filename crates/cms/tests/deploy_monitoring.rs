@@ -5,12 +5,12 @@
 //! promtool comes with Debian's `prometheus` package (scripts/lib/promtool.sh installs it).
 //! Without it the promtool test skips, saying so, except in CI (`CI=true`), where it fails.
 
+#[path = "../../../tests/e2e/support/monitoring.rs"]
+mod monitoring;
+
+use monitoring::deploy;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn deploy() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy")
-}
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
@@ -65,75 +65,34 @@ fn alert_rules_check_and_pass_their_unit_tests() {
 
 /// Every metric name the dashboard's queries and the alert rules use is one some crate exports:
 /// a name changed in code, or misspelt here, would leave a panel empty and an alert silent.
+/// (That a running deployment exports each one from its start is the e2e suite's `monitoring`.)
 #[test]
 fn dashboard_and_alerts_name_exported_metrics() {
-    let dashboard_path = deploy().join("grafana/dashboards/cms-fleet.json");
-    let dashboard: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&dashboard_path).expect("the dashboard"))
-            .expect("the dashboard is JSON");
-    let mut queries = String::new();
-    for panel in dashboard["panels"].as_array().expect("panels") {
-        if panel["type"] == "row" {
-            continue;
-        }
+    for panel in monitoring::dashboard_panels() {
         assert_eq!(
             panel["datasource"]["uid"], "prometheus",
             "panel {} is not on the provisioned data source",
             panel["title"]
         );
-        for target in panel["targets"].as_array().expect("targets") {
-            queries.push_str(target["expr"].as_str().expect("a query"));
-            queries.push('\n');
-        }
     }
     let provisioned =
         std::fs::read_to_string(deploy().join("grafana/provisioning/datasources/prometheus.yml"))
             .expect("the data source");
     assert!(provisioned.contains("uid: prometheus"), "{provisioned}");
-    queries.push_str(
-        &std::fs::read_to_string(deploy().join("prometheus/alerts.yml")).expect("the rules"),
-    );
 
     let mut source = String::new();
     read_sources(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join(".."),
         &mut source,
     );
-    let mut missing: Vec<String> = metric_names(&queries)
+    let missing: Vec<String> = monitoring::metric_names(&monitoring::queries())
         .into_iter()
         .filter(|name| !source.contains(&format!("\"{name}\"")))
         .collect();
-    missing.sort();
-    missing.dedup();
     assert!(
         missing.is_empty(),
         "metrics the dashboard or the alerts use but no crate exports: {missing:?}"
     );
-}
-
-/// `cms_*` and `process_*` names in `text`, histogram series named by their metric.
-fn metric_names(text: &str) -> Vec<String> {
-    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let mut names = Vec::new();
-    let mut i = 0;
-    while i < text.len() {
-        let rest = &text[i..];
-        let starts = (rest.starts_with("cms_") || rest.starts_with("process_"))
-            && !text[..i].ends_with(is_name);
-        if !starts {
-            i += rest.chars().next().map_or(1, char::len_utf8);
-            continue;
-        }
-        let len = rest.find(|c: char| !is_name(c)).unwrap_or(rest.len());
-        let name = &rest[..len];
-        let name = ["_bucket", "_count", "_sum"]
-            .iter()
-            .find_map(|suffix| name.strip_suffix(suffix))
-            .unwrap_or(name);
-        names.push(name.to_string());
-        i += len;
-    }
-    names
 }
 
 fn read_sources(dir: &Path, into: &mut String) {
@@ -148,13 +107,4 @@ fn read_sources(dir: &Path, into: &mut String) {
             into.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
         }
     }
-}
-
-#[test]
-fn finds_metric_names_in_queries() {
-    let names = metric_names(
-        "histogram_quantile(0.99, sum by (le) (rate(cms_x_seconds_bucket[5m]))) \
-         / process_max_fds{job=~\"cms-.*\"} + xcms_not",
-    );
-    assert_eq!(names, ["cms_x_seconds", "process_max_fds"]);
 }

@@ -1,7 +1,8 @@
 //! Gateway metrics, as handles made once: no label per charger, no lookup per frame.
 
+use cms_bus::ActionStatus;
 use cms_ocpp::ErrorCode;
-use cms_ocpp::v16::Action;
+use cms_ocpp::v16::{Action, Command};
 use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
 
 /// Why a session ended; the label of `cms_gateway_disconnects_total`.
@@ -81,6 +82,7 @@ pub struct GatewayMetrics {
 impl GatewayMetrics {
     /// Makes the handles; the metrics recorder must be installed before.
     pub fn new() -> Self {
+        Self::register_at_zero();
         let frames_in =
             |action: &'static str| counter!("cms_gateway_frames_in_total", "action" => action);
         GatewayMetrics {
@@ -113,6 +115,26 @@ impl GatewayMetrics {
             drained: counter!("cms_gateway_drained_total"),
             configuration_reads_skipped: counter!("cms_gateway_configuration_reads_skipped_total"),
         }
+    }
+
+    /// The metrics counted where they happen (not through a handle of this struct), made at 0
+    /// before their first event: a panel then reads 0, not "no data", and an alert on their
+    /// increase sees the first one (Prometheus cannot see a series' first sample rise).
+    fn register_at_zero() {
+        for reason in HANDSHAKE_REJECTIONS {
+            counter!("cms_gateway_handshake_rejections_total", "reason" => reason).absolute(0);
+        }
+        for command in Command::ALL {
+            for status in ActionStatus::ALL.into_iter().filter(|s| s.is_final()) {
+                counter!(
+                    "cms_gateway_commands_total",
+                    "action" => command.as_str(),
+                    "status" => status.as_str()
+                )
+                .absolute(0);
+            }
+        }
+        let _ = histogram!("cms_gateway_command_latency_seconds");
     }
 
     pub fn disconnected(&self, reason: DisconnectReason) {
@@ -153,7 +175,32 @@ fn action_index(action: Action) -> usize {
     Action::ALL.iter().position(|a| *a == action).unwrap_or(0)
 }
 
+/// Every reason a handshake is refused for: the labels of
+/// `cms_gateway_handshake_rejections_total` (docs/operations.md).
+pub const HANDSHAKE_REJECTIONS: [&str; 16] = [
+    "bad_request",
+    "unknown_charger",
+    "directory_unavailable",
+    "probe",
+    "client_gone",
+    "timeout",
+    "no_subprotocol",
+    "at_capacity",
+    "unauthenticated_takeover",
+    "unauthorized",
+    "tls_required",
+    "client_certificate_required",
+    "client_certificate_mismatch",
+    "client_certificate_invalid",
+    "tls_busy",
+    "tls_handshake_failed",
+];
+
 /// Handshakes that did not become sessions, by reason.
 pub fn handshake_rejected(reason: &'static str) {
+    debug_assert!(
+        HANDSHAKE_REJECTIONS.contains(&reason),
+        "{reason} is not in HANDSHAKE_REJECTIONS"
+    );
     counter!("cms_gateway_handshake_rejections_total", "reason" => reason).increment(1);
 }

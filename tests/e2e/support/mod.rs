@@ -10,6 +10,7 @@ mod cms;
 pub mod commanded;
 pub mod fleet;
 mod metrics;
+pub mod monitoring;
 mod process;
 pub mod python;
 pub mod python_script;
@@ -78,11 +79,14 @@ pub async fn eventually_within<T>(
     mut probe: impl AsyncFnMut() -> Result<T, String>,
 ) -> T {
     let deadline = tokio::time::Instant::now() + limit;
+    let mut last = String::new();
     loop {
-        let last = match tokio::time::timeout_at(deadline, probe()).await {
+        // A probe the deadline cuts short tells nothing new: the last one that finished does.
+        last = match tokio::time::timeout_at(deadline, probe()).await {
             Ok(Ok(value)) => return value,
-            Ok(Err(last)) => last,
-            Err(_) => "the probe itself did not finish".to_string(),
+            Ok(Err(seen)) => seen,
+            Err(_) if last.is_empty() => "the probe itself did not finish".to_string(),
+            Err(_) => last,
         };
         if tokio::time::Instant::now() >= deadline {
             panic!("waited {limit:?} for {what}; last seen: {last}");

@@ -77,6 +77,7 @@ pub async fn balance_sites(
     config: SmartChargingConfig,
     stop: CancellationToken,
 ) {
+    register_metrics();
     let mut balancer = Balancer {
         name: format!("balancer-{}", uuid::Uuid::new_v4()),
         dispatch,
@@ -110,6 +111,21 @@ pub async fn balance_sites(
     {
         tracing::warn!(error = %e, "cannot let go of the smart charging sites");
     }
+}
+
+/// What a charging limit's call came to: `sent`, then `accepted` or `rejected` by the
+/// charger, or `failed` (never taken or never answered).
+const LIMIT_OUTCOMES: [&str; 4] = ["sent", "accepted", "rejected", "failed"];
+
+/// The balancer's metrics at 0 before its first round and its first limit, so that a panel
+/// reads 0 and an alert sees the first one (the per-site headroom comes with each site).
+fn register_metrics() {
+    for outcome in LIMIT_OUTCOMES {
+        metrics::counter!("cms_smart_charging_limits_total", "outcome" => outcome).absolute(0);
+    }
+    metrics::counter!("cms_smart_charging_fail_safe_seconds_total").absolute(0);
+    metrics::gauge!("cms_smart_charging_sites_balanced").set(0.0);
+    metrics::gauge!("cms_smart_charging_sites_in_fail_safe").set(0.0);
 }
 
 struct Balancer {
