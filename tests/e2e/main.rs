@@ -47,6 +47,7 @@ mod postgres_tls;
 mod priority;
 mod providers;
 mod proxy;
+mod proxy_budget;
 mod proxy_harness;
 mod rest_api;
 mod smart_charging;

@@ -326,6 +326,8 @@ impl Link {
         *next_id += 1;
         let id = format!("cms-{next_id}");
         send_call(ws, &id, &call).await?;
+        // Written: its bytes are the socket's now, no longer the budgets'.
+        drop(call.held);
         Ok(Awaiting {
             id,
             sent: Instant::now(),
