@@ -49,6 +49,7 @@ mod providers;
 mod proxy;
 mod proxy_budget;
 mod proxy_harness;
+mod proxy_leader_calls;
 mod rest_api;
 mod smart_charging;
 mod streams;

@@ -47,7 +47,9 @@ pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
 pub use registry::RegistryDirectory;
-pub use relay::{CHARGER_BYTES as RELAY_CHARGER_BYTES, TOTAL_BYTES as RELAY_TOTAL_BYTES};
+pub use relay::{
+    CHARGER_BYTES as RELAY_CHARGER_BYTES, LeaderCalls, TOTAL_BYTES as RELAY_TOTAL_BYTES,
+};
 pub use tls_listener::{GatewayTls, TrustedProxies};
 
 /// How chargers may reach the gateway besides plain ws: its own wss listener, and load
@@ -117,6 +119,8 @@ pub struct GatewayConfig {
     /// (docs/proxy.md, "Bounded").
     pub relay_charger_bytes: usize,
     pub relay_total_bytes: usize,
+    /// The calls a leader proxy server may send a charger (docs/proxy.md).
+    pub relay_leader_calls: LeaderCalls,
     /// How often the gateway publishes that it is alive (`gateway_alive`): taken between 100 ms
     /// and a day.
     pub beacon_interval: Duration,
@@ -147,6 +151,7 @@ impl GatewayConfig {
             proxy_ca_file: None,
             relay_charger_bytes: RELAY_CHARGER_BYTES,
             relay_total_bytes: RELAY_TOTAL_BYTES,
+            relay_leader_calls: LeaderCalls::default(),
             beacon_interval: Duration::from_secs(10),
             on_shard_start: || {},
         }
@@ -269,6 +274,8 @@ impl Gateway {
                 config.relay_charger_bytes,
                 config.relay_total_bytes,
             )),
+            leader_calls: config.relay_leader_calls,
+            leader_refusals: ::metrics::counter!("cms_proxy_leader_calls_refused_total"),
         };
         // Before any charger is let in: the sessions of this gateway's last run are over. Then
         // beacons, until the sessions are closed at shutdown (each says so itself).

@@ -6,15 +6,18 @@
 //! never reaching the charger. The leader (the proxy server with role `leader` of a charger
 //! whose vendor role is `ROLE_FOLLOWER`) answers the charger: its answer to each relayed call
 //! is handed back to the session, which waits for it at most [`LEADER_WAIT`] and answers
-//! itself when it does not come (or the leader is down). Bounded: each upstream has a queue of [`QUEUE`] calls, and the
+//! itself when it does not come (or the leader is down); its calls reach the charger when
+//! [`LeaderCalls`] allows them. Bounded: each upstream has a queue of [`QUEUE`] calls, and the
 //! calls queued hold no more bytes than the charger's budget and the gateway's ([`budget`]);
 //! what does not fit (the upstream slow or down) is dropped for that upstream, counted, and
 //! never slows the charger.
 
 mod budget;
+mod leader_calls;
 mod upstream;
 
 pub use budget::{CHARGER_BYTES, GatewayBudget, TOTAL_BYTES};
+pub use leader_calls::LeaderCalls;
 
 use crate::commands::CommandInbox;
 use crate::events::EventTarget;
@@ -116,6 +119,10 @@ pub struct RelayContext {
     pub events: EventTarget,
     /// The bytes queued calls may hold, per charger and over the gateway.
     pub budget: Arc<GatewayBudget>,
+    /// What a leader may make a charger do, and the count of its calls refused
+    /// (`cms_proxy_leader_calls_refused_total`, registered at start).
+    pub leader_calls: LeaderCalls,
+    pub leader_refusals: metrics::Counter,
 }
 
 /// One upstream as the session sees it: where its calls queue, and whether it is up.
@@ -189,6 +196,8 @@ impl Relay {
                     leader: upstream.leader.then(|| upstream::LeaderSide {
                         inbox: inbox.clone(),
                         session: session.to_string(),
+                        calls: context.leader_calls,
+                        refused: context.leader_refusals.clone(),
                     }),
                     state: state.clone(),
                     lagging: lagging.clone(),
