@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// What the leader answers with, so that its answers are told from cms's own.
-const LEADER_INTERVAL: &str = "77";
-const LEADER_TRANSACTION: i64 = 9001;
+pub(crate) const LEADER_INTERVAL: &str = "77";
+pub(crate) const LEADER_TRANSACTION: i64 = 9001;
 const RESTARTED_TRANSACTION: i64 = 9002;
 
 /// A port nobody listens on now, for a central system that must come back at the same address.
@@ -25,14 +25,14 @@ fn free_port() -> u16 {
     listener.local_addr().expect("its address").port()
 }
 
-struct Upstreams {
+pub(crate) struct Upstreams {
     pki: TestPki,
     _dir: TempDir,
     leader_port: u16,
 }
 
 impl Upstreams {
-    fn new() -> Upstreams {
+    pub(crate) fn new() -> Upstreams {
         let dir = TempDir::new().expect("a temp dir for the test PKI");
         Upstreams {
             pki: TestPki::create(dir.path()),
@@ -57,7 +57,7 @@ impl Upstreams {
         CentralSystem::start(&options).await
     }
 
-    async fn leader(&self, transaction_id: i64) -> CentralSystem {
+    pub(crate) async fn leader(&self, transaction_id: i64) -> CentralSystem {
         let id = transaction_id.to_string();
         let options = ["--interval", LEADER_INTERVAL, "--transaction-id", &id];
         self.start(Some(self.leader_port), &options).await
@@ -66,8 +66,19 @@ impl Upstreams {
 
 /// `cms up` trusting the test CA for proxy servers, a charger of its, and the operator's API.
 async fn relaying_cms(upstreams: &Upstreams, identity: &str) -> (Cms, String, Api) {
+    relaying_cms_with(upstreams, identity, &[]).await
+}
+
+/// [`relaying_cms`] with `extra` options for `cms up`.
+pub(crate) async fn relaying_cms_with(
+    upstreams: &Upstreams,
+    identity: &str,
+    extra: &[&str],
+) -> (Cms, String, Api) {
     let ca = upstreams.pki.ca_certificate();
-    let cms = Cms::up_with(&["--proxy-ca-file", ca.to_str().expect("utf-8 path")]).await;
+    let mut options = vec!["--proxy-ca-file", ca.to_str().expect("utf-8 path")];
+    options.extend_from_slice(extra);
+    let cms = Cms::up_with(&options).await;
     let uuid = cms.add_charger(identity).await;
     // Relaying is a `pro` feature.
     cms.license(identity, false, true).await;
@@ -75,13 +86,13 @@ async fn relaying_cms(upstreams: &Upstreams, identity: &str) -> (Cms, String, Ap
     (cms, uuid, api)
 }
 
-async fn set_proxy(api: &Api, uuid: &str, vendor_role: &str, servers: Value) {
+pub(crate) async fn set_proxy(api: &Api, uuid: &str, vendor_role: &str, servers: Value) {
     let body = json!({"vendor_role": vendor_role, "servers": servers});
     let path = format!("/api/v3/chargers/{uuid}/proxy");
     api.expect(200, "PUT", &path, Some(&body)).await;
 }
 
-fn server(central: &CentralSystem, role: &str) -> Value {
+pub(crate) fn server(central: &CentralSystem, role: &str) -> Value {
     json!({"websocket_url": format!("{}/ocpp", central.url()), "role": role})
 }
 
@@ -104,7 +115,7 @@ async fn wait_statuses(api: &Api, uuid: &str, expected: &[&str]) -> Vec<Value> {
 }
 
 /// The answer cms gave to the charger's BootNotification on its `connection`th connection.
-async fn boot_answer(charger: &mut CommandedCharger) -> Value {
+pub(crate) async fn boot_answer(charger: &mut CommandedCharger) -> Value {
     let boot = charger
         .wait_for("its BootNotification answered", |l| {
             l["sent"] == "BootNotification"

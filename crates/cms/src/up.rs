@@ -9,7 +9,7 @@ use crate::store_args::StoreArgs;
 use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
 use cms_api::{Api, ApiConfig, HttpLimits, LocalListConfig, SmartChargingConfig};
 use cms_bus::{Bus, BusError, InProcessBus, InProcessConfig, Topics};
-use cms_gateway::{AckAfter, Gateway, GatewayConfig};
+use cms_gateway::{AckAfter, Gateway, GatewayConfig, LeaderCalls};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -107,6 +107,23 @@ pub struct GatewayArgs {
     /// roots: chargers with proxy servers are relayed to them (docs/proxy.md).
     #[arg(long, env = "CMS_PROXY_CA_FILE", value_name = "FILE")]
     pub proxy_ca_file: Option<std::path::PathBuf>,
+    /// Payload bytes a relayed charger's calls may hold while they wait for its proxy servers
+    /// (each call counted once per server it waits for); past it a call is dropped for the
+    /// server it does not fit, and counted.
+    #[arg(long, env = "CMS_RELAY_CHARGER_BYTES", value_parser = at_least_one,
+        default_value_t = cms_gateway::RELAY_CHARGER_BYTES)]
+    pub relay_charger_bytes: usize,
+    /// The same over all the relayed chargers of this gateway process.
+    #[arg(long, env = "CMS_RELAY_TOTAL_BYTES", value_parser = at_least_one,
+        default_value_t = cms_gateway::RELAY_TOTAL_BYTES)]
+    pub relay_total_bytes: usize,
+    /// The calls a charger's leader proxy server may send it: OCPP 1.6 names, comma-separated,
+    /// or `none`. Others are answered `SecurityError` and never reach the charger; a
+    /// ChangeConfiguration of a security key (AuthorizationKey, SecurityProfile, ...) never
+    /// does, whatever the list.
+    #[arg(long, env = "CMS_RELAY_LEADER_CALLS", value_name = "CALLS",
+        default_value_t = LeaderCalls::default(), value_parser = LeaderCalls::parse)]
+    pub relay_leader_calls: LeaderCalls,
     /// On SIGTERM or SIGINT: turn unready, stop accepting, then close the chargers' sessions
     /// one by one spread evenly over this period (never slower than 100 a second), so that they
     /// reconnect to the other gateways at a bounded rate; `0` closes them all at once. A second
@@ -166,6 +183,9 @@ impl GatewayArgs {
         config.command_ttl = actions.action_ttl;
         config.command_timeout = actions.action_timeout;
         config.proxy_ca_file = self.proxy_ca_file.clone();
+        config.relay_charger_bytes = self.relay_charger_bytes;
+        config.relay_total_bytes = self.relay_total_bytes;
+        config.relay_leader_calls = self.relay_leader_calls;
         config.beacon_interval = self.gateway_beacon_interval;
         config.on_shard_start = match self.shard_scheduling {
             ShardScheduling::Batch => crate::priority::shard_in_batches,

@@ -47,6 +47,9 @@ pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
 pub use registry::RegistryDirectory;
+pub use relay::{
+    CHARGER_BYTES as RELAY_CHARGER_BYTES, LeaderCalls, TOTAL_BYTES as RELAY_TOTAL_BYTES,
+};
 pub use tls_listener::{GatewayTls, TrustedProxies};
 
 /// How chargers may reach the gateway besides plain ws: its own wss listener, and load
@@ -112,6 +115,12 @@ pub struct GatewayConfig {
     pub command_timeout: Duration,
     /// Certificate authorities the proxy relay trusts besides the public roots (PEM).
     pub proxy_ca_file: Option<std::path::PathBuf>,
+    /// The payload bytes a relayed charger's queued calls may hold, and all of this process's
+    /// (docs/proxy.md, "Bounded").
+    pub relay_charger_bytes: usize,
+    pub relay_total_bytes: usize,
+    /// The calls a leader proxy server may send a charger (docs/proxy.md).
+    pub relay_leader_calls: LeaderCalls,
     /// How often the gateway publishes that it is alive (`gateway_alive`): taken between 100 ms
     /// and a day.
     pub beacon_interval: Duration,
@@ -140,6 +149,9 @@ impl GatewayConfig {
             command_ttl: Duration::from_secs(60),
             command_timeout: Duration::from_secs(30),
             proxy_ca_file: None,
+            relay_charger_bytes: RELAY_CHARGER_BYTES,
+            relay_total_bytes: RELAY_TOTAL_BYTES,
+            relay_leader_calls: LeaderCalls::default(),
             beacon_interval: Duration::from_secs(10),
             on_shard_start: || {},
         }
@@ -258,6 +270,12 @@ impl Gateway {
                 topic: config.topics.connections,
                 node: Bytes::from(config.node_id.clone()),
             },
+            budget: Arc::new(relay::GatewayBudget::new(
+                config.relay_charger_bytes,
+                config.relay_total_bytes,
+            )),
+            leader_calls: config.relay_leader_calls,
+            leader_refusals: ::metrics::counter!("cms_proxy_leader_calls_refused_total"),
         };
         // Before any charger is let in: the sessions of this gateway's last run are over. Then
         // beacons, until the sessions are closed at shutdown (each says so itself).

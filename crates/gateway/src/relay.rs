@@ -6,11 +6,18 @@
 //! never reaching the charger. The leader (the proxy server with role `leader` of a charger
 //! whose vendor role is `ROLE_FOLLOWER`) answers the charger: its answer to each relayed call
 //! is handed back to the session, which waits for it at most [`LEADER_WAIT`] and answers
-//! itself when it does not come (or the leader is down). Bounded: each upstream has a queue of
-//! [`QUEUE`] calls; one that is full (the upstream slow or down) drops what does not fit,
-//! counted, and never slows the charger.
+//! itself when it does not come (or the leader is down); its calls reach the charger when
+//! [`LeaderCalls`] allows them. Bounded: each upstream has a queue of [`QUEUE`] calls, and the
+//! calls queued hold no more bytes than the charger's budget and the gateway's ([`budget`]);
+//! what does not fit (the upstream slow or down) is dropped for that upstream, counted, and
+//! never slows the charger.
 
+mod budget;
+mod leader_calls;
 mod upstream;
+
+pub use budget::{CHARGER_BYTES, GatewayBudget, TOTAL_BYTES};
+pub use leader_calls::LeaderCalls;
 
 use crate::commands::CommandInbox;
 use crate::events::EventTarget;
@@ -33,12 +40,14 @@ pub const QUEUE: usize = 64;
 pub const LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// One charger CALL to relay: its action and its payload (the charger's own bytes); for the
-/// leader, where its answer goes.
+/// leader, where its answer goes; while it is queued, the bytes it holds of the budgets (none
+/// for the replay's calls, which the session keeps anyway).
 #[derive(Debug)]
 pub struct Relayed {
     pub action: Action,
     pub payload: Bytes,
     pub answer_to: Option<oneshot::Sender<LeaderAnswer>>,
+    pub held: Option<budget::Held>,
 }
 
 /// The leader's answer to a relayed call.
@@ -81,11 +90,13 @@ impl Replay {
             action: Action::BootNotification,
             payload: payload.clone(),
             answer_to: None,
+            held: None,
         });
         let statuses = self.statuses.values().map(|payload| Relayed {
             action: Action::StatusNotification,
             payload: payload.clone(),
             answer_to: None,
+            held: None,
         });
         boot.chain(statuses).collect()
     }
@@ -106,11 +117,18 @@ pub struct RelayContext {
     /// the sessions' own connection events go there too.
     pub bus: Arc<dyn cms_bus::Publisher>,
     pub events: EventTarget,
+    /// The bytes queued calls may hold, per charger and over the gateway.
+    pub budget: Arc<GatewayBudget>,
+    /// What a leader may make a charger do, and the count of its calls refused
+    /// (`cms_proxy_leader_calls_refused_total`, registered at start).
+    pub leader_calls: LeaderCalls,
+    pub leader_refusals: metrics::Counter,
 }
 
 /// One upstream as the session sees it: where its calls queue, and whether it is up.
 struct Queue {
     calls: mpsc::Sender<Relayed>,
+    budget: Arc<budget::UpstreamBudget>,
     state: Arc<AtomicU8>,
     leader: bool,
     /// Set when a wait for this leader's answer ran out, cleared when it answers again: until
@@ -127,11 +145,12 @@ pub const DOWN: u8 = 2;
 
 /// The relay of one charger's session: its upstreams, stopped when it is dropped.
 pub struct Relay {
+    identity: Box<str>,
     setup: ProxySetup,
     queues: Vec<Queue>,
+    budget: Arc<budget::ChargerBudget>,
     /// Kept handles: a metric looked up by name on every frame costs a hash and a lock.
     queued: metrics::Counter,
-    dropped: metrics::Counter,
     replay: Arc<Mutex<Replay>>,
     stop: CancellationToken,
 }
@@ -151,6 +170,7 @@ impl Relay {
         mid_session: bool,
     ) -> Relay {
         let stop = context.shutdown.child_token();
+        let budget = budget::ChargerBudget::new(context.budget.clone());
         let queues = setup
             .upstreams
             .iter()
@@ -176,6 +196,8 @@ impl Relay {
                     leader: upstream.leader.then(|| upstream::LeaderSide {
                         inbox: inbox.clone(),
                         session: session.to_string(),
+                        calls: context.leader_calls,
+                        refused: context.leader_refusals.clone(),
                     }),
                     state: state.clone(),
                     lagging: lagging.clone(),
@@ -184,6 +206,7 @@ impl Relay {
                 tokio::spawn(link.run(calls));
                 Queue {
                     calls: queue,
+                    budget: budget.upstream(setup.upstreams.len()),
                     state,
                     leader: upstream.leader,
                     lagging,
@@ -191,10 +214,11 @@ impl Relay {
             })
             .collect();
         Relay {
+            identity: identity.into(),
             setup,
             queues,
+            budget,
             queued: metrics::counter!("cms_proxy_frames_queued_total"),
-            dropped: metrics::counter!("cms_proxy_frames_dropped_total"),
             replay,
             stop,
         }
@@ -214,8 +238,8 @@ impl Relay {
     }
 
     /// Relays one CALL of the charger to every upstream; dropped (and counted) for an upstream
-    /// whose queue is full. `Some`: where the leader's answer will come, when there is a
-    /// leader, it is connected and it took the call.
+    /// whose queue is full or that the byte budgets have no room for. `Some`: where the
+    /// leader's answer will come, when there is a leader, it is connected and it took the call.
     pub fn relay(
         &self,
         action: Action,
@@ -250,18 +274,26 @@ impl Relay {
                 }
                 false => (None, None),
             };
-            let call = Relayed {
-                action,
-                payload: payload.clone(),
-                answer_to,
+            let queued = match queue.budget.admit(payload.len()) {
+                Ok(held) => {
+                    let call = Relayed {
+                        action,
+                        payload: payload.clone(),
+                        answer_to,
+                        held: Some(held),
+                    };
+                    // A call that does not fit gives its bytes back as it is dropped here.
+                    queue.calls.try_send(call).map_err(|_| budget::Over::Queue)
+                }
+                Err(over) => Err(over),
             };
-            match queue.calls.try_send(call) {
+            match queued {
                 Ok(()) => {
                     self.queued.increment(1);
                     leader_answer = leader_answer.or(answer);
                 }
-                Err(_) => {
-                    self.dropped.increment(1);
+                Err(over) => {
+                    self.budget.gateway().dropped(&self.identity, over);
                     if queue.leader {
                         metrics::counter!("cms_proxy_leader_fallbacks_total").increment(1);
                     }

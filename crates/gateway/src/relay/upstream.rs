@@ -98,10 +98,12 @@ impl Link {
     }
 }
 
-/// Where a leader's calls go: the session's inbox, behind cms's own actions.
+/// Where a leader's calls go: the session's inbox, behind cms's own actions; which it may send.
 pub struct LeaderSide {
     pub inbox: Arc<CommandInbox>,
     pub session: String,
+    pub calls: super::LeaderCalls,
+    pub refused: metrics::Counter,
 }
 
 /// How long a leader's call may wait for the charger's answer, queued and sent.
@@ -326,6 +328,8 @@ impl Link {
         *next_id += 1;
         let id = format!("cms-{next_id}");
         send_call(ws, &id, &call).await?;
+        // Written: its bytes are the socket's now, no longer the budgets'.
+        drop(call.held);
         Ok(Awaiting {
             id,
             sent: Instant::now(),
@@ -386,6 +390,14 @@ impl Link {
             ));
         };
         let request: serde_json::Value = serde_json::from_str(payload.get()).ok()?;
+        // Checked on the request as it would be sent: a key given twice in the leader's text
+        // is read once here, and sent once.
+        if let Some((code, why)) = leader.calls.refusal(&action, &request) {
+            leader.refused.increment(1);
+            tracing::debug!(identity = %self.identity, %action, reason = %why,
+                "a leader's call refused");
+            return Some(call_error(&message_id, code, &why));
+        }
         let now = chrono::Utc::now();
         let expires = now + chrono::Duration::from_std(LEADER_CALL_TTL).unwrap_or_default();
         let command = ActionCommand {
@@ -661,6 +673,8 @@ mod tests {
         let side = LeaderSide {
             inbox: inbox.clone(),
             session: "s-1".into(),
+            calls: super::super::LeaderCalls::default(),
+            refused: metrics::Counter::noop(),
         };
         let leader = link(Some(side));
         let (replies, mut replies_out) = mpsc::unbounded_channel();
