@@ -51,6 +51,7 @@ mod proxy;
 mod proxy_budget;
 mod proxy_harness;
 mod proxy_leader_calls;
+mod readme;
 mod rest_api;
 mod smart_charging;
 mod streams;

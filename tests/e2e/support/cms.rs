@@ -262,6 +262,12 @@ impl Cms {
         opened.expect("open the store of cms up")
     }
 
+    /// How the admin commands reach this instance's store: `--data-dir DIR` or
+    /// `--database-url URL`.
+    pub fn store_args(&self) -> &[String] {
+        &self.store
+    }
+
     /// Runs `cms <args>` on this instance's store to completion (bounded in time).
     pub async fn cli(&self, args: &[&str]) -> CliOutput {
         run_cli(&self.store, args, EXIT_TIMEOUT).await
