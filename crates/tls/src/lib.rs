@@ -14,19 +14,21 @@
 //! #     listener: tokio::net::TcpListener,
 //! #     shutdown: tokio_util::sync::CancellationToken,
 //! # ) -> Result<(), Box<dyn std::error::Error>> {
-//! use cms_tls::{ClientCertificate, DEFAULT_POLL_INTERVAL, ServerTls, TlsFiles};
+//! use cms_tls::{DEFAULT_POLL_INTERVAL, ServerTls, TlsFiles};
 //!
 //! let files = TlsFiles::new("/etc/cms/ocpp.pem", "/etc/cms/ocpp.key")
-//!     .with_client_ca("/etc/cms/chargers-ca.pem");
+//!     .with_client_ca("/etc/cms/chargers-ca.pem")
+//!     .with_client_crl("/etc/cms/chargers-crl.pem");
 //! let tls = ServerTls::load("ocpp", files)?;
 //! tls.watch(DEFAULT_POLL_INTERVAL, shutdown.clone())?;
 //! loop {
 //!     let (tcp, _) = listener.accept().await?;
-//!     let acceptor = tls.acceptor();
+//!     let (tls, acceptor) = (tls.clone(), tls.acceptor());
 //!     tokio::spawn(async move {
 //!         // Under a deadline: a client that never finishes its handshake holds a socket.
 //!         let Ok(stream) = acceptor.accept(tcp).await else { return };
-//!         let certificate = ClientCertificate::of_stream(&stream);
+//!         // Verified again if the session was resumed: refused once revoked or expired.
+//!         let certificate = tls.client_certificate_of(&stream);
 //!         // ... the websocket upgrade over `stream`, then per charger: security profile 3
 //!         // needs `Ok(Some(c))` with `c.identifies(identity)`, profile 2 the Basic password.
 //!     });
@@ -54,6 +56,7 @@
 
 mod certificate;
 mod client;
+mod client_trust;
 mod config;
 mod error;
 mod files;
