@@ -4,15 +4,18 @@
 //! (tests/interop/tls_charger.py, one run per attempt) and a rustls charger that stays
 //! connected while others come and go.
 
+mod flood;
 mod https;
 mod profiles;
 mod python_client;
 mod reload;
+mod revocation;
 mod upgrade;
 mod wss_charger;
 
 use crate::support::{Api, Cms, Metrics, eventually};
 use cms_tls::test_pki::TestPki;
+use std::path::Path;
 use tempfile::TempDir;
 
 /// `cms up` serving OCPP on ws and on wss, chargers' client certificates from the PKI's CA.
@@ -33,13 +36,33 @@ impl TlsCms {
     }
 
     async fn start(https: bool) -> TlsCms {
+        let client_ca = |pki: &TestPki, _: &Path| {
+            let ca = pki.ca_certificate().display().to_string();
+            vec!["--tls-client-ca".to_string(), ca]
+        };
+        TlsCms::start_with(https, client_ca).await
+    }
+
+    /// As [`TlsCms::up`], with the options `client_trust` gives (the client CA's and the
+    /// CRLs', say) instead of `--tls-client-ca ca.pem`; it is handed the PKI and its directory.
+    async fn up_with_client_trust(
+        client_trust: impl FnOnce(&TestPki, &Path) -> Vec<String>,
+    ) -> TlsCms {
+        TlsCms::start_with(false, client_trust).await
+    }
+
+    async fn start_with(
+        https: bool,
+        client_trust: impl FnOnce(&TestPki, &Path) -> Vec<String>,
+    ) -> TlsCms {
         let dir = TempDir::new().expect("a temp dir for the PKI");
         let pki = TestPki::create(dir.path());
-        let (chain, key, ca) = (pki.server_chain(), pki.server_key(), pki.ca_certificate());
-        let [chain, key, ca] =
-            [chain.to_str(), key.to_str(), ca.to_str()].map(|p| p.expect("utf-8"));
+        let trust = client_trust(&pki, dir.path());
+        let (chain, key) = (pki.server_chain(), pki.server_key());
+        let [chain, key] = [chain.to_str(), key.to_str()].map(|p| p.expect("utf-8"));
         let mut args = vec!["--ocpp-tls-addr", "127.0.0.1:0"];
-        args.extend(["--tls-cert", chain, "--tls-key", key, "--tls-client-ca", ca]);
+        args.extend(["--tls-cert", chain, "--tls-key", key]);
+        args.extend(trust.iter().map(String::as_str));
         if https {
             args.extend(["--http-tls-cert", chain, "--http-tls-key", key]);
         }

@@ -1,10 +1,12 @@
 //! TLS on the command line: the gateway's wss listener (OCPP security profiles 2 and 3) and
 //! HTTPS for the REST API, each from PEM files, reloaded on SIGHUP or when the files change.
 
+use crate::duration::positive_duration;
 use cms_gateway::{GatewaySecurity, GatewayTls, TrustedProxies};
 use cms_tls::{DEFAULT_POLL_INTERVAL, ForwardedCertificates, ServerTls, TlsFiles};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Clone, clap::Args)]
@@ -23,15 +25,30 @@ pub struct OcppTlsArgs {
     /// charger's certificate must chain to one, be valid now, and name it as subject CN.
     #[arg(long, env = "CMS_TLS_CLIENT_CA")]
     pub tls_client_ca: Option<PathBuf>,
+    /// Certificate revocation lists (PEM) of the --tls-client-ca CAs: a charger certificate
+    /// they revoke is refused, as is one whose status no CRL here tells (every CA that issued
+    /// a certificate of a charger's chain needs its CRL in the file). Reloaded like the CA.
+    #[arg(long, env = "CMS_TLS_CLIENT_CRL", requires = "tls_client_ca")]
+    pub tls_client_crl: Option<PathBuf>,
     /// Threads doing TLS handshakes, apart from the shards that serve established chargers.
     #[arg(long, env = "CMS_TLS_HANDSHAKE_THREADS", default_value_t = 1)]
     pub tls_handshake_threads: usize,
+    /// TLS handshakes under way at once from one IPv4 address or one IPv6 /64; past it a
+    /// connection is closed at once (`tls_per_address`). 0 for no limit: behind a TCP balancer
+    /// that hides the chargers' addresses, or when many chargers share one NAT address.
+    #[arg(long, env = "CMS_TLS_HANDSHAKES_PER_ADDRESS", default_value_t = 16)]
+    pub tls_handshakes_per_address: usize,
+    /// How long a wss client has, from the accept, to send its whole TLS ClientHello; a socket
+    /// left idle longer is closed (`tls_slow_start`).
+    #[arg(long, env = "CMS_TLS_HELLO_TIMEOUT", default_value = "2s", value_parser = positive_duration)]
+    pub tls_hello_timeout: Duration,
     /// Load balancers (IP addresses, comma-separated) that terminate TLS in front of the
     /// gateway: their plain connections count as TLS, and the client certificate each forwards
     /// in --client-cert-header is believed once it verifies against --tls-client-ca. Off by
     /// default; a header from any other address is ignored.
     #[arg(
         long,
+        visible_alias = "trusted-proxy",
         env = "CMS_TRUSTED_PROXIES",
         value_delimiter = ',',
         requires = "tls_client_ca"
@@ -52,15 +69,20 @@ impl OcppTlsArgs {
     pub fn security(&self, stop: &CancellationToken) -> Result<GatewaySecurity, String> {
         Ok(GatewaySecurity {
             tls: self.gateway_tls(stop)?,
-            proxies: self.trusted_proxies()?,
+            proxies: self.trusted_proxies(stop)?,
         })
     }
 
-    fn trusted_proxies(&self) -> Result<Option<TrustedProxies>, String> {
+    /// The proxies and the client CA they are believed by, watched until `stop`.
+    fn trusted_proxies(&self, stop: &CancellationToken) -> Result<Option<TrustedProxies>, String> {
         let (false, Some(ca)) = (self.trusted_proxies.is_empty(), &self.tls_client_ca) else {
             return Ok(None);
         };
-        let certificates = ForwardedCertificates::load(ca).map_err(|e| e.to_string())?;
+        let certificates = ForwardedCertificates::load(ca, self.tls_client_crl.clone())
+            .map_err(|e| e.to_string())?;
+        certificates
+            .watch(DEFAULT_POLL_INTERVAL, stop.clone())
+            .map_err(|e| format!("cannot watch for SIGHUP: {e}"))?;
         Ok(Some(TrustedProxies {
             addresses: self.trusted_proxies.clone(),
             header: self.client_cert_header.to_ascii_lowercase(),
@@ -80,11 +102,16 @@ impl OcppTlsArgs {
         if let Some(ca) = &self.tls_client_ca {
             files = files.with_client_ca(ca);
         }
+        if let Some(crl) = &self.tls_client_crl {
+            files = files.with_client_crl(crl);
+        }
         let server = watched("ocpp", files, stop)?;
         Ok(Some(GatewayTls {
             addr,
             server,
             handshake_threads: self.tls_handshake_threads,
+            handshakes_per_address: self.tls_handshakes_per_address,
+            hello_timeout: self.tls_hello_timeout,
         }))
     }
 }

@@ -270,9 +270,12 @@ fn to_request(parsed: &httparse::Request<'_, '_>, forwarded_header: Option<&str>
         authorization: header_values(headers, "authorization")
             .next()
             .map(str::to_string),
+        // Every line of the header, in order (as one value, RFC 9110): a proxy that adds its
+        // own line after the client's puts the nearest element last, where it is read.
         forwarded_certificate: forwarded_header
-            .and_then(|name| header_values(headers, name).next())
-            .map(str::to_string),
+            .map(|name| header_values(headers, name).collect::<Vec<_>>())
+            .filter(|lines| !lines.is_empty())
+            .map(|lines| lines.join(",")),
     }
 }
 

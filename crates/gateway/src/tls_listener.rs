@@ -2,22 +2,45 @@
 //! own, so that a reconnect storm's key exchanges take turns with the shards under the kernel's
 //! scheduler instead of stalling a shard's event loop, where established chargers are served;
 //! each finished handshake is handed to a shard (round robin), which runs the session.
+//!
+//! Strangers cannot crowd chargers out with sockets they open and leave idle: a connection
+//! has `hello_timeout` to send its whole ClientHello, and until then it takes no handshake
+//! turn (it holds a socket, under the connection cap, and a place under its source address's
+//! limit); the turns, at most `MAX_HANDSHAKES`, are for the key exchanges.
+
+mod sources;
 
 use crate::Shared;
 use crate::metrics::handshake_rejected;
 use crate::stream::HandedTcp;
-use cms_tls::{ClientCertificate, ServerTls};
+use cms_tls::{ServerTls, TlsError};
+use sources::{SourceTurn, Sources};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::{Instant, timeout_at};
+use tokio_rustls::LazyConfigAcceptor;
 use tokio_rustls::server::TlsStream;
 use tokio_util::task::TaskTracker;
 
-/// Handshakes under way at once; past it a newcomer is closed at once. Bounds the memory a
-/// storm can hold in half-made TLS sessions.
+/// Handshakes past their ClientHello under way at once; past it a newcomer is closed as its
+/// ClientHello comes. Bounds the memory and the work a storm can hold in half-made sessions.
 const MAX_HANDSHAKES: usize = 1_024;
+
+/// Why the wss listener closes a connection before a session, each counted from the start in
+/// `cms_gateway_handshake_rejections_total{reason}`.
+const REJECTIONS: [&str; 7] = [
+    "tls_per_address",
+    "tls_slow_start",
+    "tls_busy",
+    "tls_handshake_failed",
+    "client_certificate_invalid",
+    "client_certificate_revoked",
+    "timeout",
+];
 
 /// The wss side of a gateway.
 #[derive(Clone)]
@@ -26,6 +49,10 @@ pub struct GatewayTls {
     pub server: ServerTls,
     /// Threads of the handshake runtime.
     pub handshake_threads: usize,
+    /// Handshakes under way at once from one IPv4 address or IPv6 /64; 0 for no limit.
+    pub handshakes_per_address: usize,
+    /// How long after the accept the client's ClientHello may take to arrive whole.
+    pub hello_timeout: Duration,
 }
 
 /// Load balancers that terminate TLS in front of the gateway (opt-in): their connections count
@@ -67,14 +94,26 @@ pub fn spawn(
         .thread_name("ocpp-tls")
         .enable_all()
         .build()?;
+    for reason in REJECTIONS {
+        metrics::counter!("cms_gateway_handshake_rejections_total", "reason" => reason)
+            .increment(0);
+    }
     std::thread::Builder::new()
         .name("ocpp-tls-accept".into())
-        .spawn(move || runtime.block_on(accept_loop(listener, tls.server, shared, shards)))
+        .spawn(move || runtime.block_on(accept_loop(listener, tls, shared, shards)))
+}
+
+/// What every handshake of the listener shares.
+struct Handshakes {
+    tls: ServerTls,
+    hello_timeout: Duration,
+    /// Turns for the key exchanges, `MAX_HANDSHAKES` of them.
+    turns: Arc<Semaphore>,
 }
 
 async fn accept_loop(
     listener: std::net::TcpListener,
-    tls: ServerTls,
+    tls: GatewayTls,
     shared: Arc<Shared>,
     shards: Vec<mpsc::Sender<Handover>>,
 ) {
@@ -84,7 +123,12 @@ async fn accept_loop(
     };
     let shards = Arc::new(shards);
     let next = Arc::new(AtomicUsize::new(0));
-    let handshaking = Arc::new(Semaphore::new(MAX_HANDSHAKES));
+    let sources = Sources::new(tls.handshakes_per_address);
+    let handshakes = Arc::new(Handshakes {
+        tls: tls.server,
+        hello_timeout: tls.hello_timeout,
+        turns: Arc::new(Semaphore::new(MAX_HANDSHAKES)),
+    });
     let tasks = TaskTracker::new();
     loop {
         let (tcp, peer) = tokio::select! {
@@ -104,15 +148,18 @@ async fn accept_loop(
             handshake_rejected("at_capacity");
             continue;
         };
-        let Ok(turn) = handshaking.clone().try_acquire_owned() else {
-            handshake_rejected("tls_busy");
+        let Some(source_turn) = sources.take(peer.ip()) else {
+            handshake_rejected("tls_per_address");
             continue;
         };
-        let (tls, shared, shards, next) =
-            (tls.clone(), shared.clone(), shards.clone(), next.clone());
+        let (handshakes, shared, shards, next) = (
+            handshakes.clone(),
+            shared.clone(),
+            shards.clone(),
+            next.clone(),
+        );
         tasks.spawn(async move {
-            let done = handshake(&tls, &shared, tcp, peer).await;
-            drop(turn);
+            let done = handshake(&handshakes, &shared, tcp, peer, source_turn).await;
             let Some((stream, client_names)) = done else {
                 return;
             };
@@ -132,19 +179,41 @@ async fn accept_loop(
     tasks.wait().await;
 }
 
-/// The TLS handshake, bounded in time; the verified client certificate's names with it.
+/// The TLS handshake, bounded in time; the verified client certificate's names with it. The
+/// source's turn is given back when it ends, either way.
 async fn handshake(
-    tls: &ServerTls,
+    handshakes: &Handshakes,
     shared: &Shared,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
+    _source_turn: SourceTurn,
 ) -> Option<(TlsStream<HandedTcp>, Vec<String>)> {
-    let accepting = tls.acceptor().accept(HandedTcp::new(tcp));
-    let stream = match tokio::time::timeout(shared.config.handshake_timeout, accepting).await {
+    let deadline = Instant::now() + shared.config.handshake_timeout;
+    let hello_deadline = deadline.min(Instant::now() + handshakes.hello_timeout);
+    let hello = LazyConfigAcceptor::new(rustls::server::Acceptor::default(), HandedTcp::new(tcp));
+    let start = match timeout_at(hello_deadline, hello).await {
+        Ok(Ok(start)) => start,
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, error = %e, "no TLS ClientHello");
+            handshake_rejected("tls_handshake_failed");
+            return None;
+        }
+        Err(_) => {
+            handshake_rejected("tls_slow_start");
+            return None;
+        }
+    };
+    // Only now a turn: the key exchange is the work and memory the turns bound.
+    let Ok(_turn) = handshakes.turns.clone().try_acquire_owned() else {
+        handshake_rejected("tls_busy");
+        return None;
+    };
+    let tls = &handshakes.tls;
+    let stream = match timeout_at(deadline, start.into_stream(tls.config())).await {
         Ok(Ok(stream)) => stream,
         Ok(Err(e)) => {
             let reason = match e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
-                Some(rustls::Error::InvalidCertificate(_)) => "client_certificate_invalid",
+                Some(e @ rustls::Error::InvalidCertificate(_)) => certificate_refusal(e),
                 _ => "tls_handshake_failed",
             };
             tracing::info!(%peer, reason, error = %e, "TLS handshake refused");
@@ -156,15 +225,31 @@ async fn handshake(
             return None;
         }
     };
-    match ClientCertificate::of_stream(&stream) {
+    // A resumed session's certificate is verified again here, against the CA and CRLs of now.
+    match tls.client_certificate_of(&stream) {
         Ok(certificate) => {
             let names = certificate.map(|c| c.common_names().to_vec());
             Some((stream, names.unwrap_or_default()))
         }
         Err(e) => {
-            tracing::info!(%peer, error = %e, "client certificate unreadable");
-            handshake_rejected("client_certificate_invalid");
+            let reason = match &e {
+                TlsError::ClientCertificateRefused(e) => certificate_refusal(e),
+                _ => "client_certificate_invalid",
+            };
+            tracing::info!(%peer, reason, error = %e, "client certificate refused");
+            handshake_rejected(reason);
             None
         }
+    }
+}
+
+/// The rejection reason of a client certificate that did not verify: revoked by a CRL of
+/// `--tls-client-crl`, or invalid otherwise (another CA, expired).
+fn certificate_refusal(error: &rustls::Error) -> &'static str {
+    match error {
+        rustls::Error::InvalidCertificate(rustls::CertificateError::Revoked) => {
+            "client_certificate_revoked"
+        }
+        _ => "client_certificate_invalid",
     }
 }

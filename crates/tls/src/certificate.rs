@@ -2,14 +2,14 @@
 //! the subject's Common Name (OCPP security profile 3) and, for logs, when it expires.
 
 use chrono::{DateTime, Utc};
-use rustls::ServerConnection;
 use rustls::pki_types::CertificateDer;
 use x509_parser::certificate::X509Certificate;
 use x509_parser::prelude::FromDer;
 
 use crate::TlsError;
 
-/// A client certificate that rustls has verified against the configured client CA.
+/// A client certificate that rustls has verified against the configured client CA (see
+/// [`crate::ServerTls::client_certificate`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientCertificate {
     common_names: Vec<String>,
@@ -17,28 +17,6 @@ pub struct ClientCertificate {
 }
 
 impl ClientCertificate {
-    /// The certificate the client presented on a completed handshake, or `None` when it
-    /// presented none (a profile-2 charger, or a listener with no client CA).
-    ///
-    /// Resumed sessions carry the certificate of the handshake they resume, so a profile-3
-    /// charger that reconnects with a session ticket is still identified.
-    pub fn of_connection(connection: &ServerConnection) -> Result<Option<Self>, TlsError> {
-        let Some(end_entity) = connection
-            .peer_certificates()
-            .and_then(|chain| chain.first())
-        else {
-            return Ok(None);
-        };
-        Self::from_der(end_entity).map(Some)
-    }
-
-    /// As [`ClientCertificate::of_connection`], for the stream a `TlsAcceptor` yields.
-    pub fn of_stream<IO>(
-        stream: &tokio_rustls::server::TlsStream<IO>,
-    ) -> Result<Option<Self>, TlsError> {
-        Self::of_connection(stream.get_ref().1)
-    }
-
     pub(crate) fn from_der(der: &CertificateDer<'_>) -> Result<Self, TlsError> {
         let unreadable = |reason: String| TlsError::UnreadableClientCertificate { reason };
         let certificate = parse(der).map_err(unreadable)?;

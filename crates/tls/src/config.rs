@@ -1,5 +1,6 @@
 //! One rustls `ServerConfig` from the files: TLS 1.2 and 1.3, optional client certificates,
-//! ALPN `http/1.1`, and resumption state that outlives any one configuration.
+//! ALPN `http/1.1`, and resumption state that outlives any one configuration as long as the
+//! client CA and CRLs stay as they were.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,10 +10,11 @@ use rustls::crypto::CryptoProvider;
 use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{ProducesTickets, ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::sign::{CertifiedKey, SingleCertAndKey};
-use rustls::{InconsistentKeys, RootCertStore, ServerConfig};
+use rustls::{InconsistentKeys, ServerConfig};
 
 use crate::TlsError;
 use crate::certificate::not_after;
+use crate::client_trust::{ClientTrust, client_verifier};
 use crate::files::{TlsFiles, read_certificates, read_private_key};
 
 /// Sessions remembered for TLS 1.2 clients that resume by session id. A gateway process holds
@@ -20,9 +22,11 @@ use crate::files::{TlsFiles, read_certificates, read_private_key};
 /// of them several times over; an entry is a few hundred bytes.
 const SESSION_CACHE_ENTRIES: usize = 64 * 1024;
 
-/// Resumption state made once per listener and handed to every configuration it loads, so a
-/// charger that reconnects after a certificate rotation still resumes instead of paying for a
-/// full handshake.
+/// Resumption state handed from each configuration to the next, so a charger that reconnects
+/// after a rotation of the server's certificate still resumes instead of paying for a full
+/// handshake. A change of the client CA or CRLs starts it anew: a session resumes without its
+/// certificate being verified, and one verified under the old trust should not.
+#[derive(Clone)]
 pub(crate) struct Resumption {
     sessions: Arc<ServerSessionMemoryCache>,
     tickets: Arc<dyn ProducesTickets>,
@@ -41,6 +45,11 @@ impl Resumption {
 pub(crate) struct Loaded {
     pub(crate) config: Arc<ServerConfig>,
     pub(crate) not_after: DateTime<Utc>,
+    /// The handshake's verifier of client certificates, asked again when a session resumes.
+    pub(crate) verifier: Arc<dyn ClientCertVerifier>,
+    /// What that verifier trusts; `None` without a client CA.
+    client_trust: Option<ClientTrust>,
+    resumption: Resumption,
 }
 
 /// ring's provider, AES-128-GCM first: with the server's order in force, chargers get the
@@ -64,21 +73,30 @@ pub(crate) fn provider() -> CryptoProvider {
     provider
 }
 
+/// A configuration from the files, resuming the sessions of `previous` when the client CA and
+/// CRLs are as they were.
 pub(crate) fn build(
     files: &TlsFiles,
     provider: &Arc<CryptoProvider>,
-    resumption: &Resumption,
+    previous: Option<&Loaded>,
 ) -> Result<Loaded, TlsError> {
     let certified = certified_key(files, provider)?;
     let not_after = chain_not_after(&certified.cert, &files.certificate_chain)?;
-    let verifier = match &files.client_ca {
-        Some(path) => client_verifier(path, provider)?,
-        None => WebPkiClientVerifier::no_client_auth(),
+    let (verifier, client_trust) = match &files.client_ca {
+        Some(ca) => {
+            let (verifier, trust) = client_verifier(ca, files.client_crl.as_deref(), provider)?;
+            (verifier, Some(trust))
+        }
+        None => (WebPkiClientVerifier::no_client_auth(), None),
+    };
+    let resumption = match previous {
+        Some(previous) if previous.client_trust == client_trust => previous.resumption.clone(),
+        _ => Resumption::new()?,
     };
     let mut config = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(TlsError::Setup)?
-        .with_client_cert_verifier(verifier)
+        .with_client_cert_verifier(verifier.clone())
         .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
     // Websocket upgrades are HTTP/1.1. A client that offers no ALPN is served all the same;
     // one that offers only other protocols is refused, as RFC 7301 has it.
@@ -90,6 +108,9 @@ pub(crate) fn build(
     Ok(Loaded {
         config: Arc::new(config),
         not_after,
+        verifier,
+        client_trust,
+        resumption,
     })
 }
 
@@ -134,27 +155,4 @@ fn chain_not_after(
         earliest = earliest.min(not_after);
     }
     Ok(earliest)
-}
-
-/// Client certificates are asked for but optional: profile-2 chargers (Basic auth) and
-/// profile-3 chargers (certificate) share one port, and the gateway decides per charger. A
-/// certificate that is presented must chain to the bundle and be within its validity.
-pub(crate) fn client_verifier(
-    path: &Path,
-    provider: &Arc<CryptoProvider>,
-) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
-    let bad = |reason: String| TlsError::BadClientCa {
-        path: path.to_owned(),
-        reason,
-    };
-    let mut roots = RootCertStore::empty();
-    for certificate in read_certificates(path)? {
-        roots
-            .add(certificate)
-            .map_err(|error| bad(error.to_string()))?;
-    }
-    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .allow_unauthenticated()
-        .build()
-        .map_err(|error| bad(error.to_string()))
 }

@@ -26,6 +26,10 @@ pub enum TlsError {
     KeyMismatch { key: PathBuf, certificate: PathBuf },
     #[error("{path}: bad client CA bundle: {reason}")]
     BadClientCa { path: PathBuf, reason: String },
+    #[error("{path}: no certificate revocation list in it (a PEM `X509 CRL` block is expected)")]
+    NoCrl { path: PathBuf },
+    #[error("{path}: bad certificate revocation list: {reason}")]
+    BadCrl { path: PathBuf, reason: String },
     /// Not caused by a file: the crypto provider refused something (e.g. no randomness for the
     /// session-ticket keys).
     #[error("TLS set-up failed: {0}")]
@@ -34,4 +38,8 @@ pub enum TlsError {
     /// treat the charger as unidentified.
     #[error("the client certificate cannot be read: {reason}")]
     UnreadableClientCertificate { reason: String },
+    /// A resumed session's client certificate that the client CA and CRLs in force now refuse
+    /// (the CA was removed, the certificate revoked or expired since the session began).
+    #[error("the resumed session's client certificate is no longer accepted: {0}")]
+    ClientCertificateRefused(#[source] rustls::Error),
 }

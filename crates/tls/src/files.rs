@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use rustls::pki_types::pem::{self, PemObject};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
 
 use crate::TlsError;
 
@@ -16,6 +16,8 @@ pub struct TlsFiles {
     pub private_key: PathBuf,
     /// The CAs whose client certificates are accepted; `None` asks no client for one.
     pub client_ca: Option<PathBuf>,
+    /// Certificate revocation lists (PEM) of those CAs; only with `client_ca`.
+    pub client_crl: Option<PathBuf>,
 }
 
 impl TlsFiles {
@@ -24,11 +26,18 @@ impl TlsFiles {
             certificate_chain: certificate_chain.into(),
             private_key: private_key.into(),
             client_ca: None,
+            client_crl: None,
         }
     }
 
     pub fn with_client_ca(mut self, client_ca: impl Into<PathBuf>) -> Self {
         self.client_ca = Some(client_ca.into());
+        self
+    }
+
+    /// Revocation lists that apply to the client CA's certificates (`with_client_ca`).
+    pub fn with_client_crl(mut self, client_crl: impl Into<PathBuf>) -> Self {
+        self.client_crl = Some(client_crl.into());
         self
     }
 
@@ -38,6 +47,7 @@ impl TlsFiles {
             Some(&self.certificate_chain),
             Some(&self.private_key),
             self.client_ca.as_ref(),
+            self.client_crl.as_ref(),
         ]
         .into_iter()
         .flatten()
@@ -57,6 +67,22 @@ pub(crate) fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'stati
         });
     }
     Ok(certificates)
+}
+
+/// Every `X509 CRL` block of a PEM file, in file order; at least one.
+pub(crate) fn read_crls(
+    path: &Path,
+) -> Result<Vec<CertificateRevocationListDer<'static>>, TlsError> {
+    let text = read(path)?;
+    let crls = CertificateRevocationListDer::pem_slice_iter(&text)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| not_pem(path, error))?;
+    if crls.is_empty() {
+        return Err(TlsError::NoCrl {
+            path: path.to_owned(),
+        });
+    }
+    Ok(crls)
 }
 
 /// The first private key of a PEM file, whichever of the three encodings it is in.

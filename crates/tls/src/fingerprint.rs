@@ -1,7 +1,7 @@
 //! What the TLS files look like on disk, cheaply: enough to notice that one was replaced.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::TlsFiles;
 
@@ -23,6 +23,12 @@ struct FileFingerprint {
 impl Fingerprints {
     pub(crate) fn of(files: &TlsFiles) -> Self {
         Fingerprints(files.paths().map(FileFingerprint::of).collect())
+    }
+
+    /// One entry per path, `None` ones included (so that the entries stay in place).
+    pub(crate) fn of_paths<'a>(paths: impl IntoIterator<Item = Option<&'a PathBuf>>) -> Self {
+        let of = |path: Option<&PathBuf>| path.and_then(|p| FileFingerprint::of(p));
+        Fingerprints(paths.into_iter().map(of).collect())
     }
 }
 

@@ -5,13 +5,15 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use chrono::{DateTime, Utc};
-use rustls::ServerConfig;
 use rustls::crypto::CryptoProvider;
+use rustls::{HandshakeKind, ServerConfig, ServerConnection};
 use tokio_rustls::TlsAcceptor;
 
-use crate::config::{Loaded, Resumption, build};
+use crate::client_trust::verify_chain;
+use crate::config::{Loaded, build};
 use crate::fingerprint::Fingerprints;
-use crate::{TlsError, TlsFiles, metrics};
+use crate::watch::Reload;
+use crate::{ClientCertificate, TlsError, TlsFiles, metrics};
 
 /// The TLS set-up of one listener. Cheap to clone; clones share the configuration.
 #[derive(Clone)]
@@ -23,7 +25,6 @@ struct Shared {
     listener: &'static str,
     files: TlsFiles,
     provider: Arc<CryptoProvider>,
-    resumption: Resumption,
     current: RwLock<Loaded>,
     /// The files as they were when last read. Held for the whole of a reload, so that two
     /// reloads (a SIGHUP and a file change at once) do not interleave.
@@ -44,9 +45,8 @@ impl ServerTls {
     /// certificates.
     pub fn load(listener: &'static str, files: TlsFiles) -> Result<Self, TlsError> {
         let provider = Arc::new(crate::config::provider());
-        let resumption = Resumption::new()?;
         let fingerprints = Fingerprints::of(&files);
-        let loaded = build(&files, &provider, &resumption)?;
+        let loaded = build(&files, &provider, None)?;
         metrics::set_expiry(listener, loaded.not_after);
         warn_if_expired(listener, loaded.not_after);
         tracing::info!(listener, not_after = %loaded.not_after, "TLS certificate loaded");
@@ -55,7 +55,6 @@ impl ServerTls {
                 listener,
                 files,
                 provider,
-                resumption,
                 current: RwLock::new(loaded),
                 last_read: Mutex::new(fingerprints),
             }),
@@ -70,6 +69,35 @@ impl ServerTls {
 
     pub fn config(&self) -> Arc<ServerConfig> {
         self.read_current(|loaded| loaded.config.clone())
+    }
+
+    /// The client certificate of a connection whose handshake is done, or `None` when the
+    /// client presented none (a profile-2 charger, or a listener with no client CA).
+    ///
+    /// A resumed session carries the certificate of the handshake it resumes, which rustls does
+    /// not verify again: here it is, against the client CA and CRLs in force now, so that a
+    /// charger whose CA was removed, or whose certificate was revoked or has expired since,
+    /// is refused (`TlsError::ClientCertificateRefused`) rather than let in on an old session.
+    pub fn client_certificate(
+        &self,
+        connection: &ServerConnection,
+    ) -> Result<Option<ClientCertificate>, TlsError> {
+        let Some(chain) = connection.peer_certificates().filter(|c| !c.is_empty()) else {
+            return Ok(None);
+        };
+        if connection.handshake_kind() == Some(HandshakeKind::Resumed) {
+            let verifier = self.read_current(|loaded| loaded.verifier.clone());
+            verify_chain(verifier.as_ref(), chain).map_err(TlsError::ClientCertificateRefused)?;
+        }
+        ClientCertificate::from_der(&chain[0]).map(Some)
+    }
+
+    /// As [`ServerTls::client_certificate`], for the stream a `TlsAcceptor` yields.
+    pub fn client_certificate_of<IO>(
+        &self,
+        stream: &tokio_rustls::server::TlsStream<IO>,
+    ) -> Result<Option<ClientCertificate>, TlsError> {
+        self.client_certificate(stream.get_ref().1)
     }
 
     /// The earliest notAfter of the chain being served.
@@ -93,20 +121,6 @@ impl ServerTls {
         self.reload_because(ReloadCause::Requested)
     }
 
-    /// Reloads unless the files look as they did when last read; `None` when unchanged.
-    pub(crate) fn reload_if_changed(&self) -> Option<Result<(), TlsError>> {
-        let mut last_read = self.lock_last_read();
-        if Fingerprints::of(&self.shared.files) == *last_read {
-            return None;
-        }
-        Some(self.reload_locked(&mut last_read, ReloadCause::FileChanged))
-    }
-
-    pub(crate) fn reload_because(&self, cause: ReloadCause) -> Result<(), TlsError> {
-        let mut last_read = self.lock_last_read();
-        self.reload_locked(&mut last_read, cause)
-    }
-
     fn reload_locked(
         &self,
         last_read: &mut Fingerprints,
@@ -115,11 +129,10 @@ impl ServerTls {
         let listener = self.shared.listener;
         // Taken before reading: a file replaced while we read is noticed on the next look.
         *last_read = Fingerprints::of(&self.shared.files);
-        match build(
-            &self.shared.files,
-            &self.shared.provider,
-            &self.shared.resumption,
-        ) {
+        let built = self.read_current(|previous| {
+            build(&self.shared.files, &self.shared.provider, Some(previous))
+        });
+        match built {
             Ok(loaded) => {
                 let not_after = loaded.not_after;
                 *self
@@ -159,6 +172,21 @@ impl ServerTls {
             .last_read
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Reload for ServerTls {
+    fn reload_because(&self, cause: ReloadCause) -> Result<(), TlsError> {
+        let mut last_read = self.lock_last_read();
+        self.reload_locked(&mut last_read, cause)
+    }
+
+    fn reload_if_changed(&self) -> Option<Result<(), TlsError>> {
+        let mut last_read = self.lock_last_read();
+        if Fingerprints::of(&self.shared.files) == *last_read {
+            return None;
+        }
+        Some(self.reload_locked(&mut last_read, ReloadCause::FileChanged))
     }
 }
 

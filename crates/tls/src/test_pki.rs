@@ -4,16 +4,23 @@
 //!
 //! Files in the directory: `ca.pem` (the root: what clients trust, and the client CA),
 //! `server.pem` (server certificate, then the intermediate that issued it), `server.key`
-//! (PKCS#8), `other-ca.pem` (a root nobody trusts) and one `client-*.pem`/`.key` pair per
-//! client certificate issued. Helpers panic on failure: they are for tests.
+//! (PKCS#8), `other-ca.pem` (a root nobody trusts), `crl.pem` (the root's CRL: empty until
+//! [`TestPki::revoke`]) and one `client-*.pem`/`.key` pair per client certificate issued.
+//! Helpers panic on failure: they are for tests.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose, SanType, date_time_ymd,
+    BasicConstraints, CertificateParams, CertificateRevocationListParams, CertifiedIssuer, DnType,
+    ExtendedKeyUsagePurpose, IsCa, KeyIdMethod, KeyPair, KeyUsagePurpose, RevocationReason,
+    RevokedCertParams, SanType, SerialNumber, date_time_ymd,
 };
+use rustls::pki_types::pem::PemObject;
+use x509_parser::certificate::X509Certificate;
+use x509_parser::prelude::FromDer;
 
 use crate::TlsFiles;
 
@@ -26,6 +33,8 @@ pub struct TestPki {
     other_root: Ca,
     /// Numbers server generations (each expires a year later) and client files.
     issued: AtomicU32,
+    /// Serial numbers of the root's certificates that `crl.pem` revokes.
+    revoked: Mutex<Vec<SerialNumber>>,
 }
 
 /// A client certificate and its key, as PEM files.
@@ -54,8 +63,10 @@ impl TestPki {
             server_issuer,
             other_root,
             issued: AtomicU32::new(0),
+            revoked: Mutex::new(Vec::new()),
         };
         pki.replace_server_certificate();
+        pki.write_crl(&[]);
         pki
     }
 
@@ -66,6 +77,48 @@ impl TestPki {
     /// The root CA: for clients to trust the server, and as the server's client CA.
     pub fn ca_certificate(&self) -> PathBuf {
         self.dir.join("ca.pem")
+    }
+
+    /// A root that signs nothing the server trusts (the issuer of [`TestPki::foreign_client`]).
+    pub fn other_ca_certificate(&self) -> PathBuf {
+        self.dir.join("other-ca.pem")
+    }
+
+    /// The root's certificate revocation list (PEM): empty until [`TestPki::revoke`].
+    pub fn crl(&self) -> PathBuf {
+        self.dir.join("crl.pem")
+    }
+
+    /// Adds a client certificate of the root CA to `crl.pem`, rewritten by a rename.
+    pub fn revoke(&self, client: &ClientFiles) {
+        let pem = std::fs::read(&client.certificate).expect("the client certificate");
+        let der = rustls::pki_types::CertificateDer::from_pem_slice(&pem).expect("PEM");
+        let (_, certificate) = X509Certificate::from_der(&der).expect("a certificate");
+        let serial = SerialNumber::from_slice(certificate.raw_serial());
+        let mut revoked = self.revoked.lock().expect("not poisoned");
+        revoked.push(serial);
+        self.write_crl(&revoked);
+    }
+
+    fn write_crl(&self, serials: &[SerialNumber]) {
+        let params = CertificateRevocationListParams {
+            this_update: date_time_ymd(2024, 1, 1),
+            next_update: date_time_ymd(2100, 1, 1),
+            crl_number: SerialNumber::from(serials.len() as u64 + 1),
+            issuing_distribution_point: None,
+            revoked_certs: serials
+                .iter()
+                .map(|serial| RevokedCertParams {
+                    serial_number: serial.clone(),
+                    revocation_time: date_time_ymd(2024, 6, 1),
+                    reason_code: Some(RevocationReason::KeyCompromise),
+                    invalidity_date: None,
+                })
+                .collect(),
+            key_identifier_method: KeyIdMethod::Sha256,
+        };
+        let crl = params.signed_by(&self.root).expect("a CRL");
+        write(&self.crl(), &crl.pem().expect("CRL PEM"));
     }
 
     pub fn server_chain(&self) -> PathBuf {
@@ -111,17 +164,28 @@ impl TestPki {
 
     /// A valid client certificate with subject `CN=common_name`, issued by the root CA.
     pub fn client(&self, common_name: &str) -> ClientFiles {
-        self.issue_client("client", common_name, &self.root, None)
+        self.issue_client("client", common_name, &self.root, Validity::Default)
     }
 
     /// A client certificate of the root CA that expired on 2021-01-01.
     pub fn expired_client(&self, common_name: &str) -> ClientFiles {
-        self.issue_client("expired", common_name, &self.root, Some((2020, 2021)))
+        let validity = Validity::Years(2020, 2021);
+        self.issue_client("expired", common_name, &self.root, validity)
+    }
+
+    /// A client certificate of the root CA that stops being valid `valid_for` from now (to the
+    /// second, rounded down).
+    pub fn short_lived_client(&self, common_name: &str, valid_for: Duration) -> ClientFiles {
+        let since_epoch = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .expect("after 1970");
+        let until = (since_epoch + valid_for).as_secs();
+        self.issue_client("short", common_name, &self.root, Validity::UntilUnix(until))
     }
 
     /// A client certificate issued by a CA the server does not trust.
     pub fn foreign_client(&self, common_name: &str) -> ClientFiles {
-        self.issue_client("foreign", common_name, &self.other_root, None)
+        self.issue_client("foreign", common_name, &self.other_root, Validity::Default)
     }
 
     fn issue_client(
@@ -129,13 +193,19 @@ impl TestPki {
         kind: &str,
         common_name: &str,
         issuer: &Ca,
-        valid_years: Option<(i32, i32)>,
+        validity: Validity,
     ) -> ClientFiles {
         let mut params = params_for(common_name);
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        if let Some((from, until)) = valid_years {
-            params.not_before = date_time_ymd(from, 1, 1);
-            params.not_after = date_time_ymd(until, 1, 1);
+        match validity {
+            Validity::Default => {}
+            Validity::UntilUnix(seconds) => {
+                params.not_after = date_time_ymd(1970, 1, 1) + Duration::from_secs(seconds);
+            }
+            Validity::Years(from, until) => {
+                params.not_before = date_time_ymd(from, 1, 1);
+                params.not_after = date_time_ymd(until, 1, 1);
+            }
         }
         let key = KeyPair::generate().expect("client key");
         let certificate = params.signed_by(&key, issuer).expect("client certificate");
@@ -153,6 +223,16 @@ impl TestPki {
         write(&files.private_key, &key.serialize_pem());
         files
     }
+}
+
+/// When a client certificate is valid.
+enum Validity {
+    /// rcgen's: 1975 to 4096.
+    Default,
+    /// From rcgen's start until this Unix time.
+    UntilUnix(u64),
+    /// From January 1st of the first year to January 1st of the second.
+    Years(i32, i32),
 }
 
 /// Parameters for `CN=common_name` that pass OpenSSL's strict verification

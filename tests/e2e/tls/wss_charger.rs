@@ -6,9 +6,9 @@
 use crate::support::REPLY_TIMEOUT;
 use base64::Engine;
 use cms_tls::rustls::pki_types::pem::PemObject;
-use cms_tls::rustls::pki_types::{CertificateDer, ServerName};
-use cms_tls::rustls::{ClientConfig, ClientConnection, RootCertStore};
-use cms_tls::test_pki::TestPki;
+use cms_tls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use cms_tls::rustls::{ClientConfig, ClientConnection, HandshakeKind, RootCertStore};
+use cms_tls::test_pki::{ClientFiles, TestPki};
 use cms_tls::tokio_rustls::TlsConnector;
 use cms_tls::tokio_rustls::client::TlsStream;
 use futures_util::{SinkExt, StreamExt};
@@ -25,6 +25,8 @@ pub struct WssCharger {
     ws: WebSocketStream<TlsStream<TcpStream>>,
     /// The leaf certificate the server presented in this connection's handshake.
     pub served: CertificateDer<'static>,
+    /// Whether the handshake resumed an earlier session.
+    pub resumed: bool,
     next_id: u64,
 }
 
@@ -33,6 +35,21 @@ impl WssCharger {
     /// CA, with `Authorization: Basic` for `identity:password` when a password is given; fails
     /// the test unless the server lets it in.
     pub async fn connect(pki: &TestPki, url: &str, basic: Option<(&str, &str)>) -> WssCharger {
+        let config = Arc::new(client_config(&pki.ca_certificate()));
+        match WssCharger::connect_with(&config, url, basic).await {
+            Ok(charger) => charger,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// As [`WssCharger::connect`] with a client configuration of the test's (a certificate,
+    /// a session store: see [`profile_3_client`]); what went wrong when the charger is not let
+    /// in and a Heartbeat answered.
+    pub async fn connect_with(
+        config: &Arc<ClientConfig>,
+        url: &str,
+        basic: Option<(&str, &str)>,
+    ) -> Result<WssCharger, String> {
         let mut request = url.into_client_request().expect("a valid wss url");
         let headers = request.headers_mut();
         headers.insert(
@@ -46,25 +63,39 @@ impl WssCharger {
             headers.insert("Authorization", value);
         }
         let authority = request.uri().authority().expect("a host").to_string();
-        let tls = match tokio::time::timeout(REPLY_TIMEOUT, tls_connect(pki, &authority)).await {
+        let handshake = tls_connect_with(config, &authority);
+        let tls = match tokio::time::timeout(REPLY_TIMEOUT, handshake).await {
             Ok(Ok(tls)) => tls,
-            Ok(Err(e)) => panic!("expected a TLS handshake with {url}, got: {e}"),
-            Err(_) => panic!("the TLS handshake with {url} took longer than {REPLY_TIMEOUT:?}"),
+            Ok(Err(e)) => return Err(format!("expected a TLS handshake with {url}, got: {e}")),
+            Err(_) => {
+                let took =
+                    format!("the TLS handshake with {url} took longer than {REPLY_TIMEOUT:?}");
+                return Err(took);
+            }
         };
         let served = leaf_of(&tls);
+        let resumed = tls.get_ref().1.handshake_kind() == Some(HandshakeKind::Resumed);
         let upgrade = tokio_tungstenite::client_async(request, tls);
-        match tokio::time::timeout(REPLY_TIMEOUT, upgrade).await {
+        let charger = match tokio::time::timeout(REPLY_TIMEOUT, upgrade).await {
             Ok(Ok((ws, _))) => WssCharger {
                 ws,
                 served,
+                resumed,
                 next_id: 0,
             },
-            Ok(Err(e)) => panic!("expected {url} to let the rustls charger in, got: {e}"),
-            Err(_) => panic!(
-                "TLS is up, but no answer to the websocket upgrade came from {url} within \
-                 {REPLY_TIMEOUT:?}"
-            ),
-        }
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "expected {url} to let the rustls charger in, got: {e}"
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "TLS is up, but no answer to the websocket upgrade came from {url} within \
+                     {REPLY_TIMEOUT:?}"
+                ));
+            }
+        };
+        Ok(charger)
     }
 
     /// Sends a CALL and returns the CALLRESULT payload, failing the test on anything else.
@@ -123,7 +154,14 @@ pub async fn served_certificate(pki: &TestPki, authority: &str) -> CertificateDe
 }
 
 async fn tls_connect(pki: &TestPki, authority: &str) -> std::io::Result<TlsStream<TcpStream>> {
-    let connector = TlsConnector::from(Arc::new(client_config(&pki.ca_certificate())));
+    tls_connect_with(&Arc::new(client_config(&pki.ca_certificate())), authority).await
+}
+
+async fn tls_connect_with(
+    config: &Arc<ClientConfig>,
+    authority: &str,
+) -> std::io::Result<TlsStream<TcpStream>> {
+    let connector = TlsConnector::from(config.clone());
     let tcp = TcpStream::connect(authority).await?;
     let name = ServerName::try_from("127.0.0.1").expect("an IP address");
     connector.connect(name, tcp).await
@@ -160,6 +198,31 @@ fn client_config(ca: &Path) -> ClientConfig {
         .with_no_client_auth();
     config.resumption = cms_tls::rustls::client::Resumption::disabled();
     config
+}
+
+/// A profile-3 charger's TLS: the PKI's CA trusted, `certificate` presented, and sessions kept
+/// in memory, so that a later connection with the same configuration resumes.
+pub fn profile_3_client(pki: &TestPki, certificate: &ClientFiles) -> Arc<ClientConfig> {
+    let mut roots = RootCertStore::empty();
+    for ca in CertificateDer::pem_file_iter(pki.ca_certificate()).expect("a readable CA file") {
+        roots
+            .add(ca.expect("a PEM certificate"))
+            .expect("a CA certificate");
+    }
+    let chain = CertificateDer::pem_file_iter(&certificate.certificate)
+        .expect("a readable certificate")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("PEM certificates");
+    let key = PrivateKeyDer::from_pem_file(&certificate.private_key).expect("a PEM key");
+    let provider = Arc::new(cms_tls::rustls::crypto::ring::default_provider());
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("rustls's default versions")
+        .with_root_certificates(roots)
+        .with_client_auth_cert(chain, key)
+        .expect("a client certificate and its key");
+    config.resumption = cms_tls::rustls::client::Resumption::in_memory_sessions(8);
+    Arc::new(config)
 }
 
 /// Opens a TLS connection to `authority` and sends the client's last handshake flight (its

@@ -116,3 +116,43 @@ async fn a_listener_without_a_client_ca_asks_for_no_certificate() {
         "no certificate was asked for or read"
     );
 }
+
+#[tokio::test]
+async fn a_client_certificate_on_the_crl_fails_the_handshake_while_others_of_the_ca_get_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::create(dir.path());
+    let revoked = pki.client("CP-0042");
+    let other = pki.client("CP-0043");
+    pki.revoke(&revoked);
+    let files = pki.server_files().with_client_crl(pki.crl());
+    let mut server = EchoServer::start(ServerTls::load("ocpp", files).unwrap()).await;
+
+    for version in [&TLS13, &TLS12] {
+        let client = Arc::new(client_config(
+            &pki.ca_certificate(),
+            &[version],
+            Some(&revoked),
+        ));
+        let outcome = connect_and_echo(server.addr, &client).await;
+
+        assert!(
+            outcome.is_err(),
+            "{version:?}: a revoked certificate exchanged data"
+        );
+        let refusal = server.next_handshake().await.unwrap_err();
+        assert!(refusal.contains("Revoked"), "{version:?}: {refusal}");
+
+        let client = Arc::new(client_config(
+            &pki.ca_certificate(),
+            &[version],
+            Some(&other),
+        ));
+        connect_and_echo(server.addr, &client).await.unwrap();
+        let certificate = server
+            .next_handshake()
+            .await
+            .unwrap()
+            .expect("a certificate");
+        assert!(certificate.identifies("CP-0043"), "{version:?}");
+    }
+}

@@ -136,3 +136,43 @@ fn a_certificate_that_is_not_x509_is_refused() {
         "{error:?}"
     );
 }
+
+#[test]
+fn a_crl_file_that_holds_no_crl_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::create(dir.path());
+    let empty = dir.path().join("empty-crl.pem");
+    std::fs::write(&empty, "").unwrap();
+    let garbage = dir.path().join("garbage-crl.pem");
+    std::fs::write(
+        &garbage,
+        "-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n",
+    )
+    .unwrap();
+
+    let without_crls = refusal(pki.server_files().with_client_crl(&empty));
+    let unparsable = refusal(pki.server_files().with_client_crl(&garbage));
+
+    assert!(
+        matches!(without_crls, TlsError::NoCrl { .. }),
+        "{without_crls:?}"
+    );
+    assert!(
+        without_crls.to_string().starts_with(&format!(
+            "{}: no certificate revocation list",
+            empty.display()
+        )),
+        "{without_crls}"
+    );
+    assert!(
+        matches!(unparsable, TlsError::BadCrl { .. }),
+        "{unparsable:?}"
+    );
+    assert!(
+        unparsable.to_string().starts_with(&format!(
+            "{}: bad certificate revocation list",
+            garbage.display()
+        )),
+        "{unparsable}"
+    );
+}

@@ -39,15 +39,21 @@ impl EchoServer {
         let (report, handshakes) = mpsc::unbounded_channel();
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
-                let acceptor = tls.acceptor();
+                let (tls, acceptor) = (tls.clone(), tls.acceptor());
                 let report = report.clone();
                 tokio::spawn(async move {
                     let mut stream = match acceptor.accept(tcp).await {
                         Ok(stream) => stream,
                         Err(error) => return drop(report.send(Err(error.to_string()))),
                     };
-                    let certificate = ClientCertificate::of_stream(&stream);
-                    let _ = report.send(certificate.map_err(|error| error.to_string()));
+                    // As the gateway does: a certificate refused after the handshake (on a
+                    // resumed session) ends the connection.
+                    let certificate = tls.client_certificate_of(&stream);
+                    let refused = certificate.is_err();
+                    let _ = report.send(certificate.map_err(|error| format!("{error:?}")));
+                    if refused {
+                        return;
+                    }
                     let mut buffer = [0; 1024];
                     while let Ok(n @ 1..) = stream.read(&mut buffer).await {
                         if stream.write_all(&buffer[..n]).await.is_err() {
