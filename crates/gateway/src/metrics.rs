@@ -177,7 +177,7 @@ fn action_index(action: Action) -> usize {
 
 /// Every reason a handshake is refused for: the labels of
 /// `cms_gateway_handshake_rejections_total` (docs/operations.md).
-pub const HANDSHAKE_REJECTIONS: [&str; 16] = [
+pub const HANDSHAKE_REJECTIONS: [&str; 19] = [
     "bad_request",
     "unknown_charger",
     "directory_unavailable",
@@ -194,6 +194,9 @@ pub const HANDSHAKE_REJECTIONS: [&str; 16] = [
     "client_certificate_invalid",
     "tls_busy",
     "tls_handshake_failed",
+    "tls_per_address",
+    "tls_slow_start",
+    "client_certificate_revoked",
 ];
 
 /// Handshakes that did not become sessions, by reason.

@@ -30,18 +30,6 @@ use tokio_util::task::TaskTracker;
 /// ClientHello comes. Bounds the memory and the work a storm can hold in half-made sessions.
 const MAX_HANDSHAKES: usize = 1_024;
 
-/// Why the wss listener closes a connection before a session, each counted from the start in
-/// `cms_gateway_handshake_rejections_total{reason}`.
-const REJECTIONS: [&str; 7] = [
-    "tls_per_address",
-    "tls_slow_start",
-    "tls_busy",
-    "tls_handshake_failed",
-    "client_certificate_invalid",
-    "client_certificate_revoked",
-    "timeout",
-];
-
 /// The wss side of a gateway.
 #[derive(Clone)]
 pub struct GatewayTls {
@@ -94,10 +82,6 @@ pub fn spawn(
         .thread_name("ocpp-tls")
         .enable_all()
         .build()?;
-    for reason in REJECTIONS {
-        metrics::counter!("cms_gateway_handshake_rejections_total", "reason" => reason)
-            .increment(0);
-    }
     std::thread::Builder::new()
         .name("ocpp-tls-accept".into())
         .spawn(move || runtime.block_on(accept_loop(listener, tls, shared, shards)))
