@@ -4,6 +4,7 @@
 use crate::action_args::ActionArgs;
 use crate::duration::{parse_duration, positive_duration};
 use crate::observability::{self, LogFormat};
+use crate::ops_args::RestOpsArgs;
 use crate::registry_feed;
 use crate::store_args::StoreArgs;
 use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
@@ -19,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 pub struct UpArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// REST API, /healthz, /readyz and /metrics.
+    /// REST API, /healthz, /readyz and /metrics (with --ops-addr, /healthz alone of the
+    /// three, and /metrics for --metrics-token).
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
     pub http_addr: SocketAddr,
     /// Where chargers connect: ws://OCPP_ADDR/ocpp/{identity}; `off` for wss only.
@@ -38,6 +40,8 @@ pub struct UpArgs {
     #[arg(long, env = "CMS_STREAM_BUFFER", value_parser = at_least_one,
         default_value_t = cms_api::DEFAULT_STREAM_BUFFER)]
     pub stream_buffer: usize,
+    #[command(flatten)]
+    pub ops: RestOpsArgs,
     #[command(flatten)]
     pub actions: ActionArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
@@ -256,6 +260,8 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         smart_charging: SmartChargingConfig::default(),
         tls: http_tls,
         stream_buffer: args.stream_buffer,
+        ops_addr: args.ops.ops.ops_addr,
+        metrics_token: args.ops.metrics_token.clone(),
         follow_latest_values: false,
         gateway_timeout: args.gateway_timeout,
     };
@@ -287,6 +293,9 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     } else {
         "http"
     };
+    if let Some(ops) = api.ops_addr() {
+        println!("cms: serving probes and metrics on http://{ops}");
+    }
     println!("cms: serving REST on {scheme}://{}", api.local_addr());
     tracing::info!(store = %args.store.describe(), "cms up");
     let mut signals = crate::shutdown::Signals::listen();

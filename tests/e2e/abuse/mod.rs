@@ -5,6 +5,7 @@ mod chargers;
 mod gateway;
 mod http;
 mod oauth;
+mod ops;
 mod records;
 mod secrets;
 mod tokens;
