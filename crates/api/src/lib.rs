@@ -24,7 +24,10 @@ pub use cms_store::actions::ActionTimes;
 #[doc(hidden)]
 pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
-pub use http::{ActionBody, ApiError, ops_router};
+pub use http::{
+    ActionBody, ApiError, DEFAULT_STREAM_MAX_LIFE, DEFAULT_STREAMS_PER_USER, StreamLimits,
+    ops_router,
+};
 pub use local_lists::LocalListConfig;
 pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
 pub use serve::{HttpLimits, OPS_LIMITS, serve, serve_as};
@@ -65,6 +68,8 @@ pub struct ApiConfig {
     pub smart_charging: SmartChargingConfig,
     /// Meter-value changes a live stream may fall behind before it is dropped.
     pub stream_buffer: usize,
+    /// How many live streams, per user and in all, and for how long.
+    pub streams: StreamLimits,
     /// A listener of its own for `/healthz`, `/readyz` and `/metrics` (`--ops-addr`).
     pub ops_addr: Option<SocketAddr>,
     /// The token `/metrics` on the REST listener answers (`--metrics-token`).
@@ -217,6 +222,7 @@ impl Api {
             closing: stop_http.clone(),
             access,
             charger_rows: Arc::default(),
+            streams: http::StreamSlots::new(config.streams),
             ops_listener: ops_listener.is_some(),
             metrics_on_rest: http::MetricsOnRest::new(ops_listener.is_some(), config.metrics_token),
         });

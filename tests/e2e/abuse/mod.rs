@@ -8,4 +8,5 @@ mod oauth;
 mod ops;
 mod records;
 mod secrets;
+mod streams;
 mod tokens;

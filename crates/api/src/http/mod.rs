@@ -23,6 +23,7 @@ mod settings;
 mod site_teams;
 mod sites;
 mod smart_charging;
+mod stream_slots;
 mod streams;
 mod tariffs;
 mod teams;
@@ -32,6 +33,9 @@ mod transactions;
 pub use actions::ActionBody;
 pub use error::ApiError;
 pub use ops::{MetricsOnRest, api_ops_router};
+pub use stream_slots::{
+    DEFAULT_STREAM_MAX_LIFE, DEFAULT_STREAMS_PER_USER, StreamLimits, StreamSlots,
+};
 
 use crate::cache::LatestValueCache;
 use axum::Router;
@@ -83,6 +87,8 @@ pub struct Shared {
     pub access: Arc<crate::access::AccessCache>,
     /// The chargers lists' rows, checked against the store on each read.
     pub charger_rows: Arc<crate::charger_rows::ChargerRows>,
+    /// The live streams' places, by user and in all.
+    pub streams: Arc<StreamSlots>,
     /// Whether `/readyz` and `/metrics` have a listener of their own (`--ops-addr`).
     pub ops_listener: bool,
     /// Whom `/metrics` answers on the REST listener.
