@@ -31,7 +31,18 @@ struct Container {
     ports: BTreeMap<String, u16>,
     /// (path, port name)
     probes: Vec<(String, String)>,
+    /// The `prometheus.io/port` annotation.
+    scrape_port: Option<u16>,
     grace_seconds: u64,
+}
+
+impl Container {
+    /// The address the probes and metrics are served on: the ops listener, else the HTTP one.
+    fn probes_addr(&self) -> String {
+        let ops = self.env.get("CMS_OPS_ADDR").cloned().flatten();
+        ops.or_else(|| self.env["CMS_HTTP_ADDR"].clone())
+            .expect("an address for the probes")
+    }
 }
 
 fn value_of(line: &str, key: &str) -> Option<String> {
@@ -69,6 +80,8 @@ fn container(file: &'static str) -> Container {
         } else if let Some(path) = value_of(line, "path:") {
             c.probes
                 .push((path, value_of(next, "port:").expect("a probe port")));
+        } else if let Some(port) = value_of(line, "prometheus.io/port:") {
+            c.scrape_port = Some(port.parse().expect("a port number"));
         } else if let Some(grace) = value_of(line, "terminationGracePeriodSeconds:") {
             c.grace_seconds = grace.parse().expect("seconds");
         } else if value_of(line, "name:").as_deref() == Some("cms-config")
@@ -125,8 +138,8 @@ fn every_variable_port_and_grace_in_the_manifests_is_one_the_binary_has() {
                 "{file}: {name}={addr} but no containerPort {port}"
             );
         }
-        // Probes go to the HTTP listener.
-        let http = c.env["CMS_HTTP_ADDR"].clone().expect("an HTTP address");
+        // Probes and Prometheus go to the probes' listener.
+        let probes = c.probes_addr();
         assert!(!c.probes.is_empty(), "{file}: no probes");
         for (path, port) in &c.probes {
             let declared = c
@@ -134,10 +147,15 @@ fn every_variable_port_and_grace_in_the_manifests_is_one_the_binary_has() {
                 .get(port)
                 .unwrap_or_else(|| panic!("{file}: port {port}"));
             assert!(
-                http.ends_with(&format!(":{declared}")),
-                "{file}: {path} on {port}"
+                probes.ends_with(&format!(":{declared}")),
+                "{file}: {path} on {port}, not on {probes}"
             );
         }
+        let scrape = c.scrape_port.expect("a prometheus.io/port annotation");
+        assert!(
+            probes.ends_with(&format!(":{scrape}")),
+            "{file}: Prometheus scrapes {scrape}, not {probes}"
+        );
         // The grace period covers the drain and a flush.
         if let Some(Some(drain)) = c.env.get("CMS_DRAIN_PERIOD") {
             assert!(
@@ -188,16 +206,27 @@ fn kubectl_kustomize_builds_the_manifests_where_kubectl_is() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_probe_paths_answer_on_a_real_gateway_and_api() {
     let broker = Broker::shared().await;
-    let fleet = Fleet::start(&broker.brokers, &["gw-probe"]).await;
-    let client = reqwest::Client::new();
-    for (c, base) in [
-        (
-            container("gateway.yaml"),
-            fleet.gateway("gw-probe").ops_base.clone(),
-        ),
-        (container("api.yaml"), fleet.rest_base.clone()),
-    ] {
-        for (path, _) in &c.probes {
+    let ops = ["--ops-addr", "127.0.0.1:0"];
+    let fleet = Fleet::start_with_api(&broker.brokers, &["gw-probe"], &ops, &ops).await;
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let gateway = fleet.gateway("gw-probe");
+    let api_ops = fleet.api_ops_base.clone().expect("the API's ops listener");
+    let gateway_ops = gateway
+        .probes_base
+        .clone()
+        .expect("the gateway's ops listener");
+    let on = |c: &Container, http: &str, ops: &str| match c.env.contains_key("CMS_OPS_ADDR") {
+        true => ops.to_string(),
+        false => http.to_string(),
+    };
+    let (gateway_yaml, api_yaml) = (container("gateway.yaml"), container("api.yaml"));
+    let gateway_base = on(&gateway_yaml, &gateway.ops_base, &gateway_ops);
+    let api_base = on(&api_yaml, &fleet.rest_base, &api_ops);
+    for (c, base) in [(gateway_yaml, gateway_base), (api_yaml, api_base)] {
+        // Prometheus scrapes where the probes go.
+        let mut paths: Vec<&str> = c.probes.iter().map(|(path, _)| path.as_str()).collect();
+        paths.push("/metrics");
+        for path in paths {
             let status = client
                 .get(format!("{base}{path}"))
                 .send()
@@ -207,4 +236,14 @@ async fn the_probe_paths_answer_on_a_real_gateway_and_api() {
             assert!(status.is_success(), "{}: {path} answered {status}", c.file);
         }
     }
+    // Every ops listener serves the three; the REST listener beside one keeps /healthz alone.
+    for base in [&api_ops, &gateway_ops] {
+        for path in ["/healthz", "/readyz", "/metrics"] {
+            let status = client.get(format!("{base}{path}")).send().await.unwrap();
+            assert_eq!(status.status(), 200, "{base}{path}");
+        }
+    }
+    let rest = |path: &str| client.get(format!("{}{path}", fleet.rest_base)).send();
+    assert_eq!(rest("/healthz").await.unwrap().status(), 200);
+    assert_eq!(rest("/metrics").await.unwrap().status(), 404);
 }

@@ -1,6 +1,7 @@
 //! Live streams of latest meter values (docs/api.md "Live streams"): Server-Sent Events read
 //! by a real HTTP client, the current value first, each new reading pushed, `Last-Event-ID`
-//! resuming, a site's stream, and a client too slow to read dropped without slowing others.
+//! resuming, a site's stream, a client too slow to read dropped without slowing others, and a
+//! stream ended at its maximum life resumed without losing a value.
 
 use crate::support::rest::operators_site;
 use crate::support::{Api, Charger, Cms, eventually};
@@ -20,6 +21,8 @@ struct Received {
 struct EventStream {
     response: reqwest::Response,
     pending: String,
+    /// The reconnection time the server gave (`retry:`, in ms), once read.
+    retry: Option<u64>,
 }
 
 impl EventStream {
@@ -41,6 +44,7 @@ impl EventStream {
         EventStream {
             response,
             pending: String::new(),
+            retry: None,
         }
     }
 
@@ -57,6 +61,9 @@ impl EventStream {
                         .map(str::trim)
                         .map(str::to_string)
                 };
+                if let Some(retry) = field("retry:") {
+                    self.retry = retry.parse().ok();
+                }
                 if field("event:").as_deref() == Some("meter-value") {
                     let id = field("id:")?;
                     return Some(Received {
@@ -92,6 +99,19 @@ impl EventStream {
 
 fn energy(wh: u32, at: &str) -> Value {
     json!({"connectorId": 1, "meterValue": [{"timestamp": at, "sampledValue": [{"value": wh.to_string()}]}]})
+}
+
+/// Waits until connector 1's latest reading is `wh`.
+async fn wait_for_value(api: &Api, uuid: &str, wh: &str) {
+    let path = format!("/api/v3/chargers/{uuid}/connectors/1/latest-metervalue");
+    eventually(&format!("the reading {wh}"), async || {
+        let answer = api.get(&path).await;
+        match answer.body.contains(&format!("\"{wh}\"")) {
+            true => Ok(()),
+            false => Err(answer.body),
+        }
+    })
+    .await;
 }
 
 fn value_of(event: &Received) -> &str {
@@ -307,4 +327,67 @@ async fn a_client_too_slow_to_read_is_dropped_and_the_others_keep_up() {
         "counted once, the reader not among them"
     );
     drop(slow);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_ends_at_its_max_life_and_resumes_with_last_event_id_without_losing_a_value() {
+    let cms = Cms::up_with(&["--stream-max-life", "2s"]).await;
+    let uuid = cms.add_charger("CP-LIFE").await;
+    let token = cms.operator_token().await;
+    let api = Api::new(&cms, &token);
+    let mut charger = Charger::connect_and_boot(&cms, "CP-LIFE", "1.0.0").await;
+    charger
+        .call_result("MeterValues", energy(1000, "2026-05-01T10:00:00Z"))
+        .await;
+    wait_for_value(&api, &uuid, "1000").await;
+    let path = format!("/api/v3/chargers/{uuid}/connectors/1/latest-metervalue/stream");
+
+    let mut stream = EventStream::open(&cms, &token, &path, None).await;
+    let first = stream
+        .next(Duration::from_secs(5))
+        .await
+        .expect("the current value");
+    assert_eq!(value_of(&first), "1000");
+    charger
+        .call_result("MeterValues", energy(1100, "2026-05-01T10:01:00Z"))
+        .await;
+    let seen = stream
+        .next(Duration::from_secs(5))
+        .await
+        .expect("the new value");
+    assert_eq!(value_of(&seen), "1100");
+    assert!(
+        stream.retry.is_some_and(|ms| ms > 0),
+        "the server tells the client how soon to reconnect (`retry:`)"
+    );
+    // Ends by itself at its maximum life (2 s, less at most a tenth), whatever the client.
+    assert!(
+        stream.ends_within(Duration::from_secs(10)).await,
+        "the stream ended at its maximum life"
+    );
+
+    // A reading while the client is away, then its reconnection from the last event it saw:
+    // that reading, and not the one seen before.
+    charger
+        .call_result("MeterValues", energy(1200, "2026-05-01T10:02:00Z"))
+        .await;
+    wait_for_value(&api, &uuid, "1200").await;
+    let mut resumed = EventStream::open(&cms, &token, &path, Some(&seen.id)).await;
+    let next = resumed
+        .next(Duration::from_secs(5))
+        .await
+        .expect("the missed value");
+    assert_eq!(value_of(&next), "1200", "not the 1100 seen before");
+    charger
+        .call_result("MeterValues", energy(1300, "2026-05-01T10:03:00Z"))
+        .await;
+    let live = resumed
+        .next(Duration::from_secs(5))
+        .await
+        .expect("the next value");
+    assert_eq!(value_of(&live), "1300");
+
+    let metrics = api.metrics().await;
+    let ended = metrics.sum("cms_api_stream_dropped_total", &[("reason", "max_life")]);
+    assert!(ended.is_some_and(|n| n >= 1.0), "counted: {ended:?}");
 }

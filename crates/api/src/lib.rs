@@ -24,10 +24,13 @@ pub use cms_store::actions::ActionTimes;
 #[doc(hidden)]
 pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
-pub use http::{ActionBody, ApiError, ops_router};
+pub use http::{
+    ActionBody, ApiError, DEFAULT_STREAM_MAX_LIFE, DEFAULT_STREAMS_PER_USER, StreamLimits,
+    ops_router,
+};
 pub use local_lists::LocalListConfig;
 pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
-pub use serve::{HttpLimits, serve};
+pub use serve::{HttpLimits, OPS_LIMITS, serve, serve_as};
 pub use smart_charging::SmartChargingConfig;
 
 use bytes::Bytes;
@@ -65,6 +68,12 @@ pub struct ApiConfig {
     pub smart_charging: SmartChargingConfig,
     /// Meter-value changes a live stream may fall behind before it is dropped.
     pub stream_buffer: usize,
+    /// How many live streams, per user and in all, and for how long.
+    pub streams: StreamLimits,
+    /// A listener of its own for `/healthz`, `/readyz` and `/metrics` (`--ops-addr`).
+    pub ops_addr: Option<SocketAddr>,
+    /// The token `/metrics` on the REST listener answers (`--metrics-token`).
+    pub metrics_token: Option<String>,
     /// Whether to follow every charger's readings outside the consumer group as well
     /// (crate::latest_follower): for replicas that share the group (`cms api`), not for a
     /// process that is the whole group (`cms up`).
@@ -80,6 +89,8 @@ pub const DEFAULT_STREAM_BUFFER: usize = 4096;
 /// A running API: HTTP listener plus materialiser.
 pub struct Api {
     local_addr: SocketAddr,
+    /// The ops listener, with `--ops-addr`.
+    ops: Option<OpsListener>,
     /// `/readyz`'s answer: 503 until `mark_ready`.
     ready: Arc<AtomicBool>,
     stop_http: CancellationToken,
@@ -195,21 +206,14 @@ impl Api {
                 stop_actions.clone(),
             )),
         ];
-        let listener = tokio::net::TcpListener::bind(config.http_addr)
-            .await
-            .map_err(|source| ApiStartError::Listen {
-                addr: config.http_addr,
-                source,
-            })?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| ApiStartError::Listen {
-                addr: config.http_addr,
-                source,
-            })?;
+        let (listener, local_addr) = bind(config.http_addr).await?;
+        let ops_listener = match config.ops_addr {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
         let ready = Arc::new(AtomicBool::new(false));
         let stop_http = CancellationToken::new();
-        let router = http::router(http::AppState::new(http::Shared {
+        let state = http::AppState::new(http::Shared {
             store,
             cache,
             metrics,
@@ -218,7 +222,19 @@ impl Api {
             closing: stop_http.clone(),
             access,
             charger_rows: Arc::default(),
-        }));
+            streams: http::StreamSlots::new(config.streams),
+            ops_listener: ops_listener.is_some(),
+            metrics_on_rest: http::MetricsOnRest::new(ops_listener.is_some(), config.metrics_token),
+        });
+        let ops = ops_listener.map(|(listener, addr)| {
+            let router = http::api_ops_router(state.clone());
+            let stop = CancellationToken::new();
+            let until = stop.clone().cancelled_owned();
+            let task = tokio::spawn(serve_as("ops", listener, router, OPS_LIMITS, None, until));
+            tracing::info!(%addr, "probes and metrics listening");
+            OpsListener { addr, stop, task }
+        });
+        let router = http::router(state);
         let stop = stop_http.clone();
         let limits = config.http_limits;
         let http = tokio::spawn(serve(
@@ -235,6 +251,7 @@ impl Api {
         );
         Ok(Api {
             local_addr,
+            ops,
             ready,
             stop_http,
             http,
@@ -249,6 +266,11 @@ impl Api {
         self.local_addr
     }
 
+    /// The ops listener's address, with `--ops-addr`.
+    pub fn ops_addr(&self) -> Option<SocketAddr> {
+        self.ops.as_ref().map(|ops| ops.addr)
+    }
+
     /// From now on `/readyz` says 200: call it once everything the process serves is up (in
     /// `cms up`, the OCPP listeners too, or a charger started at readiness may be refused).
     pub fn mark_ready(&self) {
@@ -261,7 +283,7 @@ impl Api {
     }
 
     /// Waits for the materialiser to drain the (closed) bus, then stops serving HTTP and the
-    /// actions' background work.
+    /// actions' background work, and last the ops listener.
     pub async fn shutdown(self) {
         let _ = self.materialiser.await;
         if let Some(follower) = self.latest_follower {
@@ -273,5 +295,24 @@ impl Api {
         for task in self.action_tasks {
             let _ = task.await;
         }
+        // Last: the probes answer (`/readyz` 503) while the rest stops.
+        if let Some(ops) = self.ops {
+            ops.stop.cancel();
+            let _ = ops.task.await;
+        }
     }
+}
+
+/// The listener of `/healthz`, `/readyz` and `/metrics` alone (`--ops-addr`).
+struct OpsListener {
+    addr: SocketAddr,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+async fn bind(addr: SocketAddr) -> Result<(tokio::net::TcpListener, SocketAddr), ApiStartError> {
+    let listen = |source| ApiStartError::Listen { addr, source };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(listen)?;
+    let local_addr = listener.local_addr().map_err(listen)?;
+    Ok((listener, local_addr))
 }

@@ -47,6 +47,13 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time a whole request may take by default, body and handler.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The limits of an ops listener (`--ops-addr`): probes and scrapes, a few at a time, each
+/// quick.
+pub const OPS_LIMITS: HttpLimits = HttpLimits {
+    max_connections: 32,
+    header_timeout: Duration::from_secs(5),
+    request_timeout: Duration::from_secs(10),
+};
 /// The largest request head, and a connection's read buffer (hyper's default is ~400 KiB: 512
 /// connections could hold 200 MiB): bearer tokens and the longest OAuth query fit many times
 /// over; past it the answer is 431.
@@ -78,7 +85,8 @@ impl Default for HttpLimits {
 
 /// Serves `router` on `listener` until `shutdown` resolves, then stops accepting, lets the
 /// requests in flight finish (each bounded by the request timeout), and returns. Each request
-/// carries the client's address as `ConnectInfo<SocketAddr>`.
+/// carries the client's address as `ConnectInfo<SocketAddr>`. Its metrics are labelled
+/// `listener="http"`.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
@@ -86,7 +94,19 @@ pub async fn serve(
     tls: Option<ServerTls>,
     shutdown: impl Future<Output = ()> + Send,
 ) {
-    let metrics = HttpMetrics::new(limits.max_connections);
+    serve_as("http", listener, router, limits, tls, shutdown).await
+}
+
+/// [`serve`], its metrics labelled `listener=name` (`http`, `ops`).
+pub async fn serve_as(
+    name: &'static str,
+    listener: TcpListener,
+    router: Router,
+    limits: HttpLimits,
+    tls: Option<ServerTls>,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let metrics = HttpMetrics::new(name, limits.max_connections);
     let cap = ConnectionCap::new(limits.max_connections, REFUSAL, metrics.refused.clone());
     let stop = CancellationToken::new();
     let tasks = TaskTracker::new();
@@ -212,12 +232,12 @@ struct HttpMetrics {
 }
 
 impl HttpMetrics {
-    fn new(max_connections: usize) -> Self {
-        gauge!("cms_http_max_connections").set(max_connections as f64);
+    fn new(listener: &'static str, max_connections: usize) -> Self {
+        gauge!("cms_http_max_connections", "listener" => listener).set(max_connections as f64);
         HttpMetrics {
-            open: gauge!("cms_http_connections_open"),
-            refused: counter!("cms_http_connections_refused_total"),
-            timeouts: deadline::TimeoutCounters::new(),
+            open: gauge!("cms_http_connections_open", "listener" => listener),
+            refused: counter!("cms_http_connections_refused_total", "listener" => listener),
+            timeouts: deadline::TimeoutCounters::new(listener),
         }
     }
 }

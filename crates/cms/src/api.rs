@@ -4,6 +4,7 @@
 use crate::action_args::ActionArgs;
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
+use crate::ops_args::{RestOpsArgs, StreamArgs};
 use crate::store_args::StoreArgs;
 use crate::tls_args::HttpTlsArgs;
 use crate::up::HttpArgs;
@@ -19,18 +20,18 @@ pub struct ApiCmdArgs {
     pub kafka: KafkaArgs,
     #[command(flatten)]
     pub store: StoreArgs,
-    /// REST API, /healthz, /readyz and /metrics.
+    /// REST API, /healthz, /readyz and /metrics (with --ops-addr, /healthz alone of the
+    /// three, and /metrics for --metrics-token).
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
     pub http_addr: SocketAddr,
     #[command(flatten)]
     pub http: HttpArgs,
     #[command(flatten)]
     pub http_tls: HttpTlsArgs,
-    /// Meter-value changes a live stream may fall behind before it is dropped (the API's
-    /// `.../stream` endpoints): a slow client is dropped, never buffered without end.
-    #[arg(long, env = "CMS_STREAM_BUFFER", value_parser = crate::up::at_least_one,
-        default_value_t = cms_api::DEFAULT_STREAM_BUFFER)]
-    pub stream_buffer: usize,
+    #[command(flatten)]
+    pub ops: RestOpsArgs,
+    #[command(flatten)]
+    pub streams: StreamArgs,
     #[command(flatten)]
     pub actions: ActionArgs,
     /// A gateway silent (no beacon) this long is taken for dead, and the chargers it still
@@ -47,6 +48,8 @@ pub struct ApiCmdArgs {
 }
 
 pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
+    let http_limits = args.http.limits();
+    let streams = args.streams.limits(http_limits.max_connections)?;
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
     let store = args.store.open().await.map_err(|e| e.to_string())?;
@@ -56,12 +59,15 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
     let api_config = ApiConfig {
         http_addr: args.http_addr,
         topics,
-        http_limits: args.http.limits(),
+        http_limits,
         action_times: args.actions.times(),
         local_lists: LocalListConfig::default(),
         smart_charging: SmartChargingConfig::default(),
         tls: args.http_tls.server_tls(&stop_tls)?,
-        stream_buffer: args.stream_buffer,
+        stream_buffer: args.streams.stream_buffer,
+        streams,
+        ops_addr: args.ops.ops.ops_addr,
+        metrics_token: args.ops.metrics_token.clone(),
         follow_latest_values: true,
         gateway_timeout: args.gateway_timeout,
     };
@@ -83,6 +89,9 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
     } else {
         "http"
     };
+    if let Some(ops) = api.ops_addr() {
+        println!("cms: serving probes and metrics on http://{ops}");
+    }
     println!("cms: serving REST on {scheme}://{}", api.local_addr());
     crate::shutdown::signal().await;
     tracing::info!("shutting down");

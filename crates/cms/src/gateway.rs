@@ -4,6 +4,7 @@
 use crate::action_args::ActionArgs;
 use crate::kafka::KafkaArgs;
 use crate::observability::{self, LogFormat};
+use crate::ops_args::OpsArgs;
 use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
 use crate::up::{GatewayArgs, HttpArgs};
 use cms_api::HttpLimits;
@@ -32,6 +33,8 @@ pub struct GatewayCmdArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub http_tls: HttpTlsArgs,
+    #[command(flatten)]
+    pub ops: OpsArgs,
     #[command(flatten)]
     pub gateway: GatewayArgs,
     #[command(flatten)]
@@ -83,8 +86,16 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
             !stopping.load(Ordering::Relaxed) && directory.is_caught_up() && id_tags.is_caught_up()
         })
     };
-    let router = cms_api::ops_router(metrics, ready);
-    let ops = serve_ops(args.http_addr, router, args.http.limits(), http_tls).await?;
+    let router = cms_api::ops_router(metrics.clone(), ready.clone());
+    let http = serve_ops("http", args.http_addr, router, args.http.limits(), http_tls).await?;
+    // A second listener of the same, with its own small cap (`--ops-addr`).
+    let ops = match args.ops.ops_addr {
+        Some(addr) => {
+            let router = cms_api::ops_router(metrics, ready);
+            Some(serve_ops("ops", addr, router, cms_api::OPS_LIMITS, None).await?)
+        }
+        None => None,
+    };
     // Followed before any charger connects: no action for a session of this gateway can be
     // published before this gateway follows the topic.
     let commands = bus
@@ -101,7 +112,10 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     )
     .map_err(|e| format!("cannot listen for chargers: {e}"))?;
     crate::tls_args::print_ocpp_addresses(&gateway);
-    println!("cms: serving metrics on http://{}", ops.addr);
+    if let Some(ops) = &ops {
+        println!("cms: serving probes and metrics on http://{}", ops.addr);
+    }
+    println!("cms: serving metrics on http://{}", http.addr);
     let mut signals = crate::shutdown::Signals::listen();
     signals.recv().await;
     // Unready first, then the drain stops accepting and closes the sessions over the period.
@@ -118,7 +132,10 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     for follower in followers {
         let _ = follower.await;
     }
-    ops.stop().await;
+    http.stop().await;
+    if let Some(ops) = ops {
+        ops.stop().await;
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -137,7 +154,9 @@ impl OpsServer {
     }
 }
 
+/// Serves `router` on `addr`, its metrics labelled `listener=name`.
 pub async fn serve_ops(
+    name: &'static str,
     addr: SocketAddr,
     router: axum::Router,
     limits: HttpLimits,
@@ -149,6 +168,8 @@ pub async fn serve_ops(
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let stop = CancellationToken::new();
     let until = stop.clone().cancelled_owned();
-    let task = tokio::spawn(cms_api::serve(listener, router, limits, tls, until));
+    let task = tokio::spawn(cms_api::serve_as(
+        name, listener, router, limits, tls, until,
+    ));
     Ok(OpsServer { addr, stop, task })
 }

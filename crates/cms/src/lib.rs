@@ -15,6 +15,7 @@ pub mod id_tag_cli;
 pub mod kafka;
 pub mod oauth_cli;
 pub mod observability;
+pub mod ops_args;
 pub mod priority;
 pub mod registry_feed;
 pub mod shutdown;

@@ -4,6 +4,7 @@
 use crate::action_args::ActionArgs;
 use crate::duration::{parse_duration, positive_duration};
 use crate::observability::{self, LogFormat};
+use crate::ops_args::{RestOpsArgs, StreamArgs};
 use crate::registry_feed;
 use crate::store_args::StoreArgs;
 use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
@@ -19,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 pub struct UpArgs {
     #[command(flatten)]
     pub store: StoreArgs,
-    /// REST API, /healthz, /readyz and /metrics.
+    /// REST API, /healthz, /readyz and /metrics (with --ops-addr, /healthz alone of the
+    /// three, and /metrics for --metrics-token).
     #[arg(long, env = "CMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
     pub http_addr: SocketAddr,
     /// Where chargers connect: ws://OCPP_ADDR/ocpp/{identity}; `off` for wss only.
@@ -33,11 +35,10 @@ pub struct UpArgs {
     pub http: HttpArgs,
     #[command(flatten)]
     pub http_tls: HttpTlsArgs,
-    /// Meter-value changes a live stream may fall behind before it is dropped (the API's
-    /// `.../stream` endpoints): a slow client is dropped, never buffered without end.
-    #[arg(long, env = "CMS_STREAM_BUFFER", value_parser = at_least_one,
-        default_value_t = cms_api::DEFAULT_STREAM_BUFFER)]
-    pub stream_buffer: usize,
+    #[command(flatten)]
+    pub ops: RestOpsArgs,
+    #[command(flatten)]
+    pub streams: StreamArgs,
     #[command(flatten)]
     pub actions: ActionArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
@@ -252,12 +253,17 @@ pub enum UpError {
     Tls(String),
     #[error(transparent)]
     Bus(#[from] BusError),
+    #[error("{0}")]
+    Flags(String),
 }
 
 /// Runs until SIGTERM or SIGINT, then shuts down in order: unready, chargers first (each told
 /// 1001, spread over `--drain-period`; a second signal closes the rest at once), then the bus
 /// drains into the store, then the API stops.
 pub async fn run(args: UpArgs) -> Result<(), UpError> {
+    let http_limits = args.http.limits();
+    let streams = args.streams.limits(http_limits.max_connections);
+    let streams = streams.map_err(UpError::Flags)?;
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
     let store = args.store.open().await?;
@@ -270,12 +276,15 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     let api_config = ApiConfig {
         http_addr: args.http_addr,
         topics,
-        http_limits: args.http.limits(),
+        http_limits,
         action_times: args.actions.times(),
         local_lists: LocalListConfig::default(),
         smart_charging: SmartChargingConfig::default(),
         tls: http_tls,
-        stream_buffer: args.stream_buffer,
+        stream_buffer: args.streams.stream_buffer,
+        streams,
+        ops_addr: args.ops.ops.ops_addr,
+        metrics_token: args.ops.metrics_token.clone(),
         follow_latest_values: false,
         gateway_timeout: args.gateway_timeout,
     };
@@ -307,6 +316,9 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     } else {
         "http"
     };
+    if let Some(ops) = api.ops_addr() {
+        println!("cms: serving probes and metrics on http://{ops}");
+    }
     println!("cms: serving REST on {scheme}://{}", api.local_addr());
     tracing::info!(store = %args.store.describe(), "cms up");
     let mut signals = crate::shutdown::Signals::listen();

@@ -5,6 +5,8 @@ mod chargers;
 mod gateway;
 mod http;
 mod oauth;
+mod ops;
 mod records;
 mod secrets;
+mod streams;
 mod tokens;

@@ -38,6 +38,8 @@ struct Running {
     ocpp_tls_addr: Option<String>,
     /// `http://127.0.0.1:PORT`, or `https://...` with `--http-tls-cert`.
     http_base: String,
+    /// `http://127.0.0.1:PORT` of the probes and metrics listener, with `--ops-addr`.
+    ops_base: Option<String>,
 }
 
 /// What an admin command printed, and how it exited.
@@ -130,6 +132,7 @@ impl Cms {
             ocpp_addr: String::new(),
             ocpp_tls_addr: None,
             http_base: String::new(),
+            ops_base: None,
         };
         let ready = tokio::time::timeout(STARTUP_TIMEOUT, async {
             let mut seen = Vec::new();
@@ -148,6 +151,11 @@ impl Cms {
                         panic!("OCPP ready line should end with /ocpp/{{identity}}: {line:?}")
                     });
                     running.ocpp_tls_addr = Some(addr.to_string());
+                } else if let Some(rest) =
+                    line.strip_prefix("cms: serving probes and metrics on http://")
+                {
+                    // Printed before the REST line.
+                    running.ops_base = Some(format!("http://{}", rest.trim_end_matches('/')));
                 } else if let Some(rest) = line.strip_prefix("cms: serving REST on ") {
                     assert!(
                         rest.starts_with("http://127.0.0.1:")
@@ -205,6 +213,13 @@ impl Cms {
     /// `http://127.0.0.1:PORT{path}` (`https://` with `--http-tls-cert`) on the REST listener.
     pub fn http_url(&self, path: &str) -> String {
         format!("{}{path}", self.running().http_base)
+    }
+
+    /// `http://127.0.0.1:PORT{path}` on the probes and metrics listener (`--ops-addr`).
+    pub fn ops_url(&self, path: &str) -> String {
+        let base = self.running().ops_base.as_deref();
+        let base = base.expect("cms was started without --ops-addr");
+        format!("{base}{path}")
     }
 
     pub fn pid(&self) -> u32 {

@@ -27,8 +27,13 @@ pub struct Gateway {
     pub ocpp_addr: String,
     /// `http://127.0.0.1:PORT` of /healthz, /readyz and /metrics.
     pub ops_base: String,
+    /// `http://127.0.0.1:PORT` of its second probes and metrics listener, with `--ops-addr`.
+    pub probes_base: Option<String>,
     pub process: CmsProcess,
 }
+
+/// What `cms api` and `cms gateway` print once their `--ops-addr` listener serves.
+const OPS_LINE: &str = "cms: serving probes and metrics on http://";
 
 pub struct Fleet {
     pub brokers: String,
@@ -36,6 +41,8 @@ pub struct Fleet {
     pub prefix: String,
     /// `http://127.0.0.1:PORT` of the API's REST listener.
     pub rest_base: String,
+    /// `http://127.0.0.1:PORT` of the API's probes and metrics listener, with `--ops-addr`.
+    pub api_ops_base: Option<String>,
     pub gateways: Vec<Gateway>,
     pub api: CmsProcess,
     /// More `cms api`s beside the first, on the same store and topics ([`Fleet::add_api_replica`]).
@@ -110,7 +117,11 @@ impl Fleet {
         .chain(store.iter().cloned())
         .collect();
         let api_log = logs.path().join("api.log");
-        let api = CmsProcess::start("cms api", &api_args, &api_log, &["cms: serving REST on "]);
+        let ready: &[&str] = match api_args.iter().any(|a| a == "--ops-addr") {
+            true => &["cms: serving REST on ", OPS_LINE],
+            false => &["cms: serving REST on "],
+        };
+        let api = CmsProcess::start("cms api", &api_args, &api_log, ready);
         let gateways = node_ids
             .iter()
             .map(|node| start_gateway(brokers, &prefix, node, &logs, gateway_args));
@@ -119,6 +130,9 @@ impl Fleet {
         let fleet = Fleet {
             brokers: brokers.to_string(),
             rest_base: lines[0].trim_end_matches('/').to_string(),
+            api_ops_base: lines
+                .get(1)
+                .map(|l| format!("http://{}", l.trim_end_matches('/'))),
             prefix,
             gateways,
             api,
@@ -347,16 +361,15 @@ async fn start_gateway(
     .map(|s| s.to_string())
     .collect();
     let log = logs.path().join(format!("gateway-{node_id}.log"));
-    let (process, lines) = CmsProcess::start(
-        &format!("cms gateway {node_id}"),
-        &args,
-        &log,
-        &[
-            "cms: serving OCPP on ws://",
-            "cms: serving metrics on http://",
-        ],
-    )
-    .await;
+    let mut ready = vec![
+        "cms: serving OCPP on ws://",
+        "cms: serving metrics on http://",
+    ];
+    if extra.contains(&"--ops-addr") {
+        ready.push(OPS_LINE);
+    }
+    let what = format!("cms gateway {node_id}");
+    let (process, lines) = CmsProcess::start(&what, &args, &log, &ready).await;
     let ocpp_addr = lines[0]
         .strip_suffix("/ocpp/{identity}")
         .unwrap_or_else(|| panic!("OCPP ready line should end with /ocpp/{{identity}}"))
@@ -369,6 +382,9 @@ async fn start_gateway(
         node_id: node_id.to_string(),
         ocpp_addr,
         ops_base: format!("http://{}", lines[1].trim_end_matches('/')),
+        probes_base: lines
+            .get(2)
+            .map(|l| format!("http://{}", l.trim_end_matches('/'))),
         process,
     }
 }

@@ -23,6 +23,7 @@ pub use api::Api;
 pub use charger::{Charger, Handshake};
 pub use cms::{Backend, CliOutput, Cms, is_uuid};
 pub use metrics::Metrics;
+pub use process::run_cli;
 pub use time::{assert_ocpp_time, assert_recent, assert_record_time};
 
 use std::time::Duration;

@@ -14,6 +14,7 @@ mod meters;
 mod oauth;
 mod oauth_grants;
 mod openapi;
+mod ops;
 mod pagination;
 mod providers;
 mod request_metrics;
@@ -22,6 +23,7 @@ mod settings;
 mod site_teams;
 mod sites;
 mod smart_charging;
+mod stream_slots;
 mod streams;
 mod tariffs;
 mod teams;
@@ -30,6 +32,10 @@ mod transactions;
 
 pub use actions::ActionBody;
 pub use error::ApiError;
+pub use ops::{MetricsOnRest, api_ops_router};
+pub use stream_slots::{
+    DEFAULT_STREAM_MAX_LIFE, DEFAULT_STREAMS_PER_USER, StreamLimits, StreamSlots,
+};
 
 use crate::cache::LatestValueCache;
 use axum::Router;
@@ -81,6 +87,12 @@ pub struct Shared {
     pub access: Arc<crate::access::AccessCache>,
     /// The chargers lists' rows, checked against the store on each read.
     pub charger_rows: Arc<crate::charger_rows::ChargerRows>,
+    /// The live streams' places, by user and in all.
+    pub streams: Arc<StreamSlots>,
+    /// Whether `/readyz` and `/metrics` have a listener of their own (`--ops-addr`).
+    pub ops_listener: bool,
+    /// Whom `/metrics` answers on the REST listener.
+    pub metrics_on_rest: MetricsOnRest,
 }
 
 /// The REST API with its OpenAPI document: each group's routes come with their annotations.
@@ -129,9 +141,7 @@ pub fn router(state: AppState) -> Router {
             access,
             access_in_force,
         ))
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(render_metrics))
+        .merge(ops::on_rest_listener(state.ops_listener))
         .fallback(|| async { ApiError::NotFound("Not Found.".into()) })
         // Last, over every route and the fallback: it reads the route each request matched.
         .layer(axum::middleware::from_fn(request_metrics::record))

@@ -5,7 +5,8 @@
 //! not. A client that reads slower than readings come is dropped once it falls the stream
 //! buffer (`--stream-buffer`) behind (counted), never buffered without end. An
 //! event's id is its change's sequence number: `Last-Event-ID` resumes, sending first each
-//! current value newer than it.
+//! current value newer than it. Streams are bounded per user and in all (crate::http::
+//! stream_slots), and each ends at its maximum life for its client to reconnect and resume.
 
 use crate::cache::ValueChange;
 use crate::http::AppState;
@@ -15,6 +16,7 @@ use crate::http::lookup::{
     charger_access_with_sensitive_data, forbidden_unless, path_number, visible_site,
 };
 use crate::http::schema::ErrorBody;
+use crate::http::stream_slots::Slot;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -45,6 +47,9 @@ const RECHECK: Duration = Duration::from_secs(1);
 const REREAD_EVERY: u32 = 5;
 /// The most chargers a site's stream follows (the store is asked for them in one page).
 const SITE_CHARGERS: i64 = 10_000;
+/// How soon a client reconnects after its stream ends (SSE `retry:`): at its maximum life, the
+/// response simply ends, and `EventSource` would otherwise wait its own default.
+const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
 /// What a stream sends: chargers by identity (to their uuid), and one connector or all.
 struct Watched {
@@ -88,6 +93,8 @@ enum Subject {
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller's team may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
+        (status = 429, body = ErrorBody, description = "The caller's user holds `--stream-max-per-user` streams already (`Retry-After`)"),
+        (status = 503, body = ErrorBody, description = "The server holds `--stream-max-total` streams already (`Retry-After`)"),
     ),
     security(("bearer" = ["meter-values:read"]), ("oauth2" = ["meter-values:read"]))
 )]
@@ -99,12 +106,16 @@ pub async fn connector_stream(
 ) -> Result<Response, ApiError> {
     caller.require(Scope::METER_VALUES_READ)?;
     let connector: u32 = path_number(&connector_id, "Connector")?;
+    let slot = match state.streams.take(caller.user_id()) {
+        Ok(slot) => slot,
+        Err(refused) => return Ok(refused.into_response()),
+    };
     let subject = Subject::Connector {
         charger_uuid,
         connector,
     };
     let watched = watched(&state, &caller, &subject).await?;
-    Ok(stream(state, caller, subject, watched, &headers))
+    Ok(stream(state, caller, subject, watched, &headers, slot))
 }
 
 /// The stream of every connector's latest meter value at a site: the chargers of it whose
@@ -122,6 +133,8 @@ pub async fn connector_stream(
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller may not read the site's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a site the caller reaches"),
+        (status = 429, body = ErrorBody, description = "The caller's user holds `--stream-max-per-user` streams already (`Retry-After`)"),
+        (status = 503, body = ErrorBody, description = "The server holds `--stream-max-total` streams already (`Retry-After`)"),
     ),
     security(("bearer" = ["meter-values:read"]), ("oauth2" = ["meter-values:read"]))
 )]
@@ -132,9 +145,13 @@ pub async fn site_stream(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     caller.require(Scope::METER_VALUES_READ)?;
+    let slot = match state.streams.take(caller.user_id()) {
+        Ok(slot) => slot,
+        Err(refused) => return Ok(refused.into_response()),
+    };
     let subject = Subject::Site { site_uuid };
     let watched = watched(&state, &caller, &subject).await?;
-    Ok(stream(state, caller, subject, watched, &headers))
+    Ok(stream(state, caller, subject, watched, &headers, slot))
 }
 
 /// What the caller may follow of `subject` now, or why not.
@@ -196,6 +213,8 @@ struct Following {
     subject: Subject,
     watched: Watched,
     changes: Receiver<Arc<ValueChange>>,
+    /// When the stream ends at its maximum life.
+    ends_at: Instant,
 }
 
 fn stream(
@@ -204,6 +223,7 @@ fn stream(
     subject: Subject,
     watched: Watched,
     headers: &HeaderMap,
+    slot: Slot,
 ) -> Response {
     // Followed before the current values are read, so that no change falls between the two.
     let changes = state.cache.follow();
@@ -227,6 +247,7 @@ fn stream(
     // the stream buffer); when the queue is full, the connection is not taking them: the
     // client is dropped, whatever the kernel and the HTTP layer still hold for it.
     let (queue, events) = tokio::sync::mpsc::channel(state.cache.stream_buffer());
+    let ends_at = Instant::now() + life(state.streams.limits().max_life);
     let following = Following {
         state,
         caller,
@@ -234,22 +255,31 @@ fn stream(
         subject,
         watched,
         changes,
+        ends_at,
     };
     tokio::spawn(forward(following, queue));
-    let first = futures_util::stream::iter(first.into_iter().map(|(_, e)| Ok(e)));
-    let live = futures_util::stream::unfold(events, |mut events| async move {
-        events
-            .recv()
-            .await
-            .map(|e| (Ok::<_, Infallible>(e), events))
+    let reconnect = Event::default().retry(RECONNECT_AFTER);
+    let first = std::iter::once(reconnect).chain(first.into_iter().map(|(_, e)| e));
+    let first = futures_util::stream::iter(first.map(Ok::<_, Infallible>));
+    // The stream's place is held by its response, and given back when the response ends (its
+    // last event written, or its client gone).
+    let live = futures_util::stream::unfold((events, slot), |(mut events, slot)| async move {
+        let e = events.recv().await?;
+        Some((Ok::<_, Infallible>(e), (events, slot)))
     });
     Sse::new(first.chain(live))
         .keep_alive(KeepAlive::default())
         .into_response()
 }
 
+/// A stream's life: `max_life` less up to a tenth, drawn anew for each stream, so that the
+/// streams opened together (after a restart) do not all end, and reconnect, together.
+fn life(max_life: Duration) -> Duration {
+    let draw = (uuid::Uuid::new_v4().as_u64_pair().0 >> 11) as f64 / (1u64 << 53) as f64;
+    max_life.saturating_sub((max_life / 10).mul_f64(draw))
+}
+
 async fn forward(mut f: Following, queue: tokio::sync::mpsc::Sender<Event>) {
-    let _open = OpenStream::count();
     let mut next_check = Instant::now() + RECHECK;
     let mut checks: u32 = 0;
     loop {
@@ -273,6 +303,14 @@ async fn forward(mut f: Following, queue: tokio::sync::mpsc::Sender<Event>) {
             _ = queue.closed() => return,
             // The server stops: the client's queue closes, then its response ends.
             _ = f.state.closing.cancelled() => return,
+            // Its maximum life: the response ends after the events queued, and the client
+            // reconnects with the last one's id.
+            _ = tokio::time::sleep_until(f.ends_at) => {
+                metrics::counter!("cms_api_stream_dropped_total", "reason" => "max_life")
+                    .increment(1);
+                tracing::debug!("a live stream reached its maximum life");
+                return;
+            }
             _ = tokio::time::sleep_until(next_check) => {
                 if !still_allowed(&f).await {
                     return dropped("access");
@@ -318,22 +356,6 @@ async fn still_allowed(f: &Following) -> bool {
 fn dropped(reason: &'static str) {
     metrics::counter!("cms_api_stream_dropped_total", "reason" => reason).increment(1);
     tracing::info!(reason, "a live stream was ended");
-}
-
-/// Counts a forwarder in `cms_api_streams_open` while it lives.
-struct OpenStream;
-
-impl OpenStream {
-    fn count() -> OpenStream {
-        metrics::gauge!("cms_api_streams_open").increment(1.0);
-        OpenStream
-    }
-}
-
-impl Drop for OpenStream {
-    fn drop(&mut self) {
-        metrics::gauge!("cms_api_streams_open").decrement(1.0);
-    }
 }
 
 /// A `meter-value` event: `{"charger_uuid", "connectorId", "meterValue"}`, the cached array as is.

@@ -27,9 +27,9 @@ pub struct TimeoutCounters {
 }
 
 impl TimeoutCounters {
-    pub fn new() -> Self {
-        let by_side =
-            |side: &'static str| counter!("cms_http_request_timeouts_total", "side" => side);
+    /// The counters of `listener` (`http`, `ops`).
+    pub fn new(listener: &'static str) -> Self {
+        let by_side = |side: &'static str| counter!("cms_http_request_timeouts_total", "listener" => listener, "side" => side);
         TimeoutCounters {
             client: by_side("client"),
             server: by_side("server"),
