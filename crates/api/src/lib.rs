@@ -14,6 +14,7 @@ mod materialiser;
 mod normalise;
 mod price_display;
 mod pricing;
+mod readiness;
 mod registry;
 pub mod serve;
 mod smart_charging;
@@ -26,6 +27,7 @@ pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
 pub use http::{ActionBody, ApiError, ops_router};
 pub use local_lists::LocalListConfig;
+pub use readiness::{Readiness, STORE_CHECK_EVERY};
 pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
 pub use serve::{HttpLimits, serve};
 pub use smart_charging::SmartChargingConfig;
@@ -36,7 +38,6 @@ use cms_store::Store;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -80,8 +81,9 @@ pub const DEFAULT_STREAM_BUFFER: usize = 4096;
 /// A running API: HTTP listener plus materialiser.
 pub struct Api {
     local_addr: SocketAddr,
-    /// `/readyz`'s answer: 503 until `mark_ready`.
-    ready: Arc<AtomicBool>,
+    /// `/readyz`'s answer: 503 until `mark_ready`, and while the consumer has not caught up
+    /// with the bus or the store does not answer.
+    ready: Arc<Readiness>,
     stop_http: CancellationToken,
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
@@ -90,8 +92,8 @@ pub struct Api {
     stop_actions: CancellationToken,
     /// Following the access change log and the reports, relaying the command line's actions,
     /// sweeping overdue ones, keeping the chargers' local lists, balancing the smart charging
-    /// sites, ending the sessions of silent gateways.
-    action_tasks: [JoinHandle<()>; 7],
+    /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`.
+    action_tasks: [JoinHandle<()>; 8],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,6 +133,10 @@ impl Api {
             &consumer_group(&config.topics),
             &config.topics.consumed_by_api(),
         )?;
+        let ready = Arc::new(Readiness::new(
+            subscriber.caught_up(),
+            readiness::store_answers(&store).await,
+        ));
         let cache = Arc::new(LatestValueCache::with_stream_buffer(config.stream_buffer));
         // Followed before the store is read, so that no reading falls between the two; and the
         // store read again a little later, for the readings published before the follow began
@@ -194,6 +200,11 @@ impl Api {
                 config.smart_charging,
                 stop_actions.clone(),
             )),
+            tokio::spawn(readiness::check_store(
+                store.clone(),
+                ready.clone(),
+                stop_actions.clone(),
+            )),
         ];
         let listener = tokio::net::TcpListener::bind(config.http_addr)
             .await
@@ -207,7 +218,6 @@ impl Api {
                 addr: config.http_addr,
                 source,
             })?;
-        let ready = Arc::new(AtomicBool::new(false));
         let stop_http = CancellationToken::new();
         let router = http::router(http::AppState::new(http::Shared {
             store,
@@ -249,15 +259,21 @@ impl Api {
         self.local_addr
     }
 
-    /// From now on `/readyz` says 200: call it once everything the process serves is up (in
-    /// `cms up`, the OCPP listeners too, or a charger started at readiness may be refused).
+    /// From now on `/readyz` says 200 once the consumer has caught up with the bus, while the
+    /// store answers: call it once everything the process serves is up (in `cms up`, the OCPP
+    /// listeners too, or a charger started at readiness may be refused).
     pub fn mark_ready(&self) {
-        self.ready.store(true, Ordering::Relaxed);
+        self.ready.mark(true);
     }
 
     /// From now on `/readyz` says 503 again: the process is stopping (its gateway draining).
     pub fn mark_unready(&self) {
-        self.ready.store(false, Ordering::Relaxed);
+        self.ready.mark(false);
+    }
+
+    /// Whether `/readyz` says 200 now.
+    pub fn is_ready(&self) -> bool {
+        self.ready.is_ready()
     }
 
     /// Waits for the materialiser to drain the (closed) bus, then stops serving HTTP and the

@@ -42,7 +42,6 @@ use axum::routing::get;
 use cms_store::Store;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -70,8 +69,8 @@ pub struct Shared {
     pub store: Store,
     pub cache: Arc<LatestValueCache>,
     pub metrics: PrometheusHandle,
-    /// Set once the listener serves; `/readyz` answers 503 before.
-    pub ready: Arc<AtomicBool>,
+    /// What `/readyz` answers, kept in memory (crate::readiness).
+    pub ready: Arc<crate::Readiness>,
     /// Takes actions for chargers and hands out how they ended.
     pub dispatch: Arc<crate::actions::Dispatch>,
     /// Cancelled when the listener stops: what outlives a request (a live stream) ends then,
@@ -221,8 +220,9 @@ pub fn with_lowercase_uuids(uri: &axum::http::Uri) -> Option<axum::http::Uri> {
     axum::http::Uri::from_parts(parts).ok()
 }
 
+/// From memory: a flood of probes costs the store nothing (crate::readiness).
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    if state.ready.load(Ordering::Relaxed) && state.store.ping().await {
+    if state.ready.is_ready() {
         (StatusCode::OK, "ready\n")
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
