@@ -50,6 +50,7 @@ mod providers;
 mod proxy;
 mod proxy_harness;
 mod readyz;
+mod registered_at_once;
 mod rest_api;
 mod smart_charging;
 mod streams;

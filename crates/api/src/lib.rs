@@ -6,6 +6,7 @@ mod access;
 mod actions;
 mod cache;
 mod charger_rows;
+mod gateway_in_process;
 mod gateway_liveness;
 mod http;
 mod latest_follower;
@@ -22,6 +23,7 @@ mod smart_charging;
 pub use actions::{Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
 pub use cms_store::actions::ActionTimes;
+pub use gateway_in_process::GatewayInProcess;
 #[doc(hidden)]
 pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
@@ -35,6 +37,7 @@ pub use smart_charging::SmartChargingConfig;
 use bytes::Bytes;
 use cms_bus::{Bus, Topics};
 use cms_store::Store;
+use gateway_in_process::GatewaySlot;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -84,6 +87,8 @@ pub struct Api {
     /// `/readyz`'s answer: 503 until `mark_ready`, and while the consumer has not caught up
     /// with the bus or the store does not answer.
     ready: Arc<Readiness>,
+    /// The gateway of this process, once it has one (`cms up`).
+    gateway: GatewaySlot,
     stop_http: CancellationToken,
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
@@ -218,12 +223,14 @@ impl Api {
                 addr: config.http_addr,
                 source,
             })?;
+        let gateway = GatewaySlot::default();
         let stop_http = CancellationToken::new();
         let router = http::router(http::AppState::new(http::Shared {
             store,
             cache,
             metrics,
             ready: ready.clone(),
+            gateway: gateway.clone(),
             dispatch,
             closing: stop_http.clone(),
             access,
@@ -246,6 +253,7 @@ impl Api {
         Ok(Api {
             local_addr,
             ready,
+            gateway,
             stop_http,
             http,
             materialiser,
@@ -274,6 +282,14 @@ impl Api {
     /// Whether `/readyz` says 200 now.
     pub fn is_ready(&self) -> bool {
         self.ready.is_ready()
+    }
+
+    /// The gateway of this process (`cms up`): from now on a change made through the REST API
+    /// is answered once `gateway` has read it. Set once.
+    pub fn answer_once_read_by(&self, gateway: Arc<dyn GatewayInProcess>) {
+        if self.gateway.set(gateway).is_err() {
+            tracing::warn!("the API already answers once another gateway has read its changes");
+        }
     }
 
     /// Waits for the materialiser to drain the (closed) bus, then stops serving HTTP and the

@@ -71,6 +71,8 @@ pub struct Shared {
     pub metrics: PrometheusHandle,
     /// What `/readyz` answers, kept in memory (crate::readiness).
     pub ready: Arc<crate::Readiness>,
+    /// The gateway of this process (`cms up`), which reads each change before it is answered.
+    pub gateway: crate::gateway_in_process::GatewaySlot,
     /// Takes actions for chargers and hands out how they ended.
     pub dispatch: Arc<crate::actions::Dispatch>,
     /// Cancelled when the listener stops: what outlives a request (a live stream) ends then,
@@ -146,7 +148,9 @@ pub struct ChangesNoAccess;
 /// is answered once this replica has read the access change log again, and forgot when it
 /// last checked its chargers' rows: a token revoked or an access removed through it is refused
 /// by it from its answer on, not a poll later, and a charger changed through it is listed
-/// changed.
+/// changed. In `cms up`, also once its gateway has read the registry and id tag change logs:
+/// a charger registered, or a password changed, is in force at the handshake from the answer
+/// on.
 async fn access_in_force(
     State(state): State<AppState>,
     request: axum::extract::Request,
@@ -160,9 +164,17 @@ async fn access_in_force(
     let changed_access = response.extensions().get::<ChangesNoAccess>().is_none();
     if !reading && changed_access && response.status().is_success() {
         state.charger_rows.forget_checks();
-        if let Err(e) = state.access.catch_up(&state.store).await {
-            tracing::warn!(error = %e, "cannot read the access change log");
-        }
+        let access = async {
+            if let Err(e) = state.access.catch_up(&state.store).await {
+                tracing::warn!(error = %e, "cannot read the access change log");
+            }
+        };
+        let gateway = async {
+            if let Some(gateway) = state.gateway.get() {
+                gateway.read_changes().await;
+            }
+        };
+        tokio::join!(access, gateway);
     }
     response
 }
