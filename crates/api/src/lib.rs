@@ -29,7 +29,6 @@ pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
 pub use http::{ActionBody, ApiError, ops_router};
 pub use local_lists::LocalListConfig;
-pub use readiness::{Readiness, STORE_CHECK_EVERY};
 pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
 pub use serve::{HttpLimits, serve};
 pub use smart_charging::SmartChargingConfig;
@@ -39,6 +38,7 @@ use cms_bus::{Bus, Topics};
 use cms_store::Store;
 use gateway_in_process::GatewaySlot;
 use metrics_exporter_prometheus::PrometheusHandle;
+use readiness::Readiness;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
@@ -277,11 +277,6 @@ impl Api {
     /// From now on `/readyz` says 503 again: the process is stopping (its gateway draining).
     pub fn mark_unready(&self) {
         self.ready.mark(false);
-    }
-
-    /// Whether `/readyz` says 200 now.
-    pub fn is_ready(&self) -> bool {
-        self.ready.is_ready()
     }
 
     /// The gateway of this process (`cms up`): from now on a change made through the REST API

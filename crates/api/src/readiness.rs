@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How often the store is pinged for `/readyz`.
-pub const STORE_CHECK_EVERY: Duration = Duration::from_secs(1);
+const STORE_CHECK_EVERY: Duration = Duration::from_secs(1);
 /// A ping not answered within this counts as the store down.
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
 

@@ -70,7 +70,7 @@ pub struct Shared {
     pub cache: Arc<LatestValueCache>,
     pub metrics: PrometheusHandle,
     /// What `/readyz` answers, kept in memory (crate::readiness).
-    pub ready: Arc<crate::Readiness>,
+    pub ready: Arc<crate::readiness::Readiness>,
     /// The gateway of this process (`cms up`), which reads each change before it is answered.
     pub gateway: crate::gateway_in_process::GatewaySlot,
     /// Takes actions for chargers and hands out how they ended.
