@@ -6,6 +6,7 @@ mod access;
 mod actions;
 mod cache;
 mod charger_rows;
+mod gateway_in_process;
 mod gateway_liveness;
 mod http;
 mod latest_follower;
@@ -14,6 +15,7 @@ mod materialiser;
 mod normalise;
 mod price_display;
 mod pricing;
+mod readiness;
 mod registry;
 pub mod serve;
 mod smart_charging;
@@ -21,6 +23,7 @@ mod smart_charging;
 pub use actions::{Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
 pub use cms_store::actions::ActionTimes;
+pub use gateway_in_process::GatewayInProcess;
 #[doc(hidden)]
 pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
@@ -36,10 +39,11 @@ pub use smart_charging::SmartChargingConfig;
 use bytes::Bytes;
 use cms_bus::{Bus, Topics};
 use cms_store::Store;
+use gateway_in_process::GatewaySlot;
 use metrics_exporter_prometheus::PrometheusHandle;
+use readiness::Readiness;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -91,8 +95,11 @@ pub struct Api {
     local_addr: SocketAddr,
     /// The ops listener, with `--ops-addr`.
     ops: Option<OpsListener>,
-    /// `/readyz`'s answer: 503 until `mark_ready`.
-    ready: Arc<AtomicBool>,
+    /// `/readyz`'s answer: 503 until `mark_ready`, and while the consumer has not caught up
+    /// with the bus or the store does not answer.
+    ready: Arc<Readiness>,
+    /// The gateway of this process, once it has one (`cms up`).
+    gateway: GatewaySlot,
     stop_http: CancellationToken,
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
@@ -101,8 +108,8 @@ pub struct Api {
     stop_actions: CancellationToken,
     /// Following the access change log and the reports, relaying the command line's actions,
     /// sweeping overdue ones, keeping the chargers' local lists, balancing the smart charging
-    /// sites, ending the sessions of silent gateways.
-    action_tasks: [JoinHandle<()>; 7],
+    /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`.
+    action_tasks: [JoinHandle<()>; 8],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -142,6 +149,10 @@ impl Api {
             &consumer_group(&config.topics),
             &config.topics.consumed_by_api(),
         )?;
+        let ready = Arc::new(Readiness::new(
+            subscriber.caught_up(),
+            readiness::store_answers(&store).await,
+        ));
         let cache = Arc::new(LatestValueCache::with_stream_buffer(config.stream_buffer));
         // Followed before the store is read, so that no reading falls between the two; and the
         // store read again a little later, for the readings published before the follow began
@@ -205,19 +216,25 @@ impl Api {
                 config.smart_charging,
                 stop_actions.clone(),
             )),
+            tokio::spawn(readiness::check_store(
+                store.clone(),
+                ready.clone(),
+                stop_actions.clone(),
+            )),
         ];
         let (listener, local_addr) = bind(config.http_addr).await?;
         let ops_listener = match config.ops_addr {
             Some(addr) => Some(bind(addr).await?),
             None => None,
         };
-        let ready = Arc::new(AtomicBool::new(false));
+        let gateway = GatewaySlot::default();
         let stop_http = CancellationToken::new();
         let state = http::AppState::new(http::Shared {
             store,
             cache,
             metrics,
             ready: ready.clone(),
+            gateway: gateway.clone(),
             dispatch,
             closing: stop_http.clone(),
             access,
@@ -253,6 +270,7 @@ impl Api {
             local_addr,
             ops,
             ready,
+            gateway,
             stop_http,
             http,
             materialiser,
@@ -271,15 +289,24 @@ impl Api {
         self.ops.as_ref().map(|ops| ops.addr)
     }
 
-    /// From now on `/readyz` says 200: call it once everything the process serves is up (in
-    /// `cms up`, the OCPP listeners too, or a charger started at readiness may be refused).
+    /// From now on `/readyz` says 200 once the consumer has caught up with the bus, while the
+    /// store answers: call it once everything the process serves is up (in `cms up`, the OCPP
+    /// listeners too, or a charger started at readiness may be refused).
     pub fn mark_ready(&self) {
-        self.ready.store(true, Ordering::Relaxed);
+        self.ready.mark(true);
     }
 
     /// From now on `/readyz` says 503 again: the process is stopping (its gateway draining).
     pub fn mark_unready(&self) {
-        self.ready.store(false, Ordering::Relaxed);
+        self.ready.mark(false);
+    }
+
+    /// The gateway of this process (`cms up`): from now on a change made through the REST API
+    /// is answered once `gateway` has read it. Set once.
+    pub fn answer_once_read_by(&self, gateway: Arc<dyn GatewayInProcess>) {
+        if self.gateway.set(gateway).is_err() {
+            tracing::warn!("the API already answers once another gateway has read its changes");
+        }
     }
 
     /// Waits for the materialiser to drain the (closed) bus, then stops serving HTTP and the

@@ -1,18 +1,21 @@
 //! The consumers: a group member that commits only what it is told to, and a group-less replay
 //! of a whole (compacted) topic that knows when it has caught up.
 
+use crate::catch_up::{self, Assignment};
 use crate::{KafkaConfig, client_config, failed};
 use bytes::Bytes;
-use cms_bus::{BoxFuture, BusError, Header, Message, Record, Subscriber};
+use cms_bus::{BoxFuture, BusError, CaughtUp, Header, Message, Record, Subscriber};
 use futures_util::{FutureExt as _, StreamExt as _};
 use metrics::{Gauge, gauge};
-use rdkafka::consumer::{CommitMode, Consumer as _, ConsumerContext, StreamConsumer};
+use rdkafka::consumer::{
+    BaseConsumer, CommitMode, Consumer as _, ConsumerContext, Rebalance, StreamConsumer,
+};
 use rdkafka::message::{BorrowedMessage, Headers as _, Message as _};
 use rdkafka::statistics::{Partition, Statistics};
 use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -39,9 +42,11 @@ const LAG_INTERVAL: &str = "5000";
 
 /// A member of a consumer group.
 pub(crate) struct GroupSubscriber {
-    consumer: StreamConsumer<LagContext>,
+    consumer: Arc<StreamConsumer<LagContext>>,
     closed: watch::Receiver<bool>,
     topics: Vec<&'static str>,
+    /// Set by a task of its own (crate::catch_up) once the member has caught up.
+    caught_up: CaughtUp,
 }
 
 impl GroupSubscriber {
@@ -67,10 +72,19 @@ impl GroupSubscriber {
         consumer
             .subscribe(topics)
             .map_err(|e| failed("subscribe", e))?;
+        let consumer = Arc::new(consumer);
+        let caught_up = CaughtUp::not_yet();
+        tokio::spawn(catch_up::watch(
+            Arc::downgrade(&consumer),
+            topics.iter().map(|t| t.to_string()).collect(),
+            caught_up.clone(),
+            closed.clone(),
+        ));
         Ok(GroupSubscriber {
             consumer,
             closed,
             topics: topics.iter().map(|t| intern(t)).collect(),
+            caught_up,
         })
     }
 }
@@ -82,7 +96,7 @@ impl Subscriber for GroupSubscriber {
         max: usize,
     ) -> BoxFuture<'a, Result<usize, BusError>> {
         Box::pin(read_batch(
-            &self.consumer,
+            &*self.consumer,
             &mut self.closed,
             &self.topics,
             out,
@@ -105,17 +119,23 @@ impl Subscriber for GroupSubscriber {
             .commit(&offsets, CommitMode::Async)
             .map_err(|e| failed("commit", e))
     }
+
+    fn caught_up(&self) -> CaughtUp {
+        self.caught_up.clone()
+    }
 }
 
 /// Sets `cms_kafka_consumer_lag{topic,partition}` of the partitions assigned to this member
 /// from librdkafka's statistics; a partition no longer assigned reads 0 here (its new owner
 /// reports it). Their sum is `cms_bus_queue_depth`, the records waiting for this member's
-/// materialiser, as the in-process bus counts its queue.
+/// materialiser, as the in-process bus counts its queue. Also follows the member's assignment,
+/// for crate::catch_up.
 pub(crate) struct LagContext {
     /// Per partition seen assigned: its gauge and the statistics report that last set it.
     gauges: Mutex<HashMap<(String, i32), (Gauge, u64)>>,
     reports: std::sync::atomic::AtomicU64,
     waiting: Gauge,
+    pub(crate) assignment: Assignment,
 }
 
 impl Default for LagContext {
@@ -127,6 +147,7 @@ impl Default for LagContext {
             gauges: Mutex::default(),
             reports: Default::default(),
             waiting,
+            assignment: Assignment::default(),
         }
     }
 }
@@ -164,7 +185,16 @@ impl ClientContext for LagContext {
     }
 }
 
-impl ConsumerContext for LagContext {}
+impl ConsumerContext for LagContext {
+    /// After librdkafka applied the rebalance (the default `rebalance` assigns or unassigns).
+    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        match rebalance {
+            Rebalance::Assign(_) => self.assignment.assigned(),
+            Rebalance::Revoke(_) => self.assignment.revoked(),
+            Rebalance::Error(_) => {}
+        }
+    }
+}
 
 /// Records between the group's position in an assigned partition and its high watermark: from
 /// the committed offset, else the offset handed out last, else the low watermark (where
@@ -274,8 +304,8 @@ impl Subscriber for Replay {
 }
 
 /// `(high watermark, low watermark)` of every partition of `topic`, as `(target, next)`.
-pub(crate) fn watermarks(
-    consumer: &StreamConsumer,
+pub(crate) fn watermarks<C: ConsumerContext + 'static>(
+    consumer: &StreamConsumer<C>,
     topic: &str,
 ) -> Result<Vec<(i64, i64)>, BusError> {
     let metadata = consumer

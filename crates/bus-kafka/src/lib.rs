@@ -1,6 +1,7 @@
 //! The Kafka bus: the `cms_bus` traits over rdkafka (idempotent producer, group consumers, replay).
 #![forbid(unsafe_code)]
 
+mod catch_up;
 mod consumer;
 mod follow;
 mod handback;

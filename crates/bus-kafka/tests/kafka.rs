@@ -4,7 +4,9 @@ mod broker;
 
 use broker::{Broker, Proxy};
 use bytes::Bytes;
-use cms_bus::{Bus, BusError, Delivered, Header, Headers, Message, Publisher, Record, Subscriber};
+use cms_bus::{
+    Bus, BusError, CaughtUp, Delivered, Header, Headers, Message, Publisher, Record, Subscriber,
+};
 use cms_bus_kafka::{KafkaBus, KafkaConfig};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -163,6 +165,75 @@ async fn a_new_member_resumes_after_the_committed_offset() {
         vec![6, 7, 8, 9],
         "resumes after the commit, nothing re-read"
     );
+}
+
+/// Keeps reading (a member takes its assignment while it reads) until `caught_up` is set,
+/// bounded; returns what was read meanwhile.
+async fn read_until_caught_up(
+    subscriber: &mut dyn Subscriber,
+    caught_up: &CaughtUp,
+    within: Duration,
+) -> Vec<Message> {
+    let deadline = Instant::now() + within;
+    let mut out = Vec::new();
+    while !caught_up.is_caught_up() {
+        assert!(Instant::now() < deadline, "not caught up within {within:?}");
+        let reading = subscriber.next_batch(&mut out, 100);
+        let _ = tokio::time::timeout(Duration::from_millis(100), reading).await;
+    }
+    out
+}
+
+/// What an API replica's readiness rests on: a member is caught up once the group's commits in
+/// its partitions reach the ends they had when it started; reading is not enough.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_is_caught_up_once_its_partitions_are_committed_to_their_ends() {
+    let broker = Broker::get();
+    let topic = unique("caught-up");
+    let group = unique("group");
+    let bus = KafkaBus::connect(config(&broker, 2), &[&topic], &[])
+        .await
+        .expect("connect");
+    for seq in 0..10 {
+        let key = format!("charger-{}", seq % 4);
+        bus.publish(record(&topic, &key, seq)).await.unwrap();
+    }
+
+    let mut first = bus.subscribe(&group, &[&topic]).unwrap();
+    let caught_up = first.caught_up();
+    assert!(
+        !caught_up.is_caught_up(),
+        "not before it has its partitions"
+    );
+    let messages = read(first.as_mut(), 10, Duration::from_secs(30)).await;
+    // Read, but nothing committed: not caught up, however long it keeps reading.
+    let until = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < until {
+        assert!(!caught_up.is_caught_up(), "caught up before any commit");
+        let mut more = Vec::new();
+        let reading = first.next_batch(&mut more, 100);
+        let _ = tokio::time::timeout(Duration::from_millis(100), reading).await;
+        assert!(more.is_empty(), "nothing more was published: {more:?}");
+    }
+    let mut last_of_partition: HashMap<i32, &Message> = HashMap::new();
+    for message in &messages {
+        last_of_partition.insert(message.partition, message);
+    }
+    for message in last_of_partition.values() {
+        first.commit(message).unwrap();
+    }
+    read_until_caught_up(first.as_mut(), &caught_up, Duration::from_secs(30)).await;
+    drop(first);
+
+    // A new member of the group, whose commits are at the ends: caught up with nothing to read.
+    let mut second = bus.subscribe(&group, &[&topic]).unwrap();
+    let caught_up = second.caught_up();
+    assert!(
+        !caught_up.is_caught_up(),
+        "not before it has its partitions"
+    );
+    let read = read_until_caught_up(second.as_mut(), &caught_up, Duration::from_secs(30)).await;
+    assert!(read.is_empty(), "everything was committed: {read:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 //! offsets, commits) so that the in-process bus and the Kafka bus are interchangeable.
 #![forbid(unsafe_code)]
 
+mod caught_up;
 mod commands;
 mod id_tags;
 mod in_process;
@@ -12,6 +13,7 @@ mod record;
 mod registry;
 mod topics;
 
+pub use caught_up::CaughtUp;
 pub use commands::{
     ActionCommand, ActionError, ActionReport, ActionStatus, RequestedBy, command_of,
     command_record, report_of, report_record,
@@ -65,6 +67,13 @@ pub trait Subscriber: Send + 'static {
 
     /// Marks everything up to and including `message` as processed by this group.
     fn commit(&mut self, message: &Message) -> Result<(), BusError>;
+
+    /// Tells when this subscriber has caught up: read, and seen committed, what its share of
+    /// the topics held when it began. By default at once, which is right for a bus that starts
+    /// empty (the in-process bus) and for a follower that starts at the end.
+    fn caught_up(&self) -> CaughtUp {
+        CaughtUp::already()
+    }
 }
 
 /// A bus: publish, subscribe as a consumer group, follow, and close (stop taking records; let

@@ -1,18 +1,25 @@
 //! What the gateway of `cms up` holds in memory, from the store: the charger registry and the
 //! teams' id tags, each read from its change log into memory, then followed a few times a
 //! second, as `cms gateway` follows their topics. A charger or a tag registered by another
-//! process (`cms charger add`, `cms id-tag import`) takes effect within [`POLL`].
+//! process (`cms charger add`, `cms id-tag import`) takes effect within [`POLL`]; one changed
+//! through the REST API of the same process before the answer ([`Feed::asker`]).
 
+use cms_bus::BoxFuture;
 use cms_gateway::{IdTagDirectory, RegistryDirectory};
 use cms_store::{Store, StoreError};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 /// How often the change logs are read once caught up: one indexed query each, cheap enough to
 /// make a new registration usable at once for a person at a terminal.
 pub const POLL: Duration = Duration::from_millis(250);
 const BATCH: i64 = 5_000;
+/// How long an answer of the REST API waits for the feed to read its change at most: a store
+/// that fails the feed's read should not hold every change's answer for long.
+const ASKED_AT_MOST: Duration = Duration::from_secs(5);
 
 /// The gateway's in-memory views, and where each change log was read to.
 pub struct Feed {
@@ -20,6 +27,37 @@ pub struct Feed {
     pub id_tags: Arc<IdTagDirectory>,
     registry_seq: i64,
     id_tag_seq: i64,
+    asked: Arc<Asked>,
+}
+
+/// Reads of the change logs asked of the feed ([`Asker`]), and how far it has answered them.
+#[derive(Default)]
+struct Asked {
+    /// Numbers the requests, from 1.
+    asked: AtomicU64,
+    /// Wakes the feed before its next poll.
+    wake: Notify,
+    /// The last request number taken before a read of both logs to their end.
+    read: watch::Sender<u64>,
+}
+
+/// Asks the feed to read the change logs now, and waits until it has: how a change made
+/// through the REST API is in force at the gateway of `cms up` when it is answered.
+pub struct Asker(Arc<Asked>);
+
+impl cms_api::GatewayInProcess for Asker {
+    fn read_changes(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // Taken after the change was committed: a read that starts after it sees it.
+            let request = self.0.asked.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut read = self.0.read.subscribe();
+            self.0.wake.notify_one();
+            let done = tokio::time::timeout(ASKED_AT_MOST, read.wait_for(|r| *r >= request));
+            if !matches!(done.await, Ok(Ok(_))) {
+                tracing::warn!("answered before the gateway read the change: it takes a poll");
+            }
+        })
+    }
 }
 
 impl Feed {
@@ -30,8 +68,9 @@ impl Feed {
             id_tags: Arc::default(),
             registry_seq: 0,
             id_tag_seq: 0,
+            asked: Arc::default(),
         };
-        while feed.read(store).await? == BATCH as usize {}
+        feed.read_to_end(store).await?;
         feed.registry.set_caught_up();
         feed.id_tags.set_caught_up();
         tracing::info!(
@@ -42,20 +81,33 @@ impl Feed {
         Ok(feed)
     }
 
-    /// Follows the change logs until `stop`.
+    /// Wakes this feed and waits for its next read of the change logs.
+    pub fn asker(&self) -> Asker {
+        Asker(self.asked.clone())
+    }
+
+    /// Follows the change logs until `stop`: every [`POLL`], or at once when asked.
     pub async fn follow(mut self, store: Store, stop: CancellationToken) {
         while !stop.is_cancelled() {
-            match self.read(&store).await {
-                Ok(0) => {}
-                Ok(_) => continue,
+            let asked = self.asked.asked.load(Ordering::SeqCst);
+            match self.read_to_end(&store).await {
+                Ok(()) => {
+                    self.asked.read.send_replace(asked);
+                }
                 // The views keep what they have: chargers and tags known so far still work.
                 Err(e) => tracing::error!(error = %e, "cannot read the registry change logs"),
             }
             tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = tokio::time::sleep(POLL) => {}
+                _ = self.asked.wake.notified() => {}
             }
         }
+    }
+
+    async fn read_to_end(&mut self, store: &Store) -> Result<(), StoreError> {
+        while self.read(store).await? == BATCH as usize {}
+        Ok(())
     }
 
     /// Applies the next batch of each log; the larger batch's length.

@@ -389,6 +389,33 @@ async fn start_gateway(
     }
 }
 
+/// Polls `{base}/readyz` of any process (an API's REST listener, a gateway's probes) until it
+/// answers 200, bounded; returns how many answers were 503 before.
+pub async fn wait_ready_at(what: &str, base: &str) -> usize {
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(REPLY_TIMEOUT)
+        .build()
+        .expect("http client");
+    let url = format!("{base}/readyz");
+    let limit = Duration::from_secs(30);
+    let started = Instant::now();
+    let mut unready = 0;
+    loop {
+        let status = client.get(&url).send().await.map(|r| r.status().as_u16());
+        match status {
+            Ok(200) => return unready,
+            Ok(503) => unready += 1,
+            _ => {}
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{what} not ready within {limit:?}: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Polls the gateway's /readyz until 200 (its registry is loaded), bounded.
 async fn wait_ready(gateway: &Gateway) {
     let client = reqwest::Client::builder()

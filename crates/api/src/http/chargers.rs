@@ -265,8 +265,8 @@ pub async fn list_site_chargers(
     Ok(Json(Page::new(&path, page, total, chargers)))
 }
 
-/// Register a charger in a site (the caller's team must own the site). The gateways accept it
-/// within about a second.
+/// Register a charger in a site (the caller's team must own the site). In `cms up` the gateway
+/// accepts it from this answer on; gateways over Kafka within a few seconds.
 #[utoipa::path(
     post,
     path = "/api/v3/sites/{site_uuid}/chargers",

@@ -48,7 +48,6 @@ use axum::routing::get;
 use cms_store::Store;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -76,8 +75,10 @@ pub struct Shared {
     pub store: Store,
     pub cache: Arc<LatestValueCache>,
     pub metrics: PrometheusHandle,
-    /// Set once the listener serves; `/readyz` answers 503 before.
-    pub ready: Arc<AtomicBool>,
+    /// What `/readyz` answers, kept in memory (crate::readiness).
+    pub ready: Arc<crate::readiness::Readiness>,
+    /// The gateway of this process (`cms up`), which reads each change before it is answered.
+    pub gateway: crate::gateway_in_process::GatewaySlot,
     /// Takes actions for chargers and hands out how they ended.
     pub dispatch: Arc<crate::actions::Dispatch>,
     /// Cancelled when the listener stops: what outlives a request (a live stream) ends then,
@@ -157,7 +158,9 @@ pub struct ChangesNoAccess;
 /// is answered once this replica has read the access change log again, and forgot when it
 /// last checked its chargers' rows: a token revoked or an access removed through it is refused
 /// by it from its answer on, not a poll later, and a charger changed through it is listed
-/// changed.
+/// changed. In `cms up`, also once its gateway has read the registry and id tag change logs:
+/// a charger registered, or a password changed, is in force at the handshake from the answer
+/// on.
 async fn access_in_force(
     State(state): State<AppState>,
     request: axum::extract::Request,
@@ -171,9 +174,17 @@ async fn access_in_force(
     let changed_access = response.extensions().get::<ChangesNoAccess>().is_none();
     if !reading && changed_access && response.status().is_success() {
         state.charger_rows.forget_checks();
-        if let Err(e) = state.access.catch_up(&state.store).await {
-            tracing::warn!(error = %e, "cannot read the access change log");
-        }
+        let access = async {
+            if let Err(e) = state.access.catch_up(&state.store).await {
+                tracing::warn!(error = %e, "cannot read the access change log");
+            }
+        };
+        let gateway = async {
+            if let Some(gateway) = state.gateway.get() {
+                gateway.read_changes().await;
+            }
+        };
+        tokio::join!(access, gateway);
     }
     response
 }
@@ -231,8 +242,9 @@ pub fn with_lowercase_uuids(uri: &axum::http::Uri) -> Option<axum::http::Uri> {
     axum::http::Uri::from_parts(parts).ok()
 }
 
+/// From memory: a flood of probes costs the store nothing (crate::readiness).
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
-    if state.ready.load(Ordering::Relaxed) && state.store.ping().await {
+    if state.ready.is_ready() {
         (StatusCode::OK, "ready\n")
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
