@@ -112,6 +112,9 @@ pub struct GatewayConfig {
     pub command_timeout: Duration,
     /// Certificate authorities the proxy relay trusts besides the public roots (PEM).
     pub proxy_ca_file: Option<std::path::PathBuf>,
+    /// The key the API seals secret requests with on the bus (`--secrets-key`); without it an
+    /// action carrying one fails `SecretUnreadable` instead of being sent.
+    pub secrets_key: Option<cms_bus::SecretsKey>,
     /// How often the gateway publishes that it is alive (`gateway_alive`): taken between 100 ms
     /// and a day.
     pub beacon_interval: Duration,
@@ -140,6 +143,7 @@ impl GatewayConfig {
             command_ttl: Duration::from_secs(60),
             command_timeout: Duration::from_secs(30),
             proxy_ca_file: None,
+            secrets_key: None,
             beacon_interval: Duration::from_secs(10),
             on_shard_start: || {},
         }

@@ -33,14 +33,18 @@ fn secret_keys_are_those_whose_name_ends_in_a_credential() {
 
 #[test]
 fn a_change_of_a_secret_key_is_masked_and_others_are_left_alone() {
-    let mut secret = json!({"key": "AuthorizationKey", "value": "3132333435363738393031323334353637383930"});
+    let mut secret =
+        json!({"key": "AuthorizationKey", "value": "3132333435363738393031323334353637383930"});
     assert!(mask_request("ChangeConfiguration", &mut secret));
     assert_eq!(secret, json!({"key": "AuthorizationKey", "value": "***"}));
     let mut plain = json!({"key": "HeartbeatInterval", "value": "60"});
     assert!(!mask_request("ChangeConfiguration", &mut plain));
     assert_eq!(plain["value"], "60");
     let mut other = json!({"key": "AuthorizationKey", "value": "x"});
-    assert!(!mask_request("DataTransfer", &mut other), "not a configuration change");
+    assert!(
+        !mask_request("DataTransfer", &mut other),
+        "not a configuration change"
+    );
 }
 
 #[test]
