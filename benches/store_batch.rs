@@ -73,6 +73,7 @@ async fn stored_actions(store: &Store, charger_id: i64, run: usize) -> Vec<State
             sent_at: Some("2026-11-21T10:00:00.010000Z".into()),
             finished_at: Some("2026-11-21T10:00:00.020000Z".into()),
             settings: None,
+            credential: None,
             at: "2026-11-21T10:00:00.100000Z".into(),
         })));
     }

@@ -8,6 +8,7 @@
 mod command_line;
 mod oversized;
 mod queue;
+mod secrets;
 mod settings;
 
 use crate::support::commanded::CommandedCharger;

@@ -752,6 +752,14 @@ on_both_stores!(
                 .map_err(|e| e.to_string())
         })
         .await;
+        // Each probe's session ends before a change: a connected charger would be sent its
+        // new password instead (tests/e2e/actions/secrets.rs).
+        let offline = async || {
+            let what = "offline after the probe";
+            api.wait_for_charger(&uuid, what, |c| c["connection_status"] == "offline")
+                .await
+        };
+        offline().await;
 
         // Rules as at registration: nothing changes when one fails.
         for (body, field) in [
@@ -784,6 +792,7 @@ on_both_stores!(
             .refused_status()
             .await;
         assert_eq!(old, 401, "the old password is refused");
+        offline().await;
 
         // Profile 2: the same password on plain ws is refused, as TLS is required.
         let body = json!({"security_profile": 2, "password": first});

@@ -56,6 +56,8 @@ The answers:
   `unknownKey`. ChangeConfiguration: NotSupported for a key it does not have, Rejected for a
   read-only one, RebootRequired for `WebSocketPingInterval` (it keeps the new value, for after
   the reboot), Accepted otherwise; the value is kept and GetConfiguration then reports it.
+  An accepted AuthorizationKey is, hex-decoded, the Basic-auth password of its next
+  connections (the OCPP 1.6 security whitepaper); a value that is not hex is Rejected.
   The configuration: HeartbeatInterval=300, MeterValueSampleInterval=60, WebSocketPingInterval=60,
   AuthorizeRemoteTxRequests=true, NumberOfConnectors=2 (read-only) and SupportedFeatureProfiles
   (read-only); --config JSON adds or overrides keys: {"Key": "value"} (writable),
@@ -221,6 +223,8 @@ class Charger:
         # Its local list, by idTag uppercased: {"idTag", "status", "expiryDate"?, "parentIdTag"?}.
         self.local_list = {}
         self.connections = 0
+        # Its Basic-auth password (--password, then an accepted AuthorizationKey); None: none.
+        self.password = None
 
     def limit(self, key):
         """A positive integer of the configuration, or None."""
@@ -362,6 +366,13 @@ class CommandedChargePoint(ChargePoint):
         if entry["readonly"]:
             return call_result.ChangeConfiguration(status=ConfigurationStatus.rejected)
         entry["value"] = value
+        if key == "AuthorizationKey":
+            # The security whitepaper's rule: the value is the new Basic-auth password,
+            # hex-encoded; the charge point uses it from its next connection on.
+            try:
+                self.charger.password = bytes.fromhex(value).decode()
+            except ValueError:
+                return call_result.ChangeConfiguration(status=ConfigurationStatus.rejected)
         if key == REBOOT_REQUIRED_KEY:
             return call_result.ChangeConfiguration(status=ConfigurationStatus.reboot_required)
         return call_result.ChangeConfiguration(status=ConfigurationStatus.accepted)
@@ -548,7 +559,7 @@ class Session:
 
     def __init__(self, charger, password):
         self.charger = charger
-        self.password = password
+        charger.password = password
         self.url = None
         self.ws = None
         self.reader = None
@@ -557,8 +568,8 @@ class Session:
     async def connect(self, url):
         self.url = url
         headers = {}
-        if self.password is not None:
-            basic = f"{self.charger.identity}:{self.password}".encode()
+        if self.charger.password is not None:
+            basic = f"{self.charger.identity}:{self.charger.password}".encode()
             headers["Authorization"] = "Basic " + base64.b64encode(basic).decode()
         try:
             ws = await websockets.connect(

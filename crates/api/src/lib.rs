@@ -85,6 +85,9 @@ pub struct ApiConfig {
     /// A gateway whose last beacon is older than this is taken for dead: the sessions it still
     /// holds end (crate::gateway_liveness). Several of the gateways' beacon intervals.
     pub gateway_timeout: std::time::Duration,
+    /// The key requests carrying a secret are sealed with for the gateways (`--secrets-key`):
+    /// without it, changes of secret configuration keys are refused.
+    pub secrets_key: Option<cms_bus::SecretsKey>,
 }
 
 /// The default of [`ApiConfig::stream_buffer`].
@@ -181,6 +184,7 @@ impl Api {
             bus.clone(),
             config.topics,
             config.action_times,
+            config.secrets_key.clone(),
         ));
         let materialiser =
             materialiser::Materialiser::new(store.clone(), cache.clone(), config.topics)

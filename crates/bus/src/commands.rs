@@ -111,6 +111,10 @@ pub struct ActionCommand {
     pub expires_at: String,
     /// How long the charger has to answer once the call is sent.
     pub timeout_ms: u64,
+    /// The request as it is to be sent, sealed (crate::SecretsKey), when `request` shows a
+    /// secret masked (cms_ocpp::v16::secrets); absent otherwise, and from every report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_request: Option<String>,
 }
 
 /// A change of an action's state, as a gateway reports it: the action, and where it stands.
@@ -194,6 +198,7 @@ mod tests {
             created_at: "2026-11-21T10:00:00.000000Z".into(),
             expires_at: "2026-11-21T10:01:00.000000Z".into(),
             timeout_ms: 30_000,
+            sealed_request: None,
         }
     }
 

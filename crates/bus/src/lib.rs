@@ -11,6 +11,7 @@ mod proxy;
 mod publishing;
 mod record;
 mod registry;
+mod sealing;
 mod topics;
 
 pub use caught_up::CaughtUp;
@@ -26,6 +27,7 @@ pub use record::{Delivered, Header, Headers, Message, Record};
 pub use registry::{
     Registration, RegistryState, SiteAuthorization, registry_record, registry_state,
 };
+pub use sealing::SecretsKey;
 pub use topics::Topics;
 
 use std::future::Future;

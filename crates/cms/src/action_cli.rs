@@ -64,6 +64,15 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
             reasons.join("; ")
         ));
     }
+    // The command line stores what it takes for the service to publish: a secret would sit in
+    // the store in the clear. The REST API seals it for the gateway instead (docs/actions.md).
+    if cms_ocpp::v16::secrets::carries_secret(command.as_str(), &request) {
+        return Err(format!(
+            "{} is a write-only secret: change it through the REST API (PUT \
+             /api/v3/chargers/{{uuid}}/settings, or .../security for AuthorizationKey)",
+            request["key"].as_str().unwrap_or_default()
+        ));
+    }
     let store = args.store.open().await.map_err(|e| e.to_string())?;
     let (charger_id, session) = store
         .charger_by_identity(&args.identity)
@@ -98,6 +107,7 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
         created_at: format_record_time(now),
         expires_at: format_record_time(now.checked_add_signed(ttl).unwrap_or(now)),
         timeout_ms,
+        sealed_request: None,
     };
     store
         .insert_action(&cms_api::new_action(charger_id, &action, false))

@@ -61,6 +61,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         topics,
         http_limits,
         action_times: args.actions.times(),
+        secrets_key: args.actions.secrets_key.clone(),
         local_lists: LocalListConfig::default(),
         smart_charging: SmartChargingConfig::default(),
         tls: args.http_tls.server_tls(&stop_tls)?,

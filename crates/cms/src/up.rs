@@ -183,6 +183,7 @@ impl GatewayArgs {
         config.configuration_reads_per_second = self.configuration_reads_per_second;
         config.command_ttl = actions.action_ttl;
         config.command_timeout = actions.action_timeout;
+        config.secrets_key = actions.secrets_key.clone();
         config.proxy_ca_file = self.proxy_ca_file.clone();
         config.relay_charger_bytes = self.relay_charger_bytes;
         config.relay_total_bytes = self.relay_total_bytes;
@@ -267,7 +268,14 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
     let store = args.store.open().await?;
-    let gateway_config = args.gateway.config(args.ocpp_addr.0, &args.actions);
+    // One process is the API and the gateway: a key of its own unless one is given.
+    let mut actions = args.actions.clone();
+    actions.secrets_key = Some(
+        actions
+            .secrets_key
+            .unwrap_or_else(cms_bus::SecretsKey::random),
+    );
+    let gateway_config = args.gateway.config(args.ocpp_addr.0, &actions);
     let topics = gateway_config.topics;
     let stop_tls = CancellationToken::new();
     let ocpp_tls = args.ocpp_tls.security(&stop_tls).map_err(UpError::Tls)?;
@@ -278,6 +286,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         topics,
         http_limits,
         action_times: args.actions.times(),
+        secrets_key: actions.secrets_key.clone(),
         local_lists: LocalListConfig::default(),
         smart_charging: SmartChargingConfig::default(),
         tls: http_tls,

@@ -12,6 +12,7 @@ use cms_bus::{
     ActionCommand, ActionError, ActionReport, ActionStatus, Message, RequestedBy, Subscriber,
     command_of, report_record,
 };
+use cms_ocpp::v16::secrets;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
@@ -240,6 +241,7 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
         created_at: record_time(now),
         expires_at: record_time(expires),
         timeout_ms: config.command_timeout.as_millis() as u64,
+        sealed_request: None,
     }
 }
 
@@ -304,15 +306,18 @@ fn action_label(action: &str) -> &'static str {
 }
 
 /// Publishes a report; a report the bus refuses is logged, and the API ends the action itself
-/// once it is overdue.
+/// once it is overdue. No secret leaves in it: neither the sealed request, nor a secret key's
+/// value in the request (a leader proxy server's call is queued unmasked) or in a
+/// GetConfiguration answer (the charger's own, the configuration read after a boot included).
 ///
 /// Boxed: a report is rare beside the frames, and its state, inlined, would be part of every
 /// session's future, so of every idle connection's memory, for the connection's whole life.
 pub fn publish_report(
     shared: &Shared,
-    report: ActionReport,
+    mut report: ActionReport,
 ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
     Box::pin(async move {
+        masked(&mut report);
         let record = report_record(&shared.topics, &report);
         if let Err(e) = shared.bus.publish(record).await {
             tracing::error!(identity = %report.command.identity, error = %e,
@@ -321,6 +326,16 @@ pub fn publish_report(
             shared.metrics.publish_failures.increment(1);
         }
     })
+}
+
+/// `report` with its secrets masked (see [`publish_report`]).
+pub fn masked(report: &mut ActionReport) {
+    let command = &mut report.command;
+    command.sealed_request = None;
+    secrets::mask_request(&command.action, &mut command.request);
+    if let Some(response) = &mut report.response {
+        secrets::mask_response(&command.action, response);
+    }
 }
 
 #[cfg(test)]
@@ -338,6 +353,7 @@ mod tests {
             created_at: "2026-11-21T10:00:00.000000Z".into(),
             expires_at: "2026-11-21T10:01:00.000000Z".into(),
             timeout_ms: 30_000,
+            sealed_request: None,
         }
     }
 
@@ -360,6 +376,41 @@ mod tests {
         };
         assert!(!is_configuration_read(&some_keys), "a read of some keys");
         assert!(!is_configuration_read(&command(1)), "another action");
+    }
+
+    #[test]
+    fn a_report_carries_no_secret_of_the_request_or_the_answer() {
+        let mut change = ActionReport {
+            command: ActionCommand {
+                action: "ChangeConfiguration".into(),
+                request: serde_json::json!({"key": "WifiPassword", "value": "s3cret-wifi"}),
+                sealed_request: Some("c2VhbGVk".into()),
+                ..command(1)
+            },
+            status: ActionStatus::Answered,
+            gateway: "gw-1".into(),
+            response: Some(serde_json::json!({"status": "Accepted"})),
+            error: None,
+            sent_at: None,
+            finished_at: None,
+        };
+        masked(&mut change);
+        assert_eq!(change.command.request["value"], "***");
+        assert_eq!(change.command.sealed_request, None);
+        let mut read = ActionReport {
+            command: ActionCommand {
+                action: "GetConfiguration".into(),
+                request: serde_json::json!({}),
+                ..command(2)
+            },
+            response: Some(serde_json::json!({"configurationKey": [
+                {"key": "AuthorizationKey", "readonly": false, "value": "s3cret-s3cret-s3"}
+            ]})),
+            ..change
+        };
+        masked(&mut read);
+        let shown = serde_json::to_string(&read).unwrap();
+        assert!(!shown.contains("s3cret"), "{shown}");
     }
 
     #[test]

@@ -121,6 +121,9 @@ pub struct GatewayConfig {
     pub relay_total_bytes: usize,
     /// The calls a leader proxy server may send a charger (docs/proxy.md).
     pub relay_leader_calls: LeaderCalls,
+    /// The key the API seals secret requests with on the bus (`--secrets-key`); without it an
+    /// action carrying one fails `SecretUnreadable` instead of being sent.
+    pub secrets_key: Option<cms_bus::SecretsKey>,
     /// How often the gateway publishes that it is alive (`gateway_alive`): taken between 100 ms
     /// and a day.
     pub beacon_interval: Duration,
@@ -152,6 +155,7 @@ impl GatewayConfig {
             relay_charger_bytes: RELAY_CHARGER_BYTES,
             relay_total_bytes: RELAY_TOTAL_BYTES,
             relay_leader_calls: LeaderCalls::default(),
+            secrets_key: None,
             beacon_interval: Duration::from_secs(10),
             on_shard_start: || {},
         }

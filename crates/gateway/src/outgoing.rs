@@ -56,15 +56,31 @@ impl OutgoingCalls {
         }
         while let Some(command) = self.inbox.pop() {
             let now = Utc::now();
-            if let Some((status, error)) = unsendable(&command, now) {
+            let opened = match opened_request(shared, &command) {
+                Ok(opened) => opened,
+                Err(error) => {
+                    self.tell_leader(&command.uuid, &error);
+                    let report = finished(
+                        shared,
+                        command,
+                        ActionStatus::Failed,
+                        None,
+                        Some(error),
+                        None,
+                    );
+                    publish_report(shared, report).await;
+                    continue;
+                }
+            };
+            let request = opened.as_ref().unwrap_or(&command.request);
+            if let Some((status, error)) = unsendable(&command, request, now) {
                 self.tell_leader(&command.uuid, &error);
                 let report = finished(shared, command, status, None, Some(error), None);
                 publish_report(shared, report).await;
                 continue;
             }
             // The action's uuid is the message id: 36 characters, the most OCPP-J allows.
-            let frame =
-                cms_ocpp::call(&command.uuid, &command.action, &command.request.to_string());
+            let frame = cms_ocpp::call(&command.uuid, &command.action, &request.to_string());
             // A frame over the limit this gateway holds chargers' frames to would not fit the
             // socket's write buffer (the session would end) and could not be expected to fit
             // the charger's: not sent, and the charger stays connected.
@@ -246,10 +262,35 @@ impl OutgoingCalls {
     }
 }
 
+/// When the API sealed the request for its secret (the command shows it masked), the request
+/// to write to the charger, opened with this gateway's key; `None`: the command's own.
+fn opened_request(
+    shared: &Shared,
+    command: &ActionCommand,
+) -> Result<Option<serde_json::Value>, ActionError> {
+    let Some(sealed) = &command.sealed_request else {
+        return Ok(None);
+    };
+    let opened = (shared.config.secrets_key.as_ref())
+        .and_then(|key| key.open(&command.uuid, sealed))
+        .and_then(|plain| serde_json::from_slice(&plain).ok());
+    opened.map(Some).ok_or_else(|| {
+        ActionError::new(
+            "SecretUnreadable",
+            "the action carries a secret sealed with a key this gateway does not have \
+             (--secrets-key must be the same on the API and its gateways); it was not sent",
+        )
+    })
+}
+
 /// Why an action may not be sent now, and how it ends: past its deadline (expired), or not a
-/// request of a known action that fits its schema (failed; checked again here because any
-/// producer can write the topic).
-fn unsendable(command: &ActionCommand, now: DateTime<Utc>) -> Option<(ActionStatus, ActionError)> {
+/// request (`request`, as it is to be sent) of a known action that fits its schema (failed;
+/// checked again here because any producer can write the topic).
+fn unsendable(
+    command: &ActionCommand,
+    request: &serde_json::Value,
+    now: DateTime<Utc>,
+) -> Option<(ActionStatus, ActionError)> {
     let deadline = DateTime::parse_from_rfc3339(&command.expires_at).ok();
     if deadline.is_none_or(|deadline| now >= deadline) {
         let error = ActionError::new("Expired", "its deadline passed before it could be sent");
@@ -259,7 +300,7 @@ fn unsendable(command: &ActionCommand, now: DateTime<Utc>) -> Option<(ActionStat
         let error = ActionError::new("NotImplemented", "not an OCPP 1.6 central system action");
         return Some((ActionStatus::Failed, error));
     };
-    let refused = action.validate_request(&command.request).err()?;
+    let refused = action.validate_request(request).err()?;
     let first = &refused.first().violation;
     let error = ActionError::new(first.code.as_str(), first.description.clone());
     Some((ActionStatus::Failed, error))

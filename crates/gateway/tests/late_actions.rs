@@ -117,6 +117,7 @@ fn action(uuid: &str, session: &str) -> ActionCommand {
         created_at: time(now),
         expires_at: time(now + chrono::Duration::seconds(60)),
         timeout_ms: 30_000,
+        sealed_request: None,
     }
 }
 

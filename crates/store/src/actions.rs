@@ -93,6 +93,10 @@ pub struct ActionReported {
     pub finished_at: Option<String>,
     /// What an answered action says of the charger's configuration.
     pub settings: Option<SettingsUpdate>,
+    /// For the final report of a ChangeConfiguration of `AuthorizationKey`: whether the
+    /// charger took its new password (Accepted or RebootRequired), so that a credential change
+    /// waiting for this action (`Store::insert_credential_change`) is made, or dropped.
+    pub credential: Option<bool>,
     pub at: String,
 }
 

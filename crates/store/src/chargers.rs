@@ -202,6 +202,32 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps a credential change (a password hash and security profile) that becomes the
+    /// charger's only once the charger accepts it from action `action_uuid` (its
+    /// ChangeConfiguration of AuthorizationKey, taken right after): see
+    /// `ActionReported::credential`.
+    pub async fn insert_credential_change(
+        &self,
+        action_uuid: &str,
+        charger_id: i64,
+        security_profile: i64,
+        password_hash: &str,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO charger_credential_changes
+               (action_uuid, charger_id, password_hash, security_profile, created_at)
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(action_uuid)
+        .bind(charger_id)
+        .bind(password_hash)
+        .bind(security_profile)
+        .bind(now_record_time())
+        .execute(self.db())
+        .await?;
+        Ok(())
+    }
+
     /// Grants or withdraws a charger's licences (`None` leaves one as it is); the licences
     /// it holds then, `None` for an unknown charger. Withdrawing `pro` stops its relaying
     /// (the registry's change log carries it to the gateways).

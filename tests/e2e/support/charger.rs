@@ -31,6 +31,16 @@ impl Handshake {
         }
     }
 
+    /// `url` (`ws://…/ocpp/{identity}`, of any gateway) offering `ocpp1.6`, without
+    /// credentials.
+    pub fn at(url: &str) -> Handshake {
+        Handshake {
+            url: url.to_string(),
+            subprotocol: Some("ocpp1.6"),
+            authorization: None,
+        }
+    }
+
     /// Offers no subprotocol at all.
     pub fn without_subprotocol(mut self) -> Self {
         self.subprotocol = None;

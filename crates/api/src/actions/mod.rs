@@ -10,7 +10,10 @@ mod reported;
 pub use background::{SWEEP_MARGIN, follow_reports, relay_cli_actions, sweep_overdue};
 pub use reported::report_change;
 
-use cms_bus::{ActionCommand, ActionReport, Publisher, RequestedBy, Topics, command_record};
+use cms_bus::{
+    ActionCommand, ActionReport, Publisher, RequestedBy, SecretsKey, Topics, command_record,
+};
+use cms_ocpp::v16::secrets;
 pub use cms_store::actions::ActionTimes;
 use cms_store::actions::{ActionRow, NewAction};
 use cms_store::{Store, StoreError, format_record_time};
@@ -24,6 +27,9 @@ pub struct Dispatch {
     pub bus: Arc<dyn Publisher>,
     pub topics: Topics,
     pub times: ActionTimes,
+    /// Seals the requests that carry a secret for the gateways (`--secrets-key`); without it
+    /// such requests are refused.
+    secrets_key: Option<SecretsKey>,
     /// Requests waiting for an action's final report, by action uuid.
     waiting: DashMap<String, oneshot::Sender<ActionReport>>,
     /// Told when a request starts waiting for an action's end (`follow_reports` reads the
@@ -37,6 +43,8 @@ pub enum DispatchError {
     Store(#[from] StoreError),
     #[error("the action could not be published: {0}")]
     Bus(#[from] cms_bus::BusError),
+    #[error("the request carries a secret, and this API has no --secrets-key to seal it with")]
+    NoSecretsKey,
 }
 
 /// A charger an action is for, connected with `session`.
@@ -47,15 +55,27 @@ pub struct Target<'a> {
 }
 
 impl Dispatch {
-    pub fn new(store: Store, bus: Arc<dyn Publisher>, topics: Topics, times: ActionTimes) -> Self {
+    pub fn new(
+        store: Store,
+        bus: Arc<dyn Publisher>,
+        topics: Topics,
+        times: ActionTimes,
+        secrets_key: Option<SecretsKey>,
+    ) -> Self {
         Dispatch {
             store,
             bus,
             topics,
             times,
+            secrets_key,
             waiting: DashMap::new(),
             waiting_began: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Whether this API can send requests that carry a secret (it has a key to seal them).
+    pub fn can_seal(&self) -> bool {
+        self.secrets_key.is_some()
     }
 
     /// Stores the action (`pending`) and publishes it to the gateways; returns its uuid and a
@@ -109,7 +129,7 @@ impl Dispatch {
             request,
             requested_by,
             times,
-        );
+        )?;
         self.store
             .insert_action(&new_action(target.charger_id, &command, true))
             .await?;
@@ -137,7 +157,7 @@ impl Dispatch {
             request,
             requested_by,
             self.times,
-        );
+        )?;
         let stored = self
             .store
             .insert_live_action(&new_action(charger_id, &command, true))
@@ -150,6 +170,8 @@ impl Dispatch {
         Ok(Some((command, ended)))
     }
 
+    /// The command to publish: a request that carries a secret is kept and published masked,
+    /// and travels sealed for the gateway (cms_bus::SecretsKey).
     #[allow(clippy::too_many_arguments)]
     fn command(
         &self,
@@ -157,13 +179,22 @@ impl Dispatch {
         identity: &str,
         session: &str,
         action: &str,
-        request: serde_json::Value,
+        mut request: serde_json::Value,
         requested_by: RequestedBy,
         times: ActionTimes,
-    ) -> ActionCommand {
+    ) -> Result<ActionCommand, DispatchError> {
         let now = chrono::Utc::now();
         let ttl = chrono::Duration::from_std(times.ttl).unwrap_or_default();
-        ActionCommand {
+        let mut sealed_request = None;
+        if secrets::carries_secret(action, &request) {
+            let key = self
+                .secrets_key
+                .as_ref()
+                .ok_or(DispatchError::NoSecretsKey)?;
+            sealed_request = Some(key.seal(&uuid, request.to_string().as_bytes()));
+            secrets::mask_request(action, &mut request);
+        }
+        Ok(ActionCommand {
             uuid,
             identity: identity.to_string(),
             session: session.to_string(),
@@ -173,7 +204,8 @@ impl Dispatch {
             created_at: format_record_time(now),
             expires_at: format_record_time(now + ttl),
             timeout_ms: times.timeout.as_millis() as u64,
-        }
+            sealed_request,
+        })
     }
 
     /// Publishes a stored action to the gateways; the receiver of its final report.
@@ -282,5 +314,6 @@ pub fn command_of_row(row: &ActionRow) -> ActionCommand {
         created_at: row.created_at.clone(),
         expires_at: row.expires_at.clone(),
         timeout_ms: row.timeout_ms.max(0) as u64,
+        sealed_request: None,
     }
 }

@@ -1,7 +1,8 @@
 //! A gateway's report as a change of the store: the action's new state, and what an answered
 //! configuration call says of the charger's settings.
 
-use cms_bus::ActionReport;
+use cms_bus::{ActionReport, ActionStatus};
+use cms_ocpp::v16::secrets::AUTHORIZATION_KEY;
 use cms_store::StateChange;
 use cms_store::actions::{ActionReported, Setting, SettingsUpdate};
 use serde_json::Value;
@@ -20,6 +21,7 @@ pub fn report_change(report: &ActionReport, at: String) -> StateChange {
         sent_at: report.sent_at.clone(),
         finished_at: report.finished_at.clone(),
         settings: settings_update(report),
+        credential: credential_taken(report),
         at,
     }))
 }
@@ -54,6 +56,25 @@ fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
     }
 }
 
+/// For the end of a ChangeConfiguration of `AuthorizationKey` (a password rotation, `PUT
+/// .../security`): whether the charger took the new password. RebootRequired counts: the
+/// charger uses it from its reboot on, and would be locked out if cms still wanted the old.
+fn credential_taken(report: &ActionReport) -> Option<bool> {
+    let command = &report.command;
+    let rotation = command.action == "ChangeConfiguration"
+        && command.request["key"]
+            .as_str()
+            .is_some_and(|key| key.eq_ignore_ascii_case(AUTHORIZATION_KEY));
+    if !rotation || !report.status.is_final() {
+        return None;
+    }
+    let answer = report.response.as_ref().and_then(|r| r["status"].as_str());
+    Some(
+        report.status == ActionStatus::Answered
+            && matches!(answer, Some("Accepted" | "RebootRequired")),
+    )
+}
+
 fn setting(entry: &Value) -> Option<Setting> {
     Some(Setting {
         key: entry["key"].as_str()?.to_string(),
@@ -65,7 +86,7 @@ fn setting(entry: &Value) -> Option<Setting> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cms_bus::{ActionCommand, ActionStatus, RequestedBy};
+    use cms_bus::{ActionCommand, RequestedBy};
     use serde_json::json;
 
     fn answered(action: &str, request: Value, response: Value) -> ActionReport {
@@ -80,6 +101,7 @@ mod tests {
                 created_at: "2026-11-21T10:00:00.000000Z".into(),
                 expires_at: "2026-11-21T10:01:00.000000Z".into(),
                 timeout_ms: 30_000,
+                sealed_request: None,
             },
             status: ActionStatus::Answered,
             gateway: "gw-1".into(),
@@ -143,5 +165,34 @@ mod tests {
             ))
             .is_none()
         );
+    }
+
+    #[test]
+    fn only_a_taken_authorization_key_changes_the_credential() {
+        let request = json!({"key": "AuthorizationKey", "value": "***"});
+        for (status, taken) in [
+            ("Accepted", Some(true)),
+            ("RebootRequired", Some(true)),
+            ("Rejected", Some(false)),
+        ] {
+            let report = answered(
+                "ChangeConfiguration",
+                request.clone(),
+                json!({"status": status}),
+            );
+            assert_eq!(credential_taken(&report), taken, "{status}");
+        }
+        let mut sent = answered("ChangeConfiguration", request.clone(), json!({}));
+        sent.status = ActionStatus::Sent;
+        assert_eq!(credential_taken(&sent), None, "not ended yet");
+        let mut lost = answered("ChangeConfiguration", request, json!({}));
+        (lost.status, lost.response) = (ActionStatus::TimedOut, None);
+        assert_eq!(credential_taken(&lost), Some(false));
+        let other = answered(
+            "ChangeConfiguration",
+            json!({"key": "HeartbeatInterval", "value": "60"}),
+            json!({"status": "Accepted"}),
+        );
+        assert_eq!(credential_taken(&other), None);
     }
 }

@@ -9,6 +9,7 @@ use crate::http::lookup::{
 };
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::settings::secret_refusal;
 use crate::http::{AppState, ChangesNoAccess};
 use crate::serve::AnswerBy;
 use axum::extract::{Path, Query, State};
@@ -17,7 +18,7 @@ use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use cms_bus::{ActionCommand, RequestedBy};
-use cms_ocpp::v16::{Command, SchemaViolations};
+use cms_ocpp::v16::{Command, SchemaViolations, secrets};
 use cms_store::Scope;
 use cms_store::actions::ActionRow;
 use serde::Serialize;
@@ -46,12 +47,12 @@ pub struct ActionBody {
     pub uuid: String,
     /// The OCPP action, e.g. `Reset`.
     pub action: String,
-    /// The OCPP request payload, as sent.
+    /// The OCPP request payload, as sent; a secret configuration value shows as `***`.
     #[schema(value_type = Object)]
     pub request: Value,
     /// `pending`, `sent`, `answered`, `failed`, `timed_out` or `expired` (see docs/actions.md).
     pub status: String,
-    /// The charger's answer, once `answered`.
+    /// The charger's answer, once `answered`; a secret configuration value shows as `***`.
     #[schema(value_type = Option<Object>)]
     pub response: Option<Value>,
     /// A CALLERROR's code and description, or cms's reason for another ending.
@@ -105,9 +106,16 @@ impl ActionBody {
 impl From<ActionRow> for ActionBody {
     fn from(row: ActionRow) -> Self {
         let json = |text: &str| serde_json::from_str(text).unwrap_or(Value::Null);
+        // Kept masked since secrets were; one kept before is not shown either.
+        let mut request = json(&row.request);
+        secrets::mask_request(&row.action, &mut request);
+        let mut response = row.response.as_deref().map(json);
+        if let Some(response) = &mut response {
+            secrets::mask_response(&row.action, response);
+        }
         ActionBody {
-            request: json(&row.request),
-            response: row.response.as_deref().map(json),
+            request,
+            response,
             error: row.error_code.map(|code| ActionErrorBody {
                 code,
                 description: row.error_description.unwrap_or_default(),
@@ -151,7 +159,7 @@ impl From<ActionRow> for ActionBody {
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not an action"),
         (status = 409, body = ErrorBody, description = "The charger is not connected: nothing was queued"),
-        (status = 422, body = ValidationErrorBody, description = "The payload breaks the action's schema (keyed by the field's path), or `wait` is out of range"),
+        (status = 422, body = ValidationErrorBody, description = "The payload breaks the action's schema (keyed by the field's path), `wait` is out of range, or a ChangeConfiguration of `AuthorizationKey` (`key`: changed with `PUT .../security`) or of a secret key given `***` or without `--secrets-key` (`value`)"),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]
@@ -173,6 +181,21 @@ pub async fn send(
     let wait = wait_of(query)?;
     let request = payload_of(&body)?;
     command.validate_request(&request).map_err(schema_errors)?;
+    if command == Command::ChangeConfiguration {
+        let (key, value) = (request["key"].as_str(), request["value"].as_str());
+        let can_seal = state.dispatch.can_seal();
+        let field = if key.is_some_and(|k| k.eq_ignore_ascii_case(secrets::AUTHORIZATION_KEY)) {
+            "key"
+        } else {
+            "value"
+        };
+        if let Some(why) = secret_refusal(key.unwrap_or(""), value.unwrap_or(""), can_seal) {
+            return Err(ApiError::Validation(BTreeMap::from([(
+                field.to_string(),
+                vec![why],
+            )])));
+        }
+    }
     let requested_by = RequestedBy {
         kind: "user".into(),
         email: caller.email(),

@@ -345,11 +345,13 @@ pub(crate) fn read_credentials(input: &mut Input) -> Option<Credentials> {
         return None;
     }
     let security_profile = profile.flatten().unwrap_or(1);
-    match charger_credentials(security_profile as u8, password.flatten().as_deref()) {
+    let given_password = password.flatten();
+    match charger_credentials(security_profile as u8, given_password.as_deref()) {
         Ok(c) => Some(Credentials {
             security_profile,
             password_hash: c.password_hash,
             generated_password: c.generated_password,
+            given_password,
         }),
         Err(CredentialError::PasswordNotUsed(profile)) => {
             let message =
@@ -371,6 +373,8 @@ pub(crate) struct Credentials {
     pub password_hash: Option<String>,
     /// Shown once, when cms made the password.
     pub generated_password: Option<String>,
+    /// The password the request gave (to send a connected charger: `PUT .../security`).
+    pub given_password: Option<String>,
 }
 
 const IDENTITY_TAKEN: &str = "The identity has already been taken.";

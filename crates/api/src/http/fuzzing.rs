@@ -42,7 +42,11 @@ pub fn read_body(reader: u8, body: &[u8]) -> Result<(), ApiError> {
         1 => drop(read_id_tag(&mut input, Some("TAG-1"))),
         2 => drop(read_site(&mut input, true)),
         3 => drop(read_site(&mut input, false)),
-        4 => drop(settings_of(&mut input, &["AuthorizationKey".to_string()])),
+        4 => drop(settings_of(
+            &mut input,
+            &["AuthorizationKey".to_string()],
+            true,
+        )),
         5 => {
             if let Some(Some(items)) = input.array("servers", Rules::optional().nullable()) {
                 let stored = ["wss://user:secret@proxy.example.com/ocpp"];

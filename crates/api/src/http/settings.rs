@@ -15,6 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use cms_bus::RequestedBy;
+use cms_ocpp::v16::secrets;
 use cms_store::Scope;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -39,7 +40,9 @@ const MAX_SETTINGS: usize = 100;
 #[derive(Serialize, ToSchema)]
 pub struct SettingBody {
     key: String,
-    /// Null when the charger reported the key without a value.
+    /// Null when the charger reported the key without a value; `***` for a key that carries a
+    /// secret (write-only: `AuthorizationKey`, and keys whose name ends in `Password`,
+    /// `Passwd`, `Passphrase`, `Secret`, `PrivateKey` or `Psk`; see docs/actions.md).
     value: Option<String>,
     readonly: bool,
     updated_at: String,
@@ -91,8 +94,12 @@ pub async fn show(
     let data = settings
         .into_iter()
         .map(|s| SettingBody {
+            // Kept masked since secrets were; a value kept before is not shown either.
+            value: s.value.map(|value| match secrets::is_secret_key(&s.key) {
+                true => secrets::MASK.to_string(),
+                false => value,
+            }),
             key: s.key,
-            value: s.value,
             readonly: s.readonly != 0,
             updated_at: s.updated_at,
         })
@@ -120,7 +127,7 @@ pub async fn show(
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 409, body = ErrorBody, description = "The charger is not connected"),
-        (status = 422, body = ValidationErrorBody, description = "`settings` missing or empty, a key or value out of bounds, or a read-only key (`settings.<key>`)"),
+        (status = 422, body = ValidationErrorBody, description = "`settings` missing or empty, a key or value out of bounds, a read-only key, `AuthorizationKey` (changed with `PUT .../security`), or a secret key given `***` or without `--secrets-key` (`settings.<key>`)"),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]
@@ -144,7 +151,7 @@ pub async fn change(
         .filter(|s| s.readonly != 0)
         .map(|s| s.key)
         .collect();
-    let changes = settings_of(&mut input, &readonly);
+    let changes = settings_of(&mut input, &readonly, state.dispatch.can_seal());
     input.finish()?;
     let session = charger
         .live_session
@@ -196,9 +203,43 @@ pub async fn change(
     Ok((status, Extension(ChangesNoAccess), Json(Data::new(data))).into_response())
 }
 
+/// Why `key` may not be changed to `value` by a ChangeConfiguration from the API, if it may
+/// not: the charger's own password goes through `PUT .../security` (which changes it on the
+/// charger and in cms together); another secret needs the key to seal it for the gateways
+/// (`can_seal`), and a value other than the mask cms shows for it.
+pub(crate) fn secret_refusal(key: &str, value: &str, can_seal: bool) -> Option<String> {
+    if key.eq_ignore_ascii_case(secrets::AUTHORIZATION_KEY) {
+        return Some(format!(
+            "The {key} setting is the charger's password: change it with PUT \
+             /api/v3/chargers/{{charger_uuid}}/security, which changes it on the charger and in \
+             cms together."
+        ));
+    }
+    if !secrets::is_secret_key(key) {
+        return None;
+    }
+    if value == secrets::MASK {
+        return Some(format!(
+            "The {key} setting is write-only: {} is how cms shows it, not a value.",
+            secrets::MASK
+        ));
+    }
+    (!can_seal).then(|| {
+        format!(
+            "The {key} setting is a secret, and this API has no --secrets-key to send it to the \
+             charger's gateway sealed."
+        )
+    })
+}
+
 /// `settings`: an object of 1 or more keys (1 to 50 characters) to string values (at most
-/// 500), none of them read-only; in the order given.
-pub(crate) fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String, String)> {
+/// 500), none of them read-only; in the order given. A secret key must pass
+/// [`secret_refusal`].
+pub(crate) fn settings_of(
+    input: &mut Input,
+    readonly: &[String],
+    can_seal: bool,
+) -> Vec<(String, String)> {
     let Some(Some(settings)) = input.object("settings", crate::http::input::Rules::required())
     else {
         return Vec::new();
@@ -240,7 +281,10 @@ pub(crate) fn settings_of(input: &mut Input, readonly: &[String]) -> Vec<(String
                 format!("The {field} field must not contain NUL characters."),
             ),
             Value::String(value) if value.chars().count() <= MAX_VALUE => {
-                changes.push((key, value))
+                match secret_refusal(&key, &value, can_seal) {
+                    Some(why) => input.fail(&field, why),
+                    None => changes.push((key, value)),
+                }
             }
             Value::String(_) => input.fail(
                 &field,
@@ -258,7 +302,7 @@ mod tests {
 
     fn errors_of(body: &[u8]) -> BTreeMap<String, Vec<String>> {
         let mut input = Input::from_json(body).expect("a JSON object");
-        settings_of(&mut input, &[]);
+        settings_of(&mut input, &[], true);
         match input.finish() {
             Err(ApiError::Validation(errors)) => errors,
             other => panic!("expected a 422, got {other:?}"),
@@ -284,7 +328,7 @@ mod tests {
         let keys = |n: usize| (0..n).map(|i| (format!("Key{i}"), json!("1"))).collect();
         let body = |n: usize| serde_json::to_vec(&json!({"settings": Value::Object(keys(n))}));
         let mut input = Input::from_json(&body(100).unwrap()).unwrap();
-        assert_eq!(settings_of(&mut input, &[]).len(), 100);
+        assert_eq!(settings_of(&mut input, &[], true).len(), 100);
         assert!(input.finish().is_ok());
         let errors = errors_of(&body(101).unwrap());
         assert_eq!(

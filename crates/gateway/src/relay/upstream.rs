@@ -413,6 +413,7 @@ impl Link {
             created_at: record_time(now),
             expires_at: record_time(expires),
             timeout_ms: LEADER_CALL_TIMEOUT.as_millis() as u64,
+            sealed_request: None,
         };
         let (reply, charger_answer) = oneshot::channel();
         if leader.inbox.push_relayed(command, reply).is_err() {

@@ -10,6 +10,7 @@ mod json_schema;
 mod measurement;
 mod meter;
 mod schemas;
+pub mod secrets;
 mod spec_enum;
 mod status;
 mod timestamp;

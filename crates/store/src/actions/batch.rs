@@ -41,12 +41,49 @@ pub(crate) async fn apply_reports(
     Ok(())
 }
 
-/// The configuration changes once, with the state change that ended the action.
+/// The configuration changes once, with the state change that ended the action; and so does
+/// the charger's credential, when the action carried its new password.
 async fn settle(db: &mut AnyConnection, charger_id: i64, report: &ActionReported) -> Result<()> {
+    if let Some(accepted) = report.credential {
+        settle_credential(db, charger_id, report, accepted).await?;
+    }
     match &report.settings {
         Some(update) => apply_settings(db, charger_id, update, &report.at).await,
         None => Ok(()),
     }
+}
+
+/// The credential change waiting for this action becomes the charger's when the charger took
+/// the password (the registry's trigger then carries it to the gateways), and is dropped
+/// either way. An AuthorizationKey sent without one (a leader proxy server's) changes nothing.
+async fn settle_credential(
+    db: &mut AnyConnection,
+    charger_id: i64,
+    report: &ActionReported,
+    accepted: bool,
+) -> Result<()> {
+    if accepted {
+        sqlx::query(
+            "UPDATE chargers SET
+               password_hash = (SELECT password_hash FROM charger_credential_changes
+                                WHERE action_uuid = $1),
+               security_profile = (SELECT security_profile FROM charger_credential_changes
+                                   WHERE action_uuid = $1),
+               updated_at = $2
+             WHERE id = $3 AND EXISTS (SELECT 1 FROM charger_credential_changes
+                                       WHERE action_uuid = $1 AND charger_id = $3)",
+        )
+        .bind(&report.action.uuid)
+        .bind(&report.at)
+        .bind(charger_id)
+        .execute(&mut *db)
+        .await?;
+    }
+    sqlx::query("DELETE FROM charger_credential_changes WHERE action_uuid = $1")
+        .bind(&report.action.uuid)
+        .execute(&mut *db)
+        .await?;
+    Ok(())
 }
 
 /// An action the statement left alone: one this store has not seen (a configuration read a

@@ -36,6 +36,7 @@ fn report(action: &NewAction, status: &str) -> StateChange {
         sent_at: Some("2026-11-21T10:00:00.100000Z".into()),
         finished_at: finished.then(|| "2026-11-21T10:00:00.200000Z".into()),
         settings: None,
+        credential: None,
         at: "2026-11-21T10:00:00.200000Z".into(),
     }))
 }
@@ -548,5 +549,72 @@ store_test!(
             .collect();
         expected.sort();
         assert_eq!(left, expected);
+    }
+);
+
+store_test!(
+    a_new_password_becomes_the_chargers_only_once_the_charger_takes_it,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        store
+            .set_charger_security(charger, 1, Some("sha256$old$old"))
+            .await
+            .unwrap();
+        let credential = async || -> (Option<String>, i64) {
+            sqlx::query_as("SELECT password_hash, security_profile FROM chargers WHERE id = $1")
+                .bind(charger)
+                .fetch_one(store.db())
+                .await
+                .unwrap()
+        };
+        let pending = async || -> i64 {
+            sqlx::query_scalar("SELECT COUNT(*) FROM charger_credential_changes")
+                .fetch_one(store.db())
+                .await
+                .unwrap()
+        };
+        let change = |uuid: &str| NewAction {
+            action: "ChangeConfiguration".into(),
+            request: r#"{"key":"AuthorizationKey","value":"***"}"#.into(),
+            ..new_action(charger, uuid, true)
+        };
+        let ended = |action: &NewAction, accepted: bool| {
+            let StateChange::ActionReported(mut report) = report(action, "answered") else {
+                unreachable!()
+            };
+            report.credential = Some(accepted);
+            StateChange::ActionReported(report)
+        };
+
+        // Refused by the charger: the old password stays, and the new one is forgotten.
+        store
+            .insert_credential_change("rejected", charger, 2, "sha256$new$new")
+            .await
+            .unwrap();
+        store.insert_action(&change("rejected")).await.unwrap();
+        store
+            .apply(&[report(&change("rejected"), "sent")])
+            .await
+            .unwrap();
+        assert_eq!(credential().await, (Some("sha256$old$old".into()), 1));
+        store
+            .apply(&[ended(&change("rejected"), false)])
+            .await
+            .unwrap();
+        assert_eq!(credential().await, (Some("sha256$old$old".into()), 1));
+        assert_eq!(pending().await, 0);
+
+        // Taken: the new password and profile are the charger's from its answer on.
+        store
+            .insert_credential_change("accepted", charger, 2, "sha256$new$new")
+            .await
+            .unwrap();
+        store.insert_action(&change("accepted")).await.unwrap();
+        store
+            .apply(&[ended(&change("accepted"), true)])
+            .await
+            .unwrap();
+        assert_eq!(credential().await, (Some("sha256$new$new".into()), 2));
+        assert_eq!(pending().await, 0);
     }
 );
