@@ -1,6 +1,7 @@
 //! Admin commands that work on the store, also while `cms up` runs on it (SQLite in WAL mode
 //! lets both processes in; the service reads what they write at once).
 
+use crate::quota_args::{QuotaArgs, explain};
 use crate::store_args::StoreArgs;
 use cms_credentials::charger_credentials;
 use cms_gateway::ChargerIdentity;
@@ -24,6 +25,8 @@ pub struct TokenCreateArgs {
     /// Comma-separated scopes; default: all (`*`).
     #[arg(long, value_delimiter = ',', default_value = Scope::ALL)]
     pub scopes: Vec<String>,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -67,6 +70,8 @@ pub struct ChargerAddArgs {
     /// A free-text reference shown in the API.
     #[arg(long)]
     pub reference: Option<String>,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
 }
 
 /// Prints the new token as the last line of stdout.
@@ -74,7 +79,8 @@ pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
     if !args.email.contains('@') {
         return Err(format!("{:?} is not an e-mail address", args.email));
     }
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
     let user = store
         .ensure_user_in(&args.email, !args.guest)
         .await
@@ -83,7 +89,7 @@ pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
     let token = store
         .create_token(user.id, &args.name, &scopes)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(explain)?;
     store.close().await;
     println!(
         "Personal access token {:?} for {} (scopes: {}). It is shown only once:",
@@ -183,7 +189,8 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
     let identity = ChargerIdentity::parse(&args.identity).map_err(|e| e.to_string())?;
     let credentials = charger_credentials(args.security_profile, args.password.as_deref())
         .map_err(|e| e.to_string())?;
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
     let new = NewCharger {
         identity: identity.to_string(),
         reference: args.reference,
@@ -191,7 +198,7 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
         security_profile: i64::from(args.security_profile),
         site_uuid: args.site,
     };
-    let uuid = store.add_charger(&new).await.map_err(|e| e.to_string())?;
+    let uuid = store.add_charger(&new).await.map_err(explain)?;
     store.close().await;
     let scheme = if args.security_profile >= 2 {
         "wss://<ocpp-tls-addr>"
@@ -228,6 +235,8 @@ pub struct ChargerImportArgs {
     /// The site to put them in; default: the operators' default site.
     #[arg(long)]
     pub site: Option<String>,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
 }
 
 /// Registers many chargers in one transaction (all or none); prints `uuid identity` per line,
@@ -263,12 +272,11 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
         });
         generated.push(credentials.generated_password);
     }
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
-    let uuids = store
-        .add_chargers(&chargers)
-        .await
-        .map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let uuids = store.add_chargers(&chargers).await;
     store.close().await;
+    let uuids = uuids.map_err(explain)?;
     let mut out = String::with_capacity(uuids.len() * 64);
     for ((uuid, charger), password) in uuids.iter().zip(&chargers).zip(&generated) {
         match password {

@@ -33,6 +33,8 @@ pub struct ApiCmdArgs {
     pub stream_buffer: usize,
     #[command(flatten)]
     pub actions: ActionArgs,
+    #[command(flatten)]
+    pub quotas: crate::quota_args::QuotaArgs,
     /// A gateway silent (no beacon) this long is taken for dead, and the chargers it still
     /// holds for disconnected. Keep it several of the gateways' `--gateway-beacon-interval`
     /// (the defaults: six), so that a beacon or two late judges no one.
@@ -49,7 +51,8 @@ pub struct ApiCmdArgs {
 pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
     let topics = Topics::with_prefix(&args.topic_prefix);
     let stop_tls = CancellationToken::new();
     let bus = args.kafka.connect("cms-api", &topics).await?;

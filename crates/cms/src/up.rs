@@ -40,6 +40,8 @@ pub struct UpArgs {
     pub stream_buffer: usize,
     #[command(flatten)]
     pub actions: ActionArgs,
+    #[command(flatten)]
+    pub quotas: crate::quota_args::QuotaArgs,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
     /// How many nice levels below the charger sessions everything else runs (the REST API, the
@@ -240,7 +242,7 @@ pub enum UpError {
 pub async fn run(args: UpArgs) -> Result<(), UpError> {
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let store = args.store.open().await?;
+    let store = args.store.open().await?.with_quotas(args.quotas.quotas());
     let gateway_config = args.gateway.config(args.ocpp_addr.0, &args.actions);
     let topics = gateway_config.topics;
     let stop_tls = CancellationToken::new();

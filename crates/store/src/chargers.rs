@@ -2,7 +2,7 @@
 //! settings operators give connectors.
 
 use crate::access::{CHARGER_GRANTS, Permissions};
-use crate::{Result, Store, StoreError, accounts::operators_team, flag, now_record_time};
+use crate::{Quota, Result, Store, StoreError, accounts::operators_team, flag, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -168,11 +168,19 @@ impl Store {
     }
 
     /// Registers chargers in one transaction (all or none) and returns their uuids in order.
+    /// Past a team's charger quota, none is registered ([`StoreError::QuotaReached`]).
     pub async fn add_chargers(&self, chargers: &[NewCharger]) -> Result<Vec<String>> {
         let mut tx = self.begin_write().await?;
         let mut uuids = Vec::with_capacity(chargers.len());
+        let mut teams = std::collections::BTreeSet::new();
         for new in chargers {
-            uuids.push(insert_charger(&mut tx, new).await?);
+            let (uuid, team) = insert_charger(&mut tx, new).await?;
+            uuids.push(uuid);
+            teams.insert(team);
+        }
+        // In id order, so that two imports into the same teams never wait for each other.
+        for team in teams {
+            self.enforce_quota(&mut tx, Quota::Chargers, team).await?;
         }
         tx.commit().await?;
         Ok(uuids)
@@ -361,10 +369,10 @@ impl Store {
     }
 }
 
-/// Inserts one charger.
-async fn insert_charger(db: &mut sqlx::AnyConnection, new: &NewCharger) -> Result<String> {
-    let site_id = match &new.site_uuid {
-        Some(uuid) => sqlx::query_scalar("SELECT id FROM sites WHERE uuid = $1")
+/// Inserts one charger; returns its uuid and the team that owns its site.
+async fn insert_charger(db: &mut sqlx::AnyConnection, new: &NewCharger) -> Result<(String, i64)> {
+    let (site_id, team): (i64, i64) = match &new.site_uuid {
+        Some(uuid) => sqlx::query_as("SELECT id, team_id FROM sites WHERE uuid = $1")
             .bind(uuid)
             .fetch_optional(&mut *db)
             .await?
@@ -397,11 +405,11 @@ async fn insert_charger(db: &mut sqlx::AnyConnection, new: &NewCharger) -> Resul
         }
         other => other?,
     };
-    Ok(uuid)
+    Ok((uuid, team))
 }
 
-/// The operators' default site, created on first use.
-async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
+/// The operators' default site, created on first use, and the operators' team.
+async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<(i64, i64)> {
     let team = operators_team(tx).await?;
     let existing: Option<i64> =
         sqlx::query_scalar("SELECT id FROM sites WHERE team_id = $1 ORDER BY id LIMIT 1")
@@ -409,10 +417,10 @@ async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
             .fetch_optional(&mut *tx)
             .await?;
     if let Some(id) = existing {
-        return Ok(id);
+        return Ok((id, team));
     }
     let now = now_record_time();
-    Ok(sqlx::query_scalar(
+    let id = sqlx::query_scalar(
         "INSERT INTO sites (uuid, team_id, name, street, postal_code, house_number, city, country, created_at, updated_at)
          VALUES ($1, $2, 'Default site', '', '', 0, '', '', $3, $4) RETURNING id",
     )
@@ -421,7 +429,8 @@ async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
     .bind(&now)
     .bind(&now)
     .fetch_one(&mut *tx)
-    .await?)
+    .await?;
+    Ok((id, team))
 }
 
 #[cfg(test)]
