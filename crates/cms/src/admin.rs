@@ -200,13 +200,32 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
     };
     let uuid = store.add_charger(&new).await.map_err(explain)?;
     store.close().await;
-    let scheme = if args.security_profile >= 2 {
+    println!(
+        "Charger {identity} registered; {}",
+        how_it_connects(&identity, args.security_profile)
+    );
+    print_credentials(
+        &identity,
+        args.security_profile,
+        &credentials.generated_password,
+    );
+    println!("{uuid}");
+    Ok(())
+}
+
+/// Where and how a charger of `security_profile` connects.
+fn how_it_connects(identity: &ChargerIdentity, security_profile: u8) -> String {
+    let scheme = if security_profile >= 2 {
         "wss://<ocpp-tls-addr>"
     } else {
         "ws://<ocpp-addr>"
     };
-    println!("Charger {identity} registered; it connects to {scheme}/ocpp/{identity}");
-    match (&credentials.generated_password, args.security_profile) {
+    format!("it connects to {scheme}/ocpp/{identity}")
+}
+
+/// The credentials a charger connects with: a generated password, printed this once.
+fn print_credentials(identity: &ChargerIdentity, security_profile: u8, generated: &Option<String>) {
+    match (generated, security_profile) {
         (Some(password), _) => println!(
             "with HTTP Basic auth, user {identity} and this password, shown only once: {password}"
         ),
@@ -216,6 +235,58 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
         ),
         (None, _) => println!("with HTTP Basic auth, user {identity} and the given password"),
     }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChargerMoveArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The charger's identity.
+    #[arg(long)]
+    pub identity: String,
+    /// The uuid of the site to move it to (its owner team's charger quota applies).
+    #[arg(long)]
+    pub site: String,
+    /// Its new Basic-auth password, 16 to 40 printable characters without `:`; without one a
+    /// strong password is generated and printed once. The old one stops working.
+    #[arg(long, env = "CMS_CHARGER_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Its security profile from now on (1, 2 or 3; 0 only for a test bench).
+    #[arg(long, default_value_t = 1)]
+    pub security_profile: u8,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
+}
+
+/// Moves a charger to another site, another team's maybe, with new credentials and without the
+/// proxy servers its former holder set: how the platform operators settle a claim to an
+/// identity registered by someone else (docs/api.md "Claiming a charger"). Prints its uuid last.
+pub async fn charger_move(args: ChargerMoveArgs) -> Result<(), String> {
+    let identity = ChargerIdentity::parse(&args.identity).map_err(|e| e.to_string())?;
+    let credentials = charger_credentials(args.security_profile, args.password.as_deref())
+        .map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let moved = store
+        .move_charger(
+            identity.as_str(),
+            &args.site,
+            i64::from(args.security_profile),
+            credentials.password_hash.as_deref(),
+        )
+        .await;
+    store.close().await;
+    let uuid = moved.map_err(explain)?;
+    println!(
+        "Charger {identity} moved to site {}; {}",
+        args.site,
+        how_it_connects(&identity, args.security_profile)
+    );
+    print_credentials(
+        &identity,
+        args.security_profile,
+        &credentials.generated_password,
+    );
     println!("{uuid}");
     Ok(())
 }

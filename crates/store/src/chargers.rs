@@ -186,6 +186,63 @@ impl Store {
         Ok(uuids)
     }
 
+    /// Moves the charger `identity` to the site `site_uuid` with new credentials, and stops
+    /// relaying it to the proxy servers its former holder set: the platform operators' answer
+    /// to a claim (docs/api.md "Claiming a charger"). Returns its uuid; past the new team's
+    /// charger quota nothing changes.
+    pub async fn move_charger(
+        &self,
+        identity: &str,
+        site_uuid: &str,
+        security_profile: i64,
+        password_hash: Option<&str>,
+    ) -> Result<String> {
+        let mut tx = self.begin_write().await?;
+        let site: Option<(i64, i64)> =
+            sqlx::query_as("SELECT id, team_id FROM sites WHERE uuid = $1")
+                .bind(site_uuid)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let (site_id, team) =
+            site.ok_or_else(|| StoreError::NotFound(format!("no site with uuid {site_uuid}")))?;
+        let moved: Option<(i64, String)> = sqlx::query_as(
+            "UPDATE chargers SET site_id = $1, security_profile = $2, password_hash = $3,
+               updated_at = $4
+             WHERE identity = $5 RETURNING id, uuid",
+        )
+        .bind(site_id)
+        .bind(security_profile)
+        .bind(password_hash)
+        .bind(now_record_time())
+        .bind(identity)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (charger_id, uuid) =
+            moved.ok_or_else(|| StoreError::NotFound(format!("no charger {identity}")))?;
+        sqlx::query("DELETE FROM proxy_servers WHERE charger_id = $1")
+            .bind(charger_id)
+            .execute(&mut *tx)
+            .await?;
+        self.enforce_quota(&mut tx, Quota::Chargers, team).await?;
+        tx.commit().await?;
+        Ok(uuid)
+    }
+
+    /// Whether `identity` is registered (`None`: it is not) in a site of one of `user_id`'s
+    /// teams (`Some(true)`) or of someone else's (`Some(false)`).
+    pub async fn charger_holder_is(&self, identity: &str, user_id: i64) -> Result<Option<bool>> {
+        let members: Option<i64> = sqlx::query_scalar(
+            "SELECT COUNT(tu.user_id) FROM chargers c JOIN sites s ON s.id = c.site_id
+             LEFT JOIN team_user tu ON tu.team_id = s.team_id AND tu.user_id = $2
+             WHERE c.identity = $1 GROUP BY c.id",
+        )
+        .bind(identity)
+        .bind(user_id)
+        .fetch_optional(self.db())
+        .await?;
+        Ok(members.map(|n| n > 0))
+    }
+
     /// Changes how a charger proves who it is. The registry's change log (a trigger) carries
     /// it to the gateways, which apply it from the charger's next connection.
     pub async fn set_charger_security(

@@ -2,6 +2,7 @@
 //! hole found by review, each against a real `cms up`. A new feature adds its own cases here.
 
 mod chargers;
+mod claims;
 mod gateway;
 mod http;
 mod oauth;

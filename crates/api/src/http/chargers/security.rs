@@ -2,7 +2,7 @@
 //! profiles 1 and 2, its Basic-auth password. Set when the charger is registered; changed here,
 //! for instance to move a fleet from profile 1 to 2 once it has its TLS certificates.
 
-use super::{NewChargerAnswer, read_credentials};
+use super::{NewChargerAnswer, only_operators_open, read_credentials};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
@@ -26,7 +26,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 pub struct SecurityChange {
     /// OCPP security profile: 1 (Basic auth, the default), 2 (Basic auth over wss only), 3 (a
     /// client certificate over wss, subject CN = identity; no `password`), or 0 (no
-    /// credentials; for test benches only).
+    /// credentials; the platform operators' test benches only).
     #[schema(minimum = 0, maximum = 3)]
     security_profile: Option<i64>,
     /// The new Basic-auth password for profiles 1 and 2 (16 to 40 printable ASCII characters
@@ -64,6 +64,7 @@ pub async fn set_security(
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     forbidden_unless(charger.permissions.full)?;
     let credentials = read_credentials(&mut input);
+    only_operators_open(&state, &caller, &mut input, &credentials).await?;
     input.finish()?;
     let Some(credentials) = credentials else {
         return Err(ApiError::Internal(
