@@ -72,10 +72,15 @@ pub struct ApiConfig {
     /// A gateway whose last beacon is older than this is taken for dead: the sessions it still
     /// holds end (crate::gateway_liveness). Several of the gateways' beacon intervals.
     pub gateway_timeout: std::time::Duration,
+    /// Entries the access cache holds at most, of each kind (tokens, charger access, site
+    /// access, chargers lists): past it the least used of the biggest holders are forgotten.
+    pub access_cache_entries: usize,
 }
 
 /// The default of [`ApiConfig::stream_buffer`].
 pub const DEFAULT_STREAM_BUFFER: usize = 4096;
+/// The default of [`ApiConfig::access_cache_entries`].
+pub const DEFAULT_ACCESS_CACHE_ENTRIES: usize = access::DEFAULT_CAPACITY;
 
 /// A running API: HTTP listener plus materialiser.
 pub struct Api {
@@ -166,7 +171,7 @@ impl Api {
         let materialiser = tokio::spawn(materialiser.run(subscriber));
         let reports = bus.follow(&[config.topics.command_results]).await?;
         let stop_actions = CancellationToken::new();
-        let access = Arc::new(access::AccessCache::default());
+        let access = Arc::new(access::AccessCache::new(config.access_cache_entries));
         let action_tasks = [
             tokio::spawn(access::follow_changes(
                 store.clone(),

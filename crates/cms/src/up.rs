@@ -42,6 +42,12 @@ pub struct UpArgs {
     pub actions: ActionArgs,
     #[command(flatten)]
     pub quotas: crate::quota_args::QuotaArgs,
+    /// Entries the REST API's access cache holds at most, of each kind (verified tokens,
+    /// charger access, site access, chargers lists; a few hundred bytes each): past it the
+    /// least recently used entries of the users who hold the most are forgotten.
+    #[arg(long, env = "CMS_ACCESS_CACHE_ENTRIES", value_parser = crate::up::at_least_one,
+        default_value_t = cms_api::DEFAULT_ACCESS_CACHE_ENTRIES)]
+    pub access_cache_entries: usize,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
     /// How many nice levels below the charger sessions everything else runs (the REST API, the
@@ -260,6 +266,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         stream_buffer: args.stream_buffer,
         follow_latest_values: false,
         gateway_timeout: args.gateway_timeout,
+        access_cache_entries: args.access_cache_entries,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let feed = registry_feed::Feed::catch_up(&store).await?;
