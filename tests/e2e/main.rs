@@ -11,6 +11,7 @@ mod api_id_tags;
 mod api_isolation;
 mod api_meters;
 mod api_openapi;
+mod api_quotas;
 mod api_robustness;
 mod api_site_teams;
 mod api_sites;

@@ -133,6 +133,23 @@ impl App {
         }
     }
 
+    /// The same application in a browser at another loopback address (`127.0.0.2`, ...), which
+    /// the login limits count as another client.
+    pub(crate) fn at_address(&self, ip: &str) -> App {
+        App {
+            base: self.base.clone(),
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .timeout(REPLY_TIMEOUT)
+                .local_address(ip.parse::<std::net::IpAddr>().expect("an IP address"))
+                .build()
+                .expect("http client"),
+            client_id: self.client_id.clone(),
+            client_secret: self.client_secret.clone(),
+        }
+    }
+
     /// `GET <path>` (a path with its query string) in the browser.
     pub(crate) async fn get(&self, path: &str) -> Reply {
         let request = self.http.get(format!("{}{path}", self.base));

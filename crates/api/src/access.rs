@@ -11,12 +11,17 @@
 //! What is held is trusted only while the log is being read: when it was last read more than
 //! [`TRUSTED_FOR`] ago (the store unreachable, say), every request asks the store again, as
 //! before, and once the log can be read again everything held is forgotten.
+//!
+//! Each kind is bounded ([`held`]): past its capacity the least recently used entries of the
+//! users who hold the most are forgotten, so that no user can push everyone else's out.
+
+mod held;
 
 use cms_store::access_log::{
     AccessChange, ChargerAccess, SiteAccess, StoredToken, TokenKey, VisibleCharger,
 };
 use cms_store::{Store, StoreError, TokenOwner};
-use dashmap::DashMap;
+use held::Held;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -28,8 +33,8 @@ pub const POLL: Duration = Duration::from_millis(250);
 /// How long after the start of the last successful read of the log what is held is still
 /// used: what a change made elsewhere may take at worst to be in force here.
 pub const TRUSTED_FOR: Duration = Duration::from_secs(1);
-/// Entries held at most, of each kind; past it they are all forgotten and filled again.
-const MAX_HELD: usize = 100_000;
+/// Entries held at most, of each kind, unless configured otherwise.
+pub const DEFAULT_CAPACITY: usize = 100_000;
 /// Changes read at a time, and how many the log keeps (pruned by every replica now and then).
 const BATCH: i64 = 1_000;
 const KEEP: i64 = 10_000;
@@ -50,13 +55,13 @@ struct HeldToken {
 
 /// What this replica holds of who may do what.
 pub struct AccessCache {
-    tokens: DashMap<TokenKey, Arc<HeldToken>>,
+    tokens: Held<TokenKey, Arc<HeldToken>>,
     /// By (user id, charger uuid): the access, or `None` for a charger the user does not see.
-    chargers: DashMap<(i64, Box<str>), Option<ChargerAccess>>,
+    chargers: Held<(i64, Box<str>), Option<ChargerAccess>>,
     /// By (user id, site uuid), the same of sites.
-    sites: DashMap<(i64, Box<str>), Option<SiteAccess>>,
+    sites: Held<(i64, Box<str>), Option<SiteAccess>>,
     /// By user id: every charger they see, for the chargers lists.
-    visible: DashMap<i64, Arc<VisibleChargers>>,
+    visible: Held<i64, Arc<VisibleChargers>>,
     /// Bumped before each forgetting: a look-up that read the store before it does not keep
     /// what it read (it may predate the change).
     generation: AtomicU64,
@@ -69,20 +74,25 @@ pub struct AccessCache {
 
 impl Default for AccessCache {
     fn default() -> Self {
+        AccessCache::new(DEFAULT_CAPACITY)
+    }
+}
+
+impl AccessCache {
+    /// A cache holding at most `capacity` entries of each kind.
+    pub fn new(capacity: usize) -> Self {
         AccessCache {
-            tokens: DashMap::new(),
-            chargers: DashMap::new(),
-            sites: DashMap::new(),
-            visible: DashMap::new(),
+            tokens: Held::new("token", capacity),
+            chargers: Held::new("charger", capacity),
+            sites: Held::new("site", capacity),
+            visible: Held::new("visible", capacity),
             generation: AtomicU64::new(0),
             trusted_until_ms: AtomicU64::new(0),
             origin: Instant::now(),
             cursor: tokio::sync::Mutex::new(None),
         }
     }
-}
 
-impl AccessCache {
     /// The owner of `bearer`, if it is a valid token: from memory when held, else from the
     /// store (and then held).
     pub async fn authenticate(
@@ -94,22 +104,21 @@ impl AccessCache {
             return Ok(None);
         };
         let now = chrono::Utc::now();
-        let held = self
-            .trusted()
-            .then(|| self.tokens.get(&key).map(|t| t.clone()))
-            .flatten();
+        let held = self.trusted().then(|| self.tokens.get(&key)).flatten();
         let held = match held {
             Some(held) if !held.stored.expired_at(now) => held,
             _ => {
+                self.tokens.missed();
                 let generation = self.generation.load(Ordering::SeqCst);
                 let Some(stored) = store.stored_token(&key, now).await? else {
                     return Ok(None);
                 };
+                let user = stored.owner.user_id;
                 let held = Arc::new(HeldToken {
                     stored,
                     noted_at: AtomicI64::new(0),
                 });
-                self.keep(&self.tokens, key.clone(), held.clone(), generation);
+                self.keep(&self.tokens, key.clone(), user, held.clone(), generation);
                 held
             }
         };
@@ -134,8 +143,14 @@ impl AccessCache {
         }
         let key = (user_id, Box::<str>::from(charger_uuid));
         let read = store.charger_access(user_id, charger_uuid);
-        self.held_or_read(&self.chargers, key, |a| a.as_ref()?.until.as_deref(), read)
-            .await
+        self.held_or_read(
+            &self.chargers,
+            key,
+            user_id,
+            |a| a.as_ref()?.until.as_deref(),
+            read,
+        )
+        .await
     }
 
     /// User `user_id`'s access to the site `site_uuid`, `None` when they do not reach it.
@@ -150,8 +165,14 @@ impl AccessCache {
         }
         let key = (user_id, Box::<str>::from(site_uuid));
         let read = store.site_access(user_id, site_uuid);
-        self.held_or_read(&self.sites, key, |a| a.as_ref()?.until.as_deref(), read)
-            .await
+        self.held_or_read(
+            &self.sites,
+            key,
+            user_id,
+            |a| a.as_ref()?.until.as_deref(),
+            read,
+        )
+        .await
     }
 
     /// Every charger user `user_id` sees, by id.
@@ -164,16 +185,24 @@ impl AccessCache {
             let (chargers, until) = store.visible_chargers(user_id).await?;
             Ok(Arc::new(VisibleChargers { chargers, until }))
         };
-        self.held_or_read(&self.visible, user_id, |v| v.until.as_deref(), read)
-            .await
+        self.held_or_read(
+            &self.visible,
+            user_id,
+            user_id,
+            |v| v.until.as_deref(),
+            read,
+        )
+        .await
     }
 
     /// What `map` holds under `key` if it may be used (see [`AccessCache::held`]); else what
-    /// `read` (not yet started) gives, held unless something was forgotten meanwhile.
+    /// `read` (not yet started) gives, held as `user`'s unless something was forgotten
+    /// meanwhile.
     async fn held_or_read<K, V>(
         &self,
-        map: &DashMap<K, V>,
+        map: &Held<K, V>,
         key: K,
+        user: i64,
         until: impl Fn(&V) -> Option<&str>,
         read: impl Future<Output = Result<V, StoreError>>,
     ) -> Result<V, StoreError>
@@ -184,23 +213,19 @@ impl AccessCache {
         if let Some(held) = self.held(map, &key, until) {
             return Ok(held);
         }
+        map.missed();
         // Read before the store is asked: what is forgotten while it answers drops the answer.
         let generation = self.generation.load(Ordering::SeqCst);
         let value = read.await?;
-        self.keep(map, key, value.clone(), generation);
+        self.keep(map, key, user, value.clone(), generation);
         Ok(value)
     }
 
     /// What `map` holds under `key`, if it may be used: the log is being read, and it has not
     /// lapsed (`until`, record time, passed).
-    fn held<K, V>(
-        &self,
-        map: &DashMap<K, V>,
-        key: &K,
-        until: impl Fn(&V) -> Option<&str>,
-    ) -> Option<V>
+    fn held<K, V>(&self, map: &Held<K, V>, key: &K, until: impl Fn(&V) -> Option<&str>) -> Option<V>
     where
-        K: Eq + std::hash::Hash,
+        K: Eq + std::hash::Hash + Clone,
         V: Clone,
     {
         if !self.trusted() {
@@ -208,23 +233,21 @@ impl AccessCache {
         }
         let held = map.get(key)?;
         let lapsed = until(&held).is_some_and(|end| end <= cms_store::now_record_time().as_str());
-        (!lapsed).then(|| held.clone())
+        (!lapsed).then_some(held)
     }
 
     fn trusted(&self) -> bool {
         self.origin.elapsed().as_millis() as u64 <= self.trusted_until_ms.load(Ordering::Acquire)
     }
 
-    /// Holds `value` unless something was forgotten since `generation` was read: then what the
-    /// store said may predate the change, and is dropped again.
-    fn keep<K, V>(&self, map: &DashMap<K, V>, key: K, value: V, generation: u64)
+    /// Holds `value` as `user`'s unless something was forgotten since `generation` was read:
+    /// then what the store said may predate the change, and is dropped again.
+    fn keep<K, V>(&self, map: &Held<K, V>, key: K, user: i64, value: V, generation: u64)
     where
         K: Eq + std::hash::Hash + Clone,
+        V: Clone,
     {
-        if map.len() >= MAX_HELD {
-            map.clear();
-        }
-        map.insert(key.clone(), value);
+        map.insert(key.clone(), user, value);
         if self.generation.load(Ordering::SeqCst) != generation {
             map.remove(&key);
         }
@@ -273,7 +296,7 @@ impl AccessCache {
             of("user"),
         );
         if !(oauth.is_empty() && grants.is_empty() && clients.is_empty() && users.is_empty()) {
-            self.tokens.retain(|_, held| {
+            self.tokens.retain(|_, _, held| {
                 let t = &held.stored;
                 let oauth_token = !t.is_personal() && oauth.contains(&t.owner.token_id);
                 let grant = t.auth_code_id.is_some_and(|id| grants.contains(&id));
@@ -286,9 +309,9 @@ impl AccessCache {
             self.sites.clear();
             self.visible.clear();
         } else if !users.is_empty() {
-            self.chargers.retain(|(user, _), _| !users.contains(user));
-            self.sites.retain(|(user, _), _| !users.contains(user));
-            self.visible.retain(|user, _| !users.contains(user));
+            self.chargers.retain(|_, user, _| !users.contains(&user));
+            self.sites.retain(|_, user, _| !users.contains(&user));
+            self.visible.retain(|_, user, _| !users.contains(&user));
         }
     }
 

@@ -88,10 +88,15 @@ pub struct ApiConfig {
     /// The key requests carrying a secret are sealed with for the gateways (`--secrets-key`):
     /// without it, changes of secret configuration keys are refused.
     pub secrets_key: Option<cms_bus::SecretsKey>,
+    /// Entries the access cache holds at most, of each kind (tokens, charger access, site
+    /// access, chargers lists): past it the least used of the biggest holders are forgotten.
+    pub access_cache_entries: usize,
 }
 
 /// The default of [`ApiConfig::stream_buffer`].
 pub const DEFAULT_STREAM_BUFFER: usize = 4096;
+/// The default of [`ApiConfig::access_cache_entries`].
+pub const DEFAULT_ACCESS_CACHE_ENTRIES: usize = access::DEFAULT_CAPACITY;
 
 /// A running API: HTTP listener plus materialiser.
 pub struct Api {
@@ -192,7 +197,7 @@ impl Api {
         let materialiser = tokio::spawn(materialiser.run(subscriber));
         let reports = bus.follow(&[config.topics.command_results]).await?;
         let stop_actions = CancellationToken::new();
-        let access = Arc::new(access::AccessCache::default());
+        let access = Arc::new(access::AccessCache::new(config.access_cache_entries));
         let action_tasks = [
             tokio::spawn(access::follow_changes(
                 store.clone(),

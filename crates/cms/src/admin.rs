@@ -1,6 +1,7 @@
 //! Admin commands that work on the store, also while `cms up` runs on it (SQLite in WAL mode
 //! lets both processes in; the service reads what they write at once).
 
+use crate::quota_args::{QuotaArgs, explain};
 use crate::store_args::StoreArgs;
 use cms_credentials::charger_credentials;
 use cms_gateway::ChargerIdentity;
@@ -24,6 +25,8 @@ pub struct TokenCreateArgs {
     /// Comma-separated scopes; default: all (`*`).
     #[arg(long, value_delimiter = ',', default_value = Scope::ALL)]
     pub scopes: Vec<String>,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -67,6 +70,8 @@ pub struct ChargerAddArgs {
     /// A free-text reference shown in the API.
     #[arg(long)]
     pub reference: Option<String>,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
 }
 
 /// Prints the new token as the last line of stdout.
@@ -74,7 +79,8 @@ pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
     if !args.email.contains('@') {
         return Err(format!("{:?} is not an e-mail address", args.email));
     }
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
     let user = store
         .ensure_user_in(&args.email, !args.guest)
         .await
@@ -83,7 +89,7 @@ pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
     let token = store
         .create_token(user.id, &args.name, &scopes)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(explain)?;
     store.close().await;
     println!(
         "Personal access token {:?} for {} (scopes: {}). It is shown only once:",
@@ -183,7 +189,8 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
     let identity = ChargerIdentity::parse(&args.identity).map_err(|e| e.to_string())?;
     let credentials = charger_credentials(args.security_profile, args.password.as_deref())
         .map_err(|e| e.to_string())?;
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
     let new = NewCharger {
         identity: identity.to_string(),
         reference: args.reference,
@@ -191,15 +198,34 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
         security_profile: i64::from(args.security_profile),
         site_uuid: args.site,
     };
-    let uuid = store.add_charger(&new).await.map_err(|e| e.to_string())?;
+    let uuid = store.add_charger(&new).await.map_err(explain)?;
     store.close().await;
-    let scheme = if args.security_profile >= 2 {
+    println!(
+        "Charger {identity} registered; {}",
+        how_it_connects(&identity, args.security_profile)
+    );
+    print_credentials(
+        &identity,
+        args.security_profile,
+        &credentials.generated_password,
+    );
+    println!("{uuid}");
+    Ok(())
+}
+
+/// Where and how a charger of `security_profile` connects.
+fn how_it_connects(identity: &ChargerIdentity, security_profile: u8) -> String {
+    let scheme = if security_profile >= 2 {
         "wss://<ocpp-tls-addr>"
     } else {
         "ws://<ocpp-addr>"
     };
-    println!("Charger {identity} registered; it connects to {scheme}/ocpp/{identity}");
-    match (&credentials.generated_password, args.security_profile) {
+    format!("it connects to {scheme}/ocpp/{identity}")
+}
+
+/// The credentials a charger connects with: a generated password, printed this once.
+fn print_credentials(identity: &ChargerIdentity, security_profile: u8, generated: &Option<String>) {
+    match (generated, security_profile) {
         (Some(password), _) => println!(
             "with HTTP Basic auth, user {identity} and this password, shown only once: {password}"
         ),
@@ -209,6 +235,58 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
         ),
         (None, _) => println!("with HTTP Basic auth, user {identity} and the given password"),
     }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ChargerMoveArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The charger's identity.
+    #[arg(long)]
+    pub identity: String,
+    /// The uuid of the site to move it to (its owner team's charger quota applies).
+    #[arg(long)]
+    pub site: String,
+    /// Its new Basic-auth password, 16 to 40 printable characters without `:`; without one a
+    /// strong password is generated and printed once. The old one stops working.
+    #[arg(long, env = "CMS_CHARGER_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Its security profile from now on (1, 2 or 3; 0 only for a test bench).
+    #[arg(long, default_value_t = 1)]
+    pub security_profile: u8,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
+}
+
+/// Moves a charger to another site, another team's maybe, with new credentials and without the
+/// proxy servers its former holder set: how the platform operators settle a claim to an
+/// identity registered by someone else (docs/api.md "Claiming a charger"). Prints its uuid last.
+pub async fn charger_move(args: ChargerMoveArgs) -> Result<(), String> {
+    let identity = ChargerIdentity::parse(&args.identity).map_err(|e| e.to_string())?;
+    let credentials = charger_credentials(args.security_profile, args.password.as_deref())
+        .map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let moved = store
+        .move_charger(
+            identity.as_str(),
+            &args.site,
+            i64::from(args.security_profile),
+            credentials.password_hash.as_deref(),
+        )
+        .await;
+    store.close().await;
+    let uuid = moved.map_err(explain)?;
+    println!(
+        "Charger {identity} moved to site {}; {}",
+        args.site,
+        how_it_connects(&identity, args.security_profile)
+    );
+    print_credentials(
+        &identity,
+        args.security_profile,
+        &credentials.generated_password,
+    );
     println!("{uuid}");
     Ok(())
 }
@@ -228,6 +306,8 @@ pub struct ChargerImportArgs {
     /// The site to put them in; default: the operators' default site.
     #[arg(long)]
     pub site: Option<String>,
+    #[command(flatten)]
+    pub quotas: QuotaArgs,
 }
 
 /// Registers many chargers in one transaction (all or none); prints `uuid identity` per line,
@@ -263,12 +343,11 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
         });
         generated.push(credentials.generated_password);
     }
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
-    let uuids = store
-        .add_chargers(&chargers)
-        .await
-        .map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let uuids = store.add_chargers(&chargers).await;
     store.close().await;
+    let uuids = uuids.map_err(explain)?;
     let mut out = String::with_capacity(uuids.len() * 64);
     for ((uuid, charger), password) in uuids.iter().zip(&chargers).zip(&generated) {
         match password {

@@ -34,6 +34,14 @@ pub struct ApiCmdArgs {
     pub streams: StreamArgs,
     #[command(flatten)]
     pub actions: ActionArgs,
+    #[command(flatten)]
+    pub quotas: crate::quota_args::QuotaArgs,
+    /// Entries the REST API's access cache holds at most, of each kind (verified tokens,
+    /// charger access, site access, chargers lists; a few hundred bytes each): past it the
+    /// least recently used entries of the users who hold the most are forgotten.
+    #[arg(long, env = "CMS_ACCESS_CACHE_ENTRIES", value_parser = crate::up::at_least_one,
+        default_value_t = cms_api::DEFAULT_ACCESS_CACHE_ENTRIES)]
+    pub access_cache_entries: usize,
     /// A gateway silent (no beacon) this long is taken for dead, and the chargers it still
     /// holds for disconnected. Keep it several of the gateways' `--gateway-beacon-interval`
     /// (the defaults: six), so that a beacon or two late judges no one.
@@ -52,7 +60,8 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
     let streams = args.streams.limits(http_limits.max_connections)?;
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
     let topics = Topics::with_prefix(&args.topic_prefix);
     let stop_tls = CancellationToken::new();
     let bus = args.kafka.connect("cms-api", &topics).await?;
@@ -71,6 +80,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         metrics_token: args.ops.metrics_token.clone(),
         follow_latest_values: true,
         gateway_timeout: args.gateway_timeout,
+        access_cache_entries: args.access_cache_entries,
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)
         .await

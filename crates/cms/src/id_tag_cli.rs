@@ -24,6 +24,8 @@ pub struct IdTagImportArgs {
     /// Accepted), `expiry_date` (RFC 3339), `parent_id_tag`, `name`. An empty field takes its
     /// default. A tag the team has (in any case) is replaced. `-` reads standard input.
     pub file: PathBuf,
+    #[command(flatten)]
+    pub quotas: crate::quota_args::QuotaArgs,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -57,12 +59,13 @@ pub async fn import(args: IdTagImportArgs) -> Result<(), String> {
             ));
         }
     };
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let store =
+        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
     let team = team_of(&store, &args.team).await?;
     let counts = store
         .import_id_tags(team.id, &tags)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(crate::quota_args::explain)?;
     store.close().await;
     println!(
         "imported {} id tags ({} created, {} updated)",

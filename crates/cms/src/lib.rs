@@ -17,6 +17,7 @@ pub mod oauth_cli;
 pub mod observability;
 pub mod ops_args;
 pub mod priority;
+pub mod quota_args;
 pub mod registry_feed;
 pub mod shutdown;
 pub mod store_args;

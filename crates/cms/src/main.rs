@@ -115,6 +115,10 @@ enum ChargerCommand {
     Add(ChargerAddArgs),
     /// Register many chargers from a file (`identity[,password]` per line), all or none.
     Import(ChargerImportArgs),
+    /// Move a charger to another site (another team's maybe) with new credentials: how the
+    /// platform operators settle a claim to an identity someone else registered; prints its
+    /// uuid last.
+    Move(cms::admin::ChargerMoveArgs),
     /// Send a charger an OCPP action (Reset, ChangeConfiguration, ...) and print how it ended;
     /// exits 0 when answered, 1 for any other end or an error, 3 when still going after --wait.
     Action(cms::action_cli::ChargerActionArgs),
@@ -175,6 +179,7 @@ fn main() -> ExitCode {
             Command::Charger(ChargerCommand::Import(args)) => {
                 cms::admin::charger_import(args).await
             }
+            Command::Charger(ChargerCommand::Move(args)) => cms::admin::charger_move(args).await,
         }
     });
     match result {

@@ -41,6 +41,14 @@ pub struct UpArgs {
     pub streams: StreamArgs,
     #[command(flatten)]
     pub actions: ActionArgs,
+    #[command(flatten)]
+    pub quotas: crate::quota_args::QuotaArgs,
+    /// Entries the REST API's access cache holds at most, of each kind (verified tokens,
+    /// charger access, site access, chargers lists; a few hundred bytes each): past it the
+    /// least recently used entries of the users who hold the most are forgotten.
+    #[arg(long, env = "CMS_ACCESS_CACHE_ENTRIES", value_parser = crate::up::at_least_one,
+        default_value_t = cms_api::DEFAULT_ACCESS_CACHE_ENTRIES)]
+    pub access_cache_entries: usize,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
     /// How many nice levels below the charger sessions everything else runs (the REST API, the
@@ -267,7 +275,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     let streams = streams.map_err(UpError::Flags)?;
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let store = args.store.open().await?;
+    let store = args.store.open().await?.with_quotas(args.quotas.quotas());
     // One process is the API and the gateway: a key of its own unless one is given.
     let mut actions = args.actions.clone();
     actions.secrets_key = Some(
@@ -296,6 +304,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         metrics_token: args.ops.metrics_token.clone(),
         follow_latest_values: false,
         gateway_timeout: args.gateway_timeout,
+        access_cache_entries: args.access_cache_entries,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let feed = registry_feed::Feed::catch_up(&store).await?;

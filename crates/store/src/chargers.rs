@@ -2,7 +2,7 @@
 //! settings operators give connectors.
 
 use crate::access::{CHARGER_GRANTS, Permissions};
-use crate::{Result, Store, StoreError, accounts::operators_team, flag, now_record_time};
+use crate::{Quota, Result, Store, StoreError, accounts::operators_team, flag, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -168,14 +168,79 @@ impl Store {
     }
 
     /// Registers chargers in one transaction (all or none) and returns their uuids in order.
+    /// Past a team's charger quota, none is registered ([`StoreError::QuotaReached`]).
     pub async fn add_chargers(&self, chargers: &[NewCharger]) -> Result<Vec<String>> {
         let mut tx = self.begin_write().await?;
         let mut uuids = Vec::with_capacity(chargers.len());
+        let mut teams = std::collections::BTreeSet::new();
         for new in chargers {
-            uuids.push(insert_charger(&mut tx, new).await?);
+            let (uuid, team) = insert_charger(&mut tx, new).await?;
+            uuids.push(uuid);
+            teams.insert(team);
+        }
+        // In id order, so that two imports into the same teams never wait for each other.
+        for team in teams {
+            self.enforce_quota(&mut tx, Quota::Chargers, team).await?;
         }
         tx.commit().await?;
         Ok(uuids)
+    }
+
+    /// Moves the charger `identity` to the site `site_uuid` with new credentials, and stops
+    /// relaying it to the proxy servers its former holder set: the platform operators' answer
+    /// to a claim (docs/api.md "Claiming a charger"). Returns its uuid; past the new team's
+    /// charger quota nothing changes.
+    pub async fn move_charger(
+        &self,
+        identity: &str,
+        site_uuid: &str,
+        security_profile: i64,
+        password_hash: Option<&str>,
+    ) -> Result<String> {
+        let mut tx = self.begin_write().await?;
+        let site: Option<(i64, i64)> =
+            sqlx::query_as("SELECT id, team_id FROM sites WHERE uuid = $1")
+                .bind(site_uuid)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let (site_id, team) =
+            site.ok_or_else(|| StoreError::NotFound(format!("no site with uuid {site_uuid}")))?;
+        let moved: Option<(i64, String)> = sqlx::query_as(
+            "UPDATE chargers SET site_id = $1, security_profile = $2, password_hash = $3,
+               updated_at = $4
+             WHERE identity = $5 RETURNING id, uuid",
+        )
+        .bind(site_id)
+        .bind(security_profile)
+        .bind(password_hash)
+        .bind(now_record_time())
+        .bind(identity)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (charger_id, uuid) =
+            moved.ok_or_else(|| StoreError::NotFound(format!("no charger {identity}")))?;
+        sqlx::query("DELETE FROM proxy_servers WHERE charger_id = $1")
+            .bind(charger_id)
+            .execute(&mut *tx)
+            .await?;
+        self.enforce_quota(&mut tx, Quota::Chargers, team).await?;
+        tx.commit().await?;
+        Ok(uuid)
+    }
+
+    /// Whether `identity` is registered (`None`: it is not) in a site of one of `user_id`'s
+    /// teams (`Some(true)`) or of someone else's (`Some(false)`).
+    pub async fn charger_holder_is(&self, identity: &str, user_id: i64) -> Result<Option<bool>> {
+        let members: Option<i64> = sqlx::query_scalar(
+            "SELECT COUNT(tu.user_id) FROM chargers c JOIN sites s ON s.id = c.site_id
+             LEFT JOIN team_user tu ON tu.team_id = s.team_id AND tu.user_id = $2
+             WHERE c.identity = $1 GROUP BY c.id",
+        )
+        .bind(identity)
+        .bind(user_id)
+        .fetch_optional(self.db())
+        .await?;
+        Ok(members.map(|n| n > 0))
     }
 
     /// Changes how a charger proves who it is. The registry's change log (a trigger) carries
@@ -387,10 +452,10 @@ impl Store {
     }
 }
 
-/// Inserts one charger.
-async fn insert_charger(db: &mut sqlx::AnyConnection, new: &NewCharger) -> Result<String> {
-    let site_id = match &new.site_uuid {
-        Some(uuid) => sqlx::query_scalar("SELECT id FROM sites WHERE uuid = $1")
+/// Inserts one charger; returns its uuid and the team that owns its site.
+async fn insert_charger(db: &mut sqlx::AnyConnection, new: &NewCharger) -> Result<(String, i64)> {
+    let (site_id, team): (i64, i64) = match &new.site_uuid {
+        Some(uuid) => sqlx::query_as("SELECT id, team_id FROM sites WHERE uuid = $1")
             .bind(uuid)
             .fetch_optional(&mut *db)
             .await?
@@ -423,11 +488,11 @@ async fn insert_charger(db: &mut sqlx::AnyConnection, new: &NewCharger) -> Resul
         }
         other => other?,
     };
-    Ok(uuid)
+    Ok((uuid, team))
 }
 
-/// The operators' default site, created on first use.
-async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
+/// The operators' default site, created on first use, and the operators' team.
+async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<(i64, i64)> {
     let team = operators_team(tx).await?;
     let existing: Option<i64> =
         sqlx::query_scalar("SELECT id FROM sites WHERE team_id = $1 ORDER BY id LIMIT 1")
@@ -435,10 +500,10 @@ async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
             .fetch_optional(&mut *tx)
             .await?;
     if let Some(id) = existing {
-        return Ok(id);
+        return Ok((id, team));
     }
     let now = now_record_time();
-    Ok(sqlx::query_scalar(
+    let id = sqlx::query_scalar(
         "INSERT INTO sites (uuid, team_id, name, street, postal_code, house_number, city, country, created_at, updated_at)
          VALUES ($1, $2, 'Default site', '', '', 0, '', '', $3, $4) RETURNING id",
     )
@@ -447,7 +512,8 @@ async fn default_site(tx: &mut sqlx::AnyConnection) -> Result<i64> {
     .bind(&now)
     .bind(&now)
     .fetch_one(&mut *tx)
-    .await?)
+    .await?;
+    Ok((id, team))
 }
 
 #[cfg(test)]

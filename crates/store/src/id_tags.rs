@@ -6,7 +6,7 @@
 //! The caller validates the fields (the API and `cms id-tag import` share their rules); the
 //! store keeps them as given.
 
-use crate::{Result, Store, StoreError, now_record_time};
+use crate::{Quota, Result, Store, StoreError, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use std::collections::{HashMap, HashSet};
@@ -99,6 +99,7 @@ impl Store {
     /// Adds a tag to a team; one the team has in any case is a [`StoreError::Conflict`] with
     /// [`ID_TAG_TAKEN`].
     pub async fn create_id_tag(&self, team_id: i64, fields: &IdTagFields) -> Result<IdTag> {
+        let mut tx = self.begin_write().await?;
         let inserted = sqlx::query_as(&format!(
             "INSERT INTO id_tags (team_id, id_tag, id_tag_key, status, expiry_date, parent_id_tag,
                 name, created_at, updated_at)
@@ -112,15 +113,19 @@ impl Store {
         .bind(&fields.parent_id_tag)
         .bind(&fields.name)
         .bind(now_record_time())
-        .fetch_one(self.db())
+        .fetch_one(&mut *tx)
         .await;
-        match inserted {
-            Ok(tag) => Ok(tag),
+        let tag = match inserted {
+            Ok(tag) => tag,
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-                Err(StoreError::Conflict(ID_TAG_TAKEN.into()))
+                return Err(StoreError::Conflict(ID_TAG_TAKEN.into()));
             }
-            Err(e) => Err(e.into()),
-        }
+            Err(e) => return Err(e.into()),
+        };
+        let holder = tag_quota_holder(&mut *tx, team_id).await?;
+        self.enforce_quota(&mut tx, Quota::IdTags, holder).await?;
+        tx.commit().await?;
+        Ok(tag)
     }
 
     /// The team's tag `id_tag`, in any case.
@@ -206,7 +211,8 @@ impl Store {
 
     /// Creates the team's tags that are new and replaces the fields of those it has (matched
     /// in any case), [`IMPORT_CHUNK`] rows per transaction: a failure part way leaves the
-    /// chunks before it written. A tag given twice counts once, with its last fields.
+    /// chunks before it written. A tag given twice counts once, with its last fields. An import
+    /// whose new tags would not fit in the team's quota writes nothing.
     pub async fn import_id_tags(&self, team_id: i64, tags: &[IdTagFields]) -> Result<ImportCounts> {
         let mut last_of_key = HashMap::with_capacity(tags.len());
         for (i, tag) in tags.iter().enumerate() {
@@ -220,6 +226,12 @@ impl Store {
                 (last_of_key[&key] == i).then_some((key, tag))
             })
             .collect();
+        let mut new = 0;
+        for chunk in unique.chunks(IMPORT_CHUNK) {
+            new += chunk.len() - existing_keys(self.db(), team_id, chunk).await?.len();
+        }
+        let holder = tag_quota_holder(self.db(), team_id).await?;
+        self.check_quota(Quota::IdTags, holder, new as i64).await?;
         let mut counts = ImportCounts::default();
         for chunk in unique.chunks(IMPORT_CHUNK) {
             let chunk_counts = self.upsert_id_tag_chunk(team_id, chunk).await?;
@@ -237,18 +249,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         // The keys the team has already, to tell updates from creations; inside the write
         // transaction, so no other writer slips in between on SQLite.
-        let in_list = (0..chunk.len())
-            .map(|i| format!("${}", i + 2))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let select = format!(
-            "SELECT id_tag_key FROM id_tags WHERE team_id = $1 AND id_tag_key IN ({in_list})"
-        );
-        let mut existing = sqlx::query_scalar::<_, String>(&select).bind(team_id);
-        for (key, _) in chunk {
-            existing = existing.bind(key);
-        }
-        let existing: HashSet<String> = existing.fetch_all(&mut *tx).await?.into_iter().collect();
+        let existing = existing_keys(&mut *tx, team_id, chunk).await?;
 
         // `$1` team, `$2` now, then six per row.
         let rows: Vec<String> = (0..chunk.len())
@@ -278,6 +279,8 @@ impl Store {
                 .bind(&tag.name);
         }
         insert.execute(&mut *tx).await?;
+        let holder = tag_quota_holder(&mut *tx, team_id).await?;
+        self.enforce_quota(&mut tx, Quota::IdTags, holder).await?;
         tx.commit().await?;
         let updated = existing.len() as u64;
         Ok(ImportCounts {
@@ -285,6 +288,39 @@ impl Store {
             updated,
         })
     }
+}
+
+/// Which of the chunk's keys the team has already.
+async fn existing_keys<'e>(
+    db: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    team_id: i64,
+    chunk: &[(String, &IdTagFields)],
+) -> Result<HashSet<String>> {
+    let in_list = (0..chunk.len())
+        .map(|i| format!("${}", i + 2))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let select =
+        format!("SELECT id_tag_key FROM id_tags WHERE team_id = $1 AND id_tag_key IN ({in_list})");
+    let mut existing = sqlx::query_scalar::<_, String>(&select).bind(team_id);
+    for (key, _) in chunk {
+        existing = existing.bind(key);
+    }
+    Ok(existing.fetch_all(db).await?.into_iter().collect())
+}
+
+/// The team whose id-tag quota a tag of `team_id` counts in: a provider's tags (kept in a team
+/// of the provider's own) count in the quota of the team that has the provider.
+async fn tag_quota_holder<'e>(
+    db: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    team_id: i64,
+) -> Result<i64> {
+    let owner: Option<i64> =
+        sqlx::query_scalar("SELECT team_id FROM providers WHERE id_tag_team_id = $1")
+            .bind(team_id)
+            .fetch_optional(db)
+            .await?;
+    Ok(owner.unwrap_or(team_id))
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub mod oauth;
 pub mod price_display;
 pub mod providers;
 pub mod proxy;
+pub mod quotas;
 mod redact;
 mod registry;
 pub mod sites;
@@ -43,6 +44,7 @@ pub use accounts::{Scope, TokenOwner, User};
 pub use chargers::{ChargerRow, ConnectorRow, Licenses, NewCharger, StoredMeterValue};
 pub use gateways::SilentGateway;
 pub use id_tag_log::{IdTagChange, IdTagState};
+pub use quotas::{Quota, QuotaReached, Quotas};
 pub use redact::redacted_url;
 pub use registry::{RegistryChange, RegistryEntry};
 pub use state::{EnergyReading, StateChange};
@@ -73,6 +75,9 @@ pub enum StoreError {
     Conflict(String),
     #[error("{0}")]
     NotFound(String),
+    /// A creation would take its team or user past a quota; nothing was written.
+    #[error("{0}")]
+    QuotaReached(QuotaReached),
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -94,6 +99,8 @@ pub struct Store {
     /// Where the actions that REST requests take are inserted together (see
     /// `actions::inserts`).
     action_inserts: std::sync::Arc<actions::inserts::ActionInserts>,
+    /// What each team and user may create (`quotas`).
+    quotas: Quotas,
 }
 
 impl Store {
@@ -165,6 +172,7 @@ impl Store {
             pool,
             backend: Backend::Sqlite,
             action_inserts: Default::default(),
+            quotas: Quotas::DEFAULT,
         })
     }
 
@@ -185,6 +193,7 @@ impl Store {
             pool,
             backend: Backend::Postgres,
             action_inserts: Default::default(),
+            quotas: Quotas::DEFAULT,
         })
     }
 

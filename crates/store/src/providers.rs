@@ -4,7 +4,7 @@
 //! [`PROVIDER_TEAM_TYPE`], no members): the id-tag rules, the change log and the gateways'
 //! look-up are every team's.
 
-use crate::{Result, Store, StoreError, now_record_time};
+use crate::{Quota, Result, Store, StoreError, now_record_time};
 
 /// The type of the team that holds a provider's id tags.
 pub const PROVIDER_TEAM_TYPE: &str = "provider";
@@ -117,6 +117,8 @@ impl Store {
         .bind(&now)
         .execute(&mut *tx)
         .await?;
+        self.enforce_quota(&mut tx, Quota::Providers, team_id)
+            .await?;
         tx.commit().await?;
         self.provider(team_id, &uuid)
             .await?

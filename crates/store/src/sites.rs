@@ -8,7 +8,7 @@
 use crate::access::{CHARGER_GRANTS, Permissions, SITE_GRANTS};
 use crate::chargers::CONNECTOR_COLUMNS;
 use crate::teams::Team;
-use crate::{ConnectorRow, Result, Store, StoreError, flag, now_record_time};
+use crate::{ConnectorRow, Quota, Result, Store, StoreError, flag, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 use std::collections::HashMap;
@@ -271,6 +271,7 @@ impl Store {
     ) -> Result<String> {
         let uuid = uuid::Uuid::new_v4().to_string();
         let now = now_record_time();
+        let mut tx = self.begin_write().await?;
         sqlx::query(
             "INSERT INTO sites (uuid, team_id, name, address, street, postal_code, house_number,
                 house_number_addition, city, country, authorization_mode, local_authorization_list,
@@ -290,8 +291,10 @@ impl Store {
         .bind(&authorization.mode)
         .bind(i64::from(authorization.local_authorization_list))
         .bind(&now)
-        .execute(self.db())
+        .execute(&mut *tx)
         .await?;
+        self.enforce_quota(&mut tx, Quota::Sites, team_id).await?;
+        tx.commit().await?;
         Ok(uuid)
     }
 

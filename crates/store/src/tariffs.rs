@@ -2,7 +2,7 @@
 //! checked (`body`); pricing reads them with `cms-tariffs`. A site's tariff prices its chargers'
 //! transactions, each keeping the tariff it started under.
 
-use crate::{Result, Store, StoreError, now_record_time};
+use crate::{Quota, Result, Store, StoreError, now_record_time};
 
 /// A tariff as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -65,6 +65,7 @@ impl Store {
     pub async fn create_tariff(&self, team_id: i64, new: &NewTariff) -> Result<TariffRow> {
         let uuid = uuid::Uuid::new_v4().to_string();
         let now = now_record_time();
+        let mut tx = self.begin_write().await?;
         sqlx::query(
             "INSERT INTO tariffs (uuid, team_id, name, currency, body, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -76,8 +77,10 @@ impl Store {
         .bind(&new.body)
         .bind(&now)
         .bind(&now)
-        .execute(self.db())
+        .execute(&mut *tx)
         .await?;
+        self.enforce_quota(&mut tx, Quota::Tariffs, team_id).await?;
+        tx.commit().await?;
         self.tariff(team_id, &uuid)
             .await?
             .ok_or_else(|| StoreError::NotFound("tariff".into()))

@@ -1,7 +1,7 @@
 //! Teams (the v2 teams endpoints) and the domains a team claims (v3). A user sees the teams
 //! they belong to (`team_user`) and nothing of any other team.
 
-use crate::{Result, Store, StoreError, flag, now_record_time};
+use crate::{Quota, Result, Store, StoreError, flag, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -107,6 +107,8 @@ impl Store {
             .bind(OWNER_ROLE)
             .execute(&mut *tx)
             .await?;
+        self.enforce_quota(&mut tx, Quota::Teams, creator_user_id)
+            .await?;
         tx.commit().await?;
         Ok(Team {
             id,
@@ -180,6 +182,7 @@ impl Store {
     /// has is a [`StoreError::Conflict`] with [`DOMAIN_TAKEN`].
     pub async fn add_team_domain(&self, team_id: i64, domain: &str) -> Result<TeamDomain> {
         let now = now_record_time();
+        let mut tx = self.begin_write().await?;
         let inserted = sqlx::query_scalar(
             "INSERT INTO team_domains (team_id, domain, created_at, updated_at)
              VALUES ($1, $2, $3, $3) RETURNING id",
@@ -187,7 +190,7 @@ impl Store {
         .bind(team_id)
         .bind(domain)
         .bind(&now)
-        .fetch_one(self.db())
+        .fetch_one(&mut *tx)
         .await;
         let id: i64 = match inserted {
             Ok(id) => id,
@@ -196,6 +199,8 @@ impl Store {
             }
             Err(e) => return Err(e.into()),
         };
+        self.enforce_quota(&mut tx, Quota::Domains, team_id).await?;
+        tx.commit().await?;
         Ok(TeamDomain {
             id,
             team_id,

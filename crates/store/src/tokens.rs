@@ -2,7 +2,7 @@
 //! (never with their secret), regenerated and revoked. A token is `<id>|<40 random characters>`
 //! and is stored only as a salted digest, so its secret is shown once, when it is made.
 
-use crate::{Result, Scope, Store, StoreError, now_record_time};
+use crate::{Quota, Result, Scope, Store, StoreError, now_record_time};
 use cms_credentials::{hash_secret, random_token};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -61,6 +61,7 @@ impl Store {
         }
         let secret = random_token(40);
         let now = now_record_time();
+        let mut tx = self.begin_write().await?;
         let token: PersonalAccessToken = sqlx::query_as(&format!(
             "INSERT INTO personal_access_tokens (user_id, name, token_hash, scopes, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, $5) RETURNING {COLUMNS}"
@@ -70,8 +71,10 @@ impl Store {
         .bind(hash_secret(&secret))
         .bind(scopes.join(" "))
         .bind(&now)
-        .fetch_one(self.db())
+        .fetch_one(&mut *tx)
         .await?;
+        self.enforce_quota(&mut tx, Quota::Tokens, user_id).await?;
+        tx.commit().await?;
         let plain = format!("{}|{secret}", token.id);
         Ok((token, plain))
     }

@@ -74,6 +74,35 @@ async fn a_hundred_wrong_passwords_get_five_checks_then_429_until_the_lockout_en
     assert!(ended.body.contains("expired"), "{}", ended.body);
 }
 
+#[tokio::test]
+async fn wrong_passwords_from_one_address_leave_the_owner_logging_in_from_another() {
+    let cms = Cms::up().await;
+    let app = App::register(&cms).await;
+    let guesser = app.at_address("127.0.0.2");
+    for attempt in 1..=10 {
+        let request = guesser
+            .authorize_with("chargers:read", &[])
+            .await
+            .request_field();
+        let status = guesser.login(&request, EMAIL, "a wrong guess").await.status;
+        let expected = if attempt <= 5 { 401 } else { 429 };
+        assert_eq!(status, expected, "attempt {attempt}");
+    }
+    // The owner, elsewhere, is not locked out.
+    let owner = app.at_address("127.0.0.3");
+    let request = owner
+        .authorize_with("chargers:read", &[])
+        .await
+        .request_field();
+    let approval = owner.login(&request, EMAIL, PASSWORD).await;
+    assert_eq!(approval.status, 200, "{}", approval.body);
+    assert!(
+        approval.body.contains(r#"name="decision""#),
+        "{}",
+        approval.body
+    );
+}
+
 /// The status of `GET <path_and_query>` sent over a raw socket: an HTTP client library refuses
 /// to send a URI longer than 64 KiB, an attacker does not.
 async fn raw_get_status(cms: &Cms, path_and_query: &str) -> u16 {

@@ -77,15 +77,20 @@ impl Cms {
     /// `cms up` on the given store backend; `None` when PostgreSQL is asked for but no test
     /// server is configured (outside CI only: in CI that fails the test).
     pub async fn up_on(backend: Backend) -> Option<Cms> {
+        Cms::up_on_with(backend, &[]).await
+    }
+
+    /// [`Cms::up_on`] with extra options.
+    pub async fn up_on_with(backend: Backend, args: &[&str]) -> Option<Cms> {
         match backend {
-            Backend::Sqlite => Some(Cms::up().await),
+            Backend::Sqlite => Some(Cms::up_with(args).await),
             Backend::Postgres => {
                 let server = cms_store::testing::postgres_url()?;
                 let url = cms_store::testing::fresh_schema(&server)
                     .await
                     .expect("create a schema on the test PostgreSQL server");
                 let data = TempDir::new().expect("temp data dir");
-                Some(Cms::up_with_store(data, vec!["--database-url".into(), url], &[]).await)
+                Some(Cms::up_with_store(data, vec!["--database-url".into(), url], args).await)
             }
         }
     }

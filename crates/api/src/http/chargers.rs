@@ -161,8 +161,8 @@ pub struct NewChargerBody {
     password: Option<String>,
     /// OCPP security profile: 1 (Basic auth, the default), 2 (Basic auth over wss only), 3 (a
     /// client certificate over wss, subject CN = identity; no `password`), or 0 (no
-    /// credentials: anyone who knows the identity can connect; for test benches only, and then
-    /// without `password`).
+    /// credentials: anyone who knows the identity can connect; for the platform operators' test
+    /// benches only, and then without `password`).
     #[schema(minimum = 0, maximum = 3)]
     security_profile: Option<i64>,
 }
@@ -279,7 +279,7 @@ pub async fn list_site_chargers(
         (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the site"),
         (status = 404, body = ErrorBody, description = "Not a site the caller sees"),
-        (status = 422, body = ValidationErrorBody, description = "A field is invalid, or the identity is taken"),
+        (status = 422, body = ValidationErrorBody, description = "A field is invalid, the identity is taken (by another team: claim it through the platform operators), security profile 0 asked for by anyone but the platform operators, or the team's charger quota is reached"),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]
@@ -295,13 +295,22 @@ pub async fn create_site_charger(
     if let Some(identity) = &identity {
         if check_charger_identity(identity).is_err() {
             input.fail("identity", "The identity field format is invalid.");
-        } else if state.store.charger_password(identity).await?.is_some() {
-            // Registered already (with or without a password): the gateway's look-up says so.
-            input.fail("identity", IDENTITY_TAKEN);
+        } else {
+            match state
+                .store
+                .charger_holder_is(identity, caller.user_id())
+                .await?
+            {
+                Some(true) => input.fail("identity", IDENTITY_TAKEN),
+                // Not taken over by registering it again: claimed through the operators.
+                Some(false) => input.fail("identity", IDENTITY_TAKEN_BY_ANOTHER_TEAM),
+                None => {}
+            }
         }
     }
     let reference = input.string("reference", Rules::optional().nullable().max(255.0));
     let credentials = read_credentials(&mut input);
+    only_operators_open(&state, &caller, &mut input, &credentials).await?;
     input.finish()?;
     let (Some(identity), Some(credentials)) = (identity, credentials) else {
         return Err(ApiError::Internal(
@@ -366,6 +375,28 @@ pub(crate) fn read_credentials(input: &mut Input) -> Option<Credentials> {
     }
 }
 
+/// Security profile 0 (no credentials) is the platform operators' alone (their test benches):
+/// anyone else asking for it fails on `security_profile`. Otherwise a customer could register
+/// an identity that is not theirs yet (a charger preconfigured with its serial number) and
+/// take that charger in, unauthenticated, when it first comes online.
+pub(crate) async fn only_operators_open(
+    state: &AppState,
+    caller: &Caller,
+    input: &mut Input,
+    credentials: &Option<Credentials>,
+) -> Result<(), ApiError> {
+    let open = credentials
+        .as_ref()
+        .is_some_and(|c| c.security_profile == 0);
+    if open && !state.store.is_platform_operator(caller.user_id()).await? {
+        input.fail("security_profile", PROFILE_0_FOR_OPERATORS);
+    }
+    Ok(())
+}
+
+const PROFILE_0_FOR_OPERATORS: &str = "The security profile field must be between 1 and 3: \
+    profile 0 (no credentials) is for the platform operators only.";
+
 /// What [`read_credentials`] read.
 pub(crate) struct Credentials {
     pub security_profile: i64,
@@ -378,6 +409,8 @@ pub(crate) struct Credentials {
 }
 
 const IDENTITY_TAKEN: &str = "The identity has already been taken.";
+const IDENTITY_TAKEN_BY_ANOTHER_TEAM: &str = "The identity has already been taken by another \
+    team. If the charger is yours, ask the platform operators to move it to your site.";
 
 /// The latest meter value of a connector (endpoint 8), not wrapped in `data`.
 #[utoipa::path(

@@ -49,7 +49,14 @@ impl ApiError {
 
 impl From<cms_store::StoreError> for ApiError {
     fn from(e: cms_store::StoreError) -> Self {
-        ApiError::Internal(e.to_string())
+        match e {
+            // Keyed by the quota's name: `{"chargers": ["The team has reached its quota of
+            // 50000 chargers."]}`.
+            cms_store::StoreError::QuotaReached(reached) => {
+                ApiError::invalid(reached.quota.name(), reached.to_string())
+            }
+            e => ApiError::Internal(e.to_string()),
+        }
     }
 }
 

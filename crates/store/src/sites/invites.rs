@@ -2,7 +2,7 @@
 //! their teams, which then reaches the site as the invite describes (or becomes its owner).
 
 use super::team_access::{AssetAccess, replace_assets, transfer};
-use crate::{Result, Store, flag, format_record_time, now_record_time};
+use crate::{Quota, Result, Store, flag, format_record_time, now_record_time};
 use chrono::{DateTime, SubsecRound, TimeDelta, Utc};
 use cms_credentials::{hash_secret, random_token, verify_secret};
 use sqlx::Row;
@@ -88,6 +88,11 @@ impl Store {
                 .await?;
             }
         }
+        let team: i64 = sqlx::query_scalar("SELECT team_id FROM sites WHERE id = $1")
+            .bind(site_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        self.enforce_quota(&mut tx, Quota::Invites, team).await?;
         tx.commit().await?;
         Ok(Invite {
             id,

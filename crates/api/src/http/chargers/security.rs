@@ -7,7 +7,7 @@
 //! security whitepaper has it), and cms takes the new password only once the charger accepts
 //! it; the old one works until then.
 
-use super::{Charger, read_credentials};
+use super::{Charger, only_operators_open, read_credentials};
 use crate::actions::Target;
 use crate::http::AppState;
 use crate::http::actions::wait_of;
@@ -46,7 +46,7 @@ const SENT_PASSWORD_MAX: usize = 20;
 pub struct SecurityChange {
     /// OCPP security profile: 1 (Basic auth, the default), 2 (Basic auth over wss only), 3 (a
     /// client certificate over wss, subject CN = identity; no `password`), or 0 (no
-    /// credentials; for test benches only).
+    /// credentials; the platform operators' test benches only).
     #[schema(minimum = 0, maximum = 3)]
     security_profile: Option<i64>,
     /// The new Basic-auth password for profiles 1 and 2 (16 to 40 printable ASCII characters
@@ -119,6 +119,7 @@ pub async fn set_security(
     forbidden_unless(charger.permissions.full)?;
     let wait = wait_of(query)?;
     let credentials = read_credentials(&mut input);
+    only_operators_open(&state, &caller, &mut input, &credentials).await?;
     let basic_auth = |profile: i64| matches!(profile, 1 | 2);
     let sent = match (&credentials, &charger.live_session) {
         (Some(new), Some(_))

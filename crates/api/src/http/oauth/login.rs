@@ -1,11 +1,11 @@
 //! The login step of an authorization (`POST /oauth/login`): the user's e-mail and password bind
 //! the user to the pending request and lead to the approval page.
 //!
-//! Guessing is limited three ways: the limiter ([`LoginThrottle`]) refuses an account or a
-//! client address after a few failures a minute, without checking the password; a pending
-//! request ends after `MAX_FAILED_LOGINS_PER_REQUEST` failures; and each check runs off the
-//! async workers, one per core at a time (in the store), so that guesses cannot starve other
-//! requests.
+//! Guessing is limited three ways: the limiter ([`LoginThrottle`]) refuses logins, without
+//! checking the password, after a few failures a minute of one account from one address (more
+//! from one address, more still of one account from anywhere); a pending request ends after
+//! `MAX_FAILED_LOGINS_PER_REQUEST` failures; and each check runs off the async workers, one per
+//! core at a time (in the store), so that guesses cannot starve other requests.
 
 use super::authorize::GONE;
 use super::client_address::ClientAddress;
@@ -50,9 +50,10 @@ pub struct LoginForm {
             error; after the 5th failure on one request, an error page (the request has ended)",
             content_type = "text/html", body = String),
         (status = 400, description = "The request expired or was already used", content_type = "text/html", body = String),
-        (status = 429, description = "5 failed logins within a minute for this e-mail or from this \
-            address: the login page with the error, and `Retry-After` (seconds). The password is \
-            not checked, even a right one.", content_type = "text/html", body = String,
+        (status = 429, description = "Too many failed logins within a minute: 5 for this e-mail \
+            from this address, 50 for this e-mail from every address, or 20 from this address: \
+            the login page with the error, and `Retry-After` (seconds). The password is not \
+            checked, even a right one.", content_type = "text/html", body = String,
             headers(("Retry-After" = u64, description = "Seconds until a login may be tried again"))),
     )
 )]

@@ -1,7 +1,17 @@
-//! The login limiter: after [`ThrottlePolicy::failures`] wrong passwords within
-//! [`ThrottlePolicy::window`] for one account (its e-mail, case-insensitive) or from one client
-//! address, further logins of that account or address are refused until the oldest of those
-//! failures is a window old, without checking the password (no hash is computed).
+//! The login limiter: it counts wrong passwords within [`ThrottlePolicy::window`] three ways,
+//! and past a count's limit refuses further logins it covers until the oldest of those failures
+//! is a window old, without checking the password (no hash is computed):
+//!
+//! - per account (its e-mail, case-insensitive) and client address together
+//!   ([`ThrottlePolicy::per_pair`]): someone guessing one account from one place;
+//! - per account from every address ([`ThrottlePolicy::per_account`], looser): guessing spread
+//!   over many addresses;
+//! - per address over every account ([`ThrottlePolicy::per_address`]): one place trying many
+//!   accounts.
+//!
+//! So wrong passwords for an account from one address lock that address out of it, not its
+//! owner logging in from elsewhere; only guesses from many addresses at once lock the account
+//! out everywhere, and then that is the bound that keeps them few.
 //!
 //! A login in progress counts as a failure until it is settled, so that a burst of concurrent
 //! guesses cannot all pass the check before the first one fails. A success does not clear the
@@ -24,17 +34,24 @@ use std::time::{Duration, Instant};
 /// The limiter's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThrottlePolicy {
-    /// Failures allowed per key within a window.
-    pub failures: usize,
+    /// Failures allowed within a window for one account from one address.
+    pub per_pair: usize,
+    /// ... for one account from all addresses.
+    pub per_account: usize,
+    /// ... from one address for all accounts.
+    pub per_address: usize,
     pub window: Duration,
-    /// Keys (accounts and addresses) kept at most.
+    /// Keys (pairs, accounts and addresses) kept at most.
     pub max_keys: usize,
 }
 
 impl ThrottlePolicy {
-    /// 5 failures a minute, 100,000 keys (a few MiB).
+    /// A minute's window: 5 failures per account and address, 50 per account, 20 per address;
+    /// 100,000 keys (a few MiB).
     pub const DEFAULT: ThrottlePolicy = ThrottlePolicy {
-        failures: 5,
+        per_pair: 5,
+        per_account: 50,
+        per_address: 20,
         window: Duration::from_secs(60),
         max_keys: 100_000,
     };
@@ -93,24 +110,39 @@ impl LoginThrottle {
         address: &str,
         now: Instant,
     ) -> Result<LoginAttempt<'_>, Locked> {
+        let account = email.trim().to_lowercase();
+        let policy = &self.policy;
         let keys = [
-            self.seed.hash_one(("account", email.trim().to_lowercase())),
-            self.seed.hash_one(("address", address)),
+            Key {
+                hash: self.seed.hash_one(("pair", &account, address)),
+                limit: policy.per_pair,
+            },
+            Key {
+                hash: self.seed.hash_one(("account", &account)),
+                limit: policy.per_account,
+            },
+            Key {
+                hash: self.seed.hash_one(("address", address)),
+                limit: policy.per_address,
+            },
         ];
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if now.saturating_duration_since(state.last_sweep) >= self.policy.window {
+        if now.saturating_duration_since(state.last_sweep) >= policy.window {
             self.sweep(&mut state, now);
         }
         let wait = keys
             .iter()
-            .filter_map(|key| state.records.get_mut(key)?.locked(&self.policy, now))
+            .filter_map(|key| {
+                let record = state.records.get_mut(&key.hash)?;
+                record.locked(key.limit, policy.window, now)
+            })
             .max();
         if let Some(retry_after) = wait {
             return Err(Locked { retry_after });
         }
         let new_keys = keys
             .iter()
-            .filter(|key| !state.records.contains_key(key))
+            .filter(|key| !state.records.contains_key(&key.hash))
             .count();
         if state.records.len() + new_keys > self.policy.max_keys {
             self.sweep(&mut state, now);
@@ -121,7 +153,7 @@ impl LoginThrottle {
             }
         }
         for key in keys {
-            state.records.entry(key).or_default().in_flight += 1;
+            state.records.entry(key.hash).or_default().in_flight += 1;
         }
         Ok(LoginAttempt {
             throttle: self,
@@ -144,24 +176,31 @@ impl LoginThrottle {
         });
     }
 
-    fn settle(&self, keys: [u64; 2], failed_at: Option<Instant>) {
+    fn settle(&self, keys: [Key; 3], failed_at: Option<Instant>) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         for key in keys {
-            let Some(record) = state.records.get_mut(&key) else {
+            let Some(record) = state.records.get_mut(&key.hash) else {
                 continue;
             };
             record.in_flight = record.in_flight.saturating_sub(1);
             if let Some(at) = failed_at {
                 record.failures.push_back(at);
-                while record.failures.len() > self.policy.failures {
+                while record.failures.len() > key.limit {
                     record.failures.pop_front();
                 }
             }
             if record.is_empty() {
-                state.records.remove(&key);
+                state.records.remove(&key.hash);
             }
         }
     }
+}
+
+/// One count an attempt falls under: its keyed hash, and its limit.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    hash: u64,
+    limit: usize,
 }
 
 impl Record {
@@ -179,16 +218,17 @@ impl Record {
         self.failures.is_empty() && self.in_flight == 0
     }
 
-    /// How long until another login may start; `None` when one may now.
-    fn locked(&mut self, policy: &ThrottlePolicy, now: Instant) -> Option<Duration> {
-        self.forget_before(now, policy.window);
-        if self.failures.len() + self.in_flight < policy.failures {
+    /// How long until another login may start, past `limit` failures a `window`; `None` when
+    /// one may now.
+    fn locked(&mut self, limit: usize, window: Duration, now: Instant) -> Option<Duration> {
+        self.forget_before(now, window);
+        if self.failures.len() + self.in_flight < limit {
             return None;
         }
         // Full of failures: until the oldest leaves the window. Else logins in progress hold
         // the remaining places: they settle within a second or so.
-        Some(match self.failures.len() >= policy.failures {
-            true => policy.window - now.saturating_duration_since(self.failures[0]),
+        Some(match self.failures.len() >= limit {
+            true => window - now.saturating_duration_since(self.failures[0]),
             false => Duration::from_secs(1),
         })
     }
@@ -198,12 +238,13 @@ impl Record {
 /// or a request that ended early), it leaves no trace.
 pub struct LoginAttempt<'a> {
     throttle: &'a LoginThrottle,
-    keys: [u64; 2],
+    keys: [Key; 3],
     settled: bool,
 }
 
 impl LoginAttempt<'_> {
-    /// The password was wrong: counts a failure at `now` for the account and the address.
+    /// The password was wrong: counts a failure at `now` for the pair, the account and the
+    /// address.
     pub fn failed(mut self, now: Instant) {
         self.settled = true;
         self.throttle.settle(self.keys, Some(now));
@@ -233,45 +274,81 @@ mod tests {
     }
 
     #[test]
-    fn five_failures_lock_the_account_for_a_minute() {
+    fn five_failures_from_one_address_lock_it_out_of_the_account_for_a_minute() {
         let throttle = throttle();
         let start = Instant::now();
-        for n in 0..5 {
-            fail(&throttle, "u@example.com", &format!("192.0.2.{n}"), start);
+        for _ in 0..5 {
+            fail(&throttle, "u@example.com", "192.0.2.1", start);
         }
         let later = start + Duration::from_secs(20);
         let locked = throttle
-            .begin("U@Example.COM ", "198.51.100.1", later)
+            .begin("U@Example.COM ", "192.0.2.1", later)
             .err()
-            .expect("locked, whatever the case of the e-mail and the address");
+            .expect("locked, whatever the case of the e-mail");
         assert_eq!(locked.retry_after, Duration::from_secs(40));
         assert_eq!(locked.retry_after_secs(), 40);
         assert!(
             throttle
-                .begin("other@example.com", "198.51.100.1", later)
+                .begin("other@example.com", "192.0.2.1", later)
                 .is_ok()
         );
         assert!(
             throttle
-                .begin("u@example.com", "198.51.100.1", start + MINUTE)
+                .begin("u@example.com", "192.0.2.1", start + MINUTE)
                 .is_ok()
         );
     }
 
     #[test]
-    fn five_failures_from_one_address_lock_it_for_every_account() {
+    fn fifty_failures_from_many_addresses_lock_the_account_everywhere() {
         let throttle = throttle();
         let start = Instant::now();
-        for n in 0..5 {
+        for n in 0..50 {
+            fail(&throttle, "u@example.com", &format!("192.0.2.{n}"), start);
+        }
+        let later = start + Duration::from_secs(30);
+        let locked = throttle.begin("u@example.com", "198.51.100.1", later);
+        assert_eq!(locked.err().unwrap().retry_after, Duration::from_secs(30));
+        assert!(
+            throttle
+                .begin("other@example.com", "198.51.100.1", later)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn wrong_passwords_from_one_address_do_not_lock_the_account_out_from_another() {
+        let throttle = throttle();
+        let start = Instant::now();
+        for _ in 0..5 {
+            fail(&throttle, "u@example.com", "192.0.2.1", start);
+        }
+        assert!(
+            throttle.begin("u@example.com", "192.0.2.1", start).is_err(),
+            "the guessing address is locked out of the account"
+        );
+        assert!(
+            throttle
+                .begin("u@example.com", "198.51.100.7", start)
+                .is_ok(),
+            "its owner still logs in from elsewhere"
+        );
+    }
+
+    #[test]
+    fn twenty_failures_from_one_address_lock_it_for_every_account() {
+        let throttle = throttle();
+        let start = Instant::now();
+        for n in 0..20 {
             let at = start + Duration::from_secs(n);
             fail(&throttle, &format!("user{n}@example.com"), "192.0.2.1", at);
         }
         let locked = throttle.begin(
             "new@example.com",
             "192.0.2.1",
-            start + Duration::from_secs(5),
+            start + Duration::from_secs(20),
         );
-        assert_eq!(locked.err().unwrap().retry_after, Duration::from_secs(55));
+        assert_eq!(locked.err().unwrap().retry_after, Duration::from_secs(40));
         // The oldest failure leaves the window: one more attempt, not five.
         let later = start + MINUTE;
         fail(&throttle, "new@example.com", "192.0.2.1", later);
@@ -300,7 +377,7 @@ mod tests {
     #[test]
     fn the_limiter_forgets_old_failures_and_keeps_a_bounded_number_of_keys() {
         let throttle = LoginThrottle::new(ThrottlePolicy {
-            max_keys: 6,
+            max_keys: 9,
             ..ThrottlePolicy::DEFAULT
         });
         let start = Instant::now();
@@ -312,10 +389,10 @@ mod tests {
                 start,
             );
         }
-        assert_eq!(throttle.len(), 6);
+        assert_eq!(throttle.len(), 9, "three keys an attempt");
         let full = throttle.begin("new@example.com", "192.0.2.9", start);
         assert_eq!(full.err().unwrap().retry_after, MINUTE);
-        assert_eq!(throttle.len(), 6);
+        assert_eq!(throttle.len(), 9);
         // A minute on, the old entries are swept away to make room.
         let later = start + MINUTE;
         assert!(
