@@ -219,6 +219,8 @@ async fn the_probe_paths_answer_on_a_real_gateway_and_api() {
         true => ops.to_string(),
         false => http.to_string(),
     };
+    // As Kubernetes does before it routes to a pod: the API is ready once it read its topics.
+    crate::support::fleet::wait_ready_at("the API", &api_ops).await;
     let (gateway_yaml, api_yaml) = (container("gateway.yaml"), container("api.yaml"));
     let gateway_base = on(&gateway_yaml, &gateway.ops_base, &gateway_ops);
     let api_base = on(&api_yaml, &fleet.rest_base, &api_ops);

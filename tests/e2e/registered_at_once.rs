@@ -1,6 +1,8 @@
 //! In `cms up`, what the REST API answered is in force at the gateway of the same process from
 //! the answer on: a charger registered (201) connects at once, and a new password (200) is the
 //! one the gateway checks at once. No retry and no sleep between the answer and the handshake.
+//! A charger added by another process (`cms charger add`) connects as soon as that command has
+//! exited: the gateway reads the change log again before it answers an unknown identity 404.
 
 use crate::support::rest::operators_site;
 use crate::support::{Api, Handshake, on_both_stores};
@@ -66,3 +68,38 @@ on_both_stores!(a_new_password_is_in_force_at_once, |cms| {
         .await;
     assert_eq!(old, 401, "the first password is refused");
 });
+
+on_both_stores!(
+    a_charger_added_from_the_command_line_connects_when_the_command_exits,
+    |cms| {
+        cms.add_charger("CP-SEED").await;
+        // Several in a row, each handshake right after its command exits: well inside a poll.
+        for n in 1..=3 {
+            let identity = format!("CP-CLI-AT-ONCE-{n}");
+            let added = cms
+                .cli(&[
+                    "charger",
+                    "add",
+                    "--identity",
+                    &identity,
+                    "--security-profile",
+                    "0",
+                ])
+                .await;
+            assert!(added.status.success(), "{}", added.stderr);
+            let connected = Handshake::new(&cms, &identity).open().await;
+            assert!(
+                connected.is_ok(),
+                "{identity} was refused right after `cms charger add` exited: {:?}",
+                connected.err()
+            );
+        }
+        let stranger = Handshake::new(&cms, "CP-NEVER-ADDED")
+            .refused_status()
+            .await;
+        assert_eq!(
+            stranger, 404,
+            "an identity never registered is still unknown"
+        );
+    }
+);

@@ -1,8 +1,10 @@
 //! What the gateway of `cms up` holds in memory, from the store: the charger registry and the
 //! teams' id tags, each read from its change log into memory, then followed a few times a
 //! second, as `cms gateway` follows their topics. A charger or a tag registered by another
-//! process (`cms charger add`, `cms id-tag import`) takes effect within [`POLL`]; one changed
-//! through the REST API of the same process before the answer ([`Feed::asker`]).
+//! process (`cms charger add`, `cms id-tag import`) takes effect within [`POLL`], and a charger
+//! connects as soon as its `cms charger add` exited: a handshake of an unknown identity has the
+//! feed read the logs first ([`Feed::refresher`]). One changed through the REST API of the same
+//! process takes effect before the answer ([`Feed::asker`]).
 
 use cms_bus::BoxFuture;
 use cms_gateway::{IdTagDirectory, RegistryDirectory};
@@ -20,6 +22,9 @@ const BATCH: i64 = 5_000;
 /// How long an answer of the REST API waits for the feed to read its change at most: a store
 /// that fails the feed's read should not hold every change's answer for long.
 const ASKED_AT_MOST: Duration = Duration::from_secs(5);
+/// How long a handshake of an unknown identity waits for the feed's read at most. Reads are
+/// shared: however many strangers knock at once, the store sees one indexed query at a time.
+const MISS_AT_MOST: Duration = Duration::from_secs(1);
 
 /// The gateway's in-memory views, and where each change log was read to.
 pub struct Feed {
@@ -48,15 +53,23 @@ pub struct Asker(Arc<Asked>);
 impl cms_api::GatewayInProcess for Asker {
     fn read_changes(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            // Taken after the change was committed: a read that starts after it sees it.
-            let request = self.0.asked.fetch_add(1, Ordering::SeqCst) + 1;
-            let mut read = self.0.read.subscribe();
-            self.0.wake.notify_one();
-            let done = tokio::time::timeout(ASKED_AT_MOST, read.wait_for(|r| *r >= request));
-            if !matches!(done.await, Ok(Ok(_))) {
+            if !self.0.read_now(ASKED_AT_MOST).await {
                 tracing::warn!("answered before the gateway read the change: it takes a poll");
             }
         })
+    }
+}
+
+impl Asked {
+    /// Wakes the feed and waits (at most `at_most`) for a read that started after this call;
+    /// whether it came.
+    async fn read_now(&self, at_most: Duration) -> bool {
+        // Taken after the change was committed: a read that starts after it sees it.
+        let request = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut read = self.read.subscribe();
+        self.wake.notify_one();
+        let done = tokio::time::timeout(at_most, read.wait_for(|r| *r >= request));
+        matches!(done.await, Ok(Ok(_)))
     }
 }
 
@@ -84,6 +97,17 @@ impl Feed {
     /// Wakes this feed and waits for its next read of the change logs.
     pub fn asker(&self) -> Asker {
         Asker(self.asked.clone())
+    }
+
+    /// What the registry asks before it answers an identity unknown: a read of the logs now.
+    pub fn refresher(&self) -> cms_gateway::Refresh {
+        let asked = self.asked.clone();
+        Box::new(move || {
+            let asked = asked.clone();
+            Box::pin(async move {
+                asked.read_now(MISS_AT_MOST).await;
+            })
+        })
     }
 
     /// Follows the change logs until `stop`: every [`POLL`], or at once when asked.

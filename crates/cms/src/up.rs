@@ -310,6 +310,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
     let feed = registry_feed::Feed::catch_up(&store).await?;
     let (directory, id_tags) = (feed.registry.clone(), feed.id_tags.clone());
     api.answer_once_read_by(Arc::new(feed.asker()));
+    directory.refresh_on_miss(feed.refresher());
     let stop_registry = CancellationToken::new();
     let registry = tokio::spawn(feed.follow(store.clone(), stop_registry.clone()));
     let commands = bus.follow(&[topics.commands]).await?;

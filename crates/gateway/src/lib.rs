@@ -46,7 +46,7 @@ pub use follow::{Materialised, follow};
 pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
-pub use registry::RegistryDirectory;
+pub use registry::{Refresh, RegistryDirectory};
 pub use relay::{
     CHARGER_BYTES as RELAY_CHARGER_BYTES, LeaderCalls, TOTAL_BYTES as RELAY_TOTAL_BYTES,
 };

@@ -13,6 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// What is told of a change of a charger's registration: its identity.
 pub type OnChange = Box<dyn Fn(&str) + Send + Sync>;
 
+/// Reads the registry's source again, and ends once the directory holds what it held when
+/// called (or once it gave up waiting).
+pub type Refresh = Box<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+
 #[derive(Default)]
 pub struct RegistryDirectory {
     chargers: DashMap<String, Registration>,
@@ -22,6 +26,10 @@ pub struct RegistryDirectory {
     /// Told of every change of a charger's registration (the gateway tells the charger's live
     /// session, which follows its proxy set-up).
     on_change: OnceLock<OnChange>,
+    /// Asked before an identity is answered unknown, where the source can be read on demand
+    /// (`cms up`'s change log): a charger another process registered a moment ago connects at
+    /// once instead of being refused until the next poll.
+    on_miss: OnceLock<Refresh>,
 }
 
 impl RegistryDirectory {
@@ -53,6 +61,13 @@ impl RegistryDirectory {
     pub fn on_change(&self, hook: OnChange) {
         if self.on_change.set(hook).is_err() {
             tracing::warn!("the registry already tells another gateway of its changes");
+        }
+    }
+
+    /// Reads the source with `refresh` before answering an identity unknown (set once).
+    pub fn refresh_on_miss(&self, refresh: Refresh) {
+        if self.on_miss.set(refresh).is_err() {
+            tracing::warn!("the registry already has a way to refresh on a miss");
         }
     }
 
@@ -114,6 +129,12 @@ impl ChargerDirectory for RegistryDirectory {
                 return Err(DirectoryError(
                     "the charger registry is still loading".into(),
                 ));
+            }
+            if let Some(found) = self.chargers.get(identity) {
+                return Ok(Some(found.clone()));
+            }
+            if let Some(refresh) = self.on_miss.get() {
+                refresh().await;
             }
             Ok(self.chargers.get(identity).map(|r| r.clone()))
         })

@@ -6,7 +6,7 @@
 
 use crate::support::rest::operators_site;
 use crate::support::{Api, Cms, Metrics, eventually_within, run_cli};
-use futures_util::future::join_all;
+use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -44,14 +44,21 @@ async fn open(client: &reqwest::Client, url: &str, token: &str) -> Opened {
     }
 }
 
-/// Opens `n` streams at once; returns those open and the refusals.
+/// At most this many stream requests in flight: the client keeps every stream it got and
+/// reuses the connection of every refusal, so the connections it holds stay below the REST
+/// listener's cap (512), whose own refusal (503, or a close in a flood) is tested elsewhere.
+const IN_FLIGHT: usize = 64;
+
+/// Opens `n` streams, [`IN_FLIGHT`] at a time; returns those open and the refusals.
 async fn open_many(
     client: &reqwest::Client,
     url: &str,
     token: &str,
     n: usize,
 ) -> (Vec<Opened>, Vec<(u16, Option<u64>, Value)>) {
-    let all = join_all((0..n).map(|_| open(client, url, token)));
+    let all = futures_util::stream::iter((0..n).map(|_| open(client, url, token)))
+        .buffer_unordered(IN_FLIGHT)
+        .collect::<Vec<_>>();
     let all = tokio::time::timeout(ANSWERS_BOUND, all).await;
     let (mut open, mut refused) = (Vec::new(), Vec::new());
     for opened in all.expect("every stream request answered in time") {
