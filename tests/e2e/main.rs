@@ -44,6 +44,7 @@ mod metrics;
 mod oauth;
 mod ocpp_answers;
 mod postgres_tls;
+mod pricing;
 mod priority;
 mod providers;
 mod proxy;

@@ -1,6 +1,7 @@
 //! What the materialiser learns from the bus, written to the store one batch per transaction.
 
 use crate::latest_readings::{LatestReadings, Reading};
+use crate::transaction_readings::EarliestEnergy;
 use crate::{Result, Store};
 use sqlx::AnyConnection;
 
@@ -81,8 +82,8 @@ pub enum StateChange {
         /// Newest sample time in the reading (record timestamp form).
         measured_at: String,
         /// The energy register, to be kept for the cost of the connector's priced
-        /// transaction; `None` when the reading holds none, or when one was kept less than a
-        /// minute before (the materialiser thins them).
+        /// transaction (the earliest of each minute is: `transaction_readings`); `None` when
+        /// the reading holds none, or when the materialiser knows its minute has an earlier one.
         energy: Option<EnergyReading>,
         at: String,
     },
@@ -125,6 +126,8 @@ impl Store {
         // Readings' newest values are written many to a statement: a run of them is held
         // until a change that is not a reading, which may depend on them, comes.
         let mut readings = LatestReadings::new(self.backend);
+        // So are the energy registers kept for pricing, by the minute.
+        let mut energy = EarliestEnergy::default();
         for change in changes {
             use StateChange::*;
             if !matches!(
@@ -132,10 +135,17 @@ impl Store {
                 MeterValue { .. } | TransactionEnergy { .. } | ActionReported(_)
             ) {
                 readings.flush(&mut tx).await?;
+                energy.flush(&mut tx).await?;
             }
-            apply_one(&mut tx, change, &mut reports, &mut readings).await?;
+            let held = Held {
+                reports: &mut reports,
+                readings: &mut readings,
+                energy: &mut energy,
+            };
+            apply_one(&mut tx, change, held).await?;
         }
         readings.flush(&mut tx).await?;
+        energy.flush(&mut tx).await?;
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
         tx.commit().await?;
         Ok(())
@@ -180,13 +190,19 @@ pub(crate) async fn end_session(
     Ok(ended.rows_affected() > 0)
 }
 
-/// Applies `change`, or sets it aside: an action's report in `reports`, a reading's newest
-/// value in `readings`.
+/// What a batch holds back to write together: actions' reports, readings' newest values, and
+/// energy registers kept for pricing.
+struct Held<'h, 'a> {
+    reports: &'h mut Vec<&'a crate::actions::ActionReported>,
+    readings: &'h mut LatestReadings<'a>,
+    energy: &'h mut EarliestEnergy<'a>,
+}
+
+/// Applies `change`, or sets it aside in `held`.
 async fn apply_one<'a>(
     db: &mut AnyConnection,
     change: &'a StateChange,
-    reports: &mut Vec<&'a crate::actions::ActionReported>,
-    readings: &mut LatestReadings<'a>,
+    held: Held<'_, 'a>,
 ) -> Result<()> {
     use StateChange::*;
     match change {
@@ -391,8 +407,7 @@ async fn apply_one<'a>(
             at,
         } => {
             if let Some(energy) = energy {
-                crate::transaction_readings::keep_energy(db, identity, *connector_id, energy)
-                    .await?;
+                held.energy.push(identity, *connector_id, energy);
             }
             let reading = Reading {
                 identity,
@@ -401,17 +416,15 @@ async fn apply_one<'a>(
                 measured_at,
                 at,
             };
-            readings.push(db, reading).await?;
+            held.readings.push(db, reading).await?;
         }
         TransactionEnergy {
             identity,
             connector_id,
             energy,
-        } => {
-            crate::transaction_readings::keep_energy(db, identity, *connector_id, energy).await?;
-        }
+        } => held.energy.push(identity, *connector_id, energy),
         TransactionStarted { .. } => start_transaction(db, change).await?,
-        ActionReported(report) => reports.push(report),
+        ActionReported(report) => held.reports.push(report),
         TransactionStopped {
             identity,
             ocpp_transaction_id,

@@ -251,20 +251,21 @@ mod tests {
                 .transaction_readings(&[unpriced.id, priced.id])
                 .await
                 .unwrap();
-            let kept: Vec<(String, Option<i64>, Option<i64>)> = readings
+            type Kept = (Option<String>, Option<i64>, Option<String>, Option<i64>);
+            let kept: Vec<Kept> = readings
                 .into_iter()
                 .map(|r| {
                     assert_eq!(r.transaction_id, priced.id);
-                    (r.at, r.energy_wh, r.parking)
+                    (r.energy_at, r.energy_wh, r.parking_at, r.parking)
                 })
                 .collect();
             assert_eq!(
                 kept,
                 [
-                    (at(5), Some(700), None),
-                    (at(6), None, Some(1)),
-                    (at(7), None, Some(0)),
-                    (at(8), Some(900), None),
+                    (Some(at(5)), Some(700), None, None),
+                    (None, None, Some(at(6)), Some(1)),
+                    (None, None, Some(at(7)), Some(0)),
+                    (Some(at(8)), Some(900), None, None),
                 ]
             );
 
