@@ -1,4 +1,5 @@
-//! Pricing against bad timing, end to end with a real charger: a charger sending its readings
+//! Pricing against bad timing, end to end with a real charger: a tariff edited while its
+//! session's start is still on its way to the store, and a charger sending its readings
 //! backwards in time (docs/tariffs.md).
 
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};
@@ -38,6 +39,37 @@ async fn priced(api: &Api, charger: &str, id: i64) -> Value {
         t["stopped_at"].is_string() && t["cost"]["excl_vat"].is_string()
     })
     .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tariff_edited_right_after_a_start_does_not_price_it() {
+    let cms = Cms::up().await;
+    // 0.22/kWh, 2.00/h and 0.50 a session: one hour and 10 kWh cost 4.70 excluding VAT.
+    let (uuid, api, tariff) = priced_charger(&cms, "CP-EDITED", &energy_time_flat("0.22")).await;
+    let mut charger = Charger::connect_and_boot(&cms, "CP-EDITED", "1.0").await;
+    // The boot's records are applied before the start: it is the first of its batch, which
+    // the materialiser applies a moment after it arrives.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let id = start(&mut charger, 0, "2026-11-20T10:00:00Z").await;
+    // Edited as soon as the charger has its answer, most likely before the store has the
+    // start: at 0.82/kWh the same session would cost 10.70.
+    let edited = api
+        .expect(200, "PUT", &tariff, Some(&energy_time_flat("0.82")))
+        .await;
+    assert_eq!(edited["data"]["version"], 2);
+    stop(&mut charger, id, 10_000, "2026-11-20T11:00:00Z").await;
+
+    let done = priced(&api, &uuid, id).await;
+    let cost = &done["cost"];
+    assert_eq!(cost["excl_vat"], "4.70", "{cost}");
+    assert_eq!(component(cost, "ENERGY")["excl_vat"], "2.20", "{cost}");
+    assert_eq!(done["tariff_version"], 1, "{done}");
+    // The next session is priced with the edited tariff.
+    let id = start(&mut charger, 10_000, "2026-11-20T12:00:00Z").await;
+    stop(&mut charger, id, 20_000, "2026-11-20T13:00:00Z").await;
+    let done = priced(&api, &uuid, id).await;
+    assert_eq!(done["cost"]["excl_vat"], "10.70", "{done}");
+    assert_eq!(done["tariff_version"], 2, "{done}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

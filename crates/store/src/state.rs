@@ -510,8 +510,10 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     if retried.rows_affected() > 0 {
         return Ok(());
     }
-    // The site's tariff and time zone, as they are now, go with the transaction: later edits do
-    // not change what it costs.
+    // The site's tariff and time zone go with the transaction: later edits do not change what
+    // it costs. The tariff's version is the one in force when the gateway received the start
+    // (`at`), however much later this applies it; a tariff newer than that (the site took it
+    // since) is taken as it first was.
     // A driver of one of the site owner's providers pays the provider's tariff when it has one:
     // a tag the provider holds Accepted and unexpired, which neither the owner nor a team with
     // access to the site holds so (the gateway accepted it through the provider). A start the
@@ -519,9 +521,10 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     sqlx::query(
         "INSERT INTO transactions (charger_id, charger_connector_id, connector_id,
            ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at,
-           id_tag_status, tariff_id, tariff_uuid, tariff, time_zone, provider_uuid)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, t.id, t.uuid, t.body, s.time_zone,
-           p.uuid
+           id_tag_status, tariff_id, tariff_uuid, tariff, tariff_version, time_zone,
+           provider_uuid)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, v.tariff_id, v.tariff_uuid, v.body,
+           v.version, s.time_zone, p.uuid
          FROM chargers c LEFT JOIN sites s ON s.id = c.site_id
            LEFT JOIN providers p ON p.id = (
              SELECT pp.id FROM providers pp JOIN id_tags it ON it.team_id = pp.id_tag_team_id
@@ -534,8 +537,12 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
                    AND (own.team_id = s.team_id OR own.team_id IN
                         (SELECT sa.team_id FROM site_access sa WHERE sa.site_id = s.id)))
              ORDER BY pp.id LIMIT 1)
-           LEFT JOIN tariffs t ON t.id = COALESCE(p.tariff_id, s.tariff_id)
+           LEFT JOIN tariff_versions v ON v.tariff_id = COALESCE(p.tariff_id, s.tariff_id)
              AND ($11 IS NULL OR $11 = 'Accepted')
+             AND v.version = COALESCE(
+               (SELECT MAX(w.version) FROM tariff_versions w
+                WHERE w.tariff_id = v.tariff_id AND w.valid_from <= $9),
+               (SELECT MIN(w.version) FROM tariff_versions w WHERE w.tariff_id = v.tariff_id))
          WHERE c.id = $1
          ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING",
     )
