@@ -91,7 +91,7 @@ on_both_stores!(
             "created_at": stopped["created_at"], "updated_at": stopped["updated_at"],
             "charger": {"uuid": uuid, "identity": "CP-TXL-1", "reference": null},
             "connector": {"connector_id": 1},
-            "tariff_uuid": null, "cost": null, "provider_uuid": null,
+            "tariff_uuid": null, "tariff_version": null, "cost": null, "provider_uuid": null,
         });
         assert_eq!(stopped, &expected);
         let active = &list["data"][1];

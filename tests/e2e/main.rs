@@ -48,6 +48,7 @@ mod monitoring;
 mod oauth;
 mod ocpp_answers;
 mod postgres_tls;
+mod pricing;
 mod priority;
 mod providers;
 mod proxy;

@@ -8,12 +8,12 @@ use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of}
 use crate::support::{Api, Cms, eventually};
 use serde_json::{Value, json};
 
-fn tariffs_path(team: &str) -> String {
+pub(crate) fn tariffs_path(team: &str) -> String {
     format!("/api/v3/teams/{team}/tariffs")
 }
 
 /// ENERGY 0.30/kWh, TIME 2.00/h and a 0.50 start fee, each with 20% VAT.
-fn energy_time_flat(energy_price: &str) -> Value {
+pub(crate) fn energy_time_flat(energy_price: &str) -> Value {
     json!({
         "name": "Standard",
         "currency": "EUR",
@@ -48,7 +48,7 @@ async fn transactions(api: &Api, charger: &str) -> Vec<Value> {
 }
 
 /// Waits until the charger's transaction `id` passes `done`; returns it.
-async fn transaction_when(
+pub(crate) async fn transaction_when(
     api: &Api,
     charger: &str,
     id: i64,
@@ -65,7 +65,7 @@ async fn transaction_when(
     .await
 }
 
-fn component<'a>(cost: &'a Value, kind: &str) -> &'a Value {
+pub(crate) fn component<'a>(cost: &'a Value, kind: &str) -> &'a Value {
     let all = cost["components"].as_array().expect("components");
     all.iter()
         .find(|c| c["type"] == kind)

@@ -39,16 +39,11 @@ pub struct Materialiser {
     pub store: Store,
     pub cache: Arc<LatestValueCache>,
     pub topics: Topics,
-    /// When an energy reading was last kept for pricing, per charger and connector.
+    /// The newest minute an energy reading was kept for pricing in, per charger and connector.
     kept_energy: HashMap<String, HashMap<i64, KeptEnergy>>,
     /// Where transactions' starts, readings and stops go to be shown on chargers.
     price_display: Option<mpsc::Sender<PriceEvent>>,
 }
-
-/// Energy readings kept for pricing are at least this far apart (per connector): the cost is
-/// exact in energy whatever the spacing (the register is cumulative) and splits at a tariff's
-/// boundaries to within it, while a fleet sending every second writes one row a minute.
-const KEPT_ENERGY_SPACING: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
 
 impl Materialiser {
     pub fn new(store: Store, cache: Arc<LatestValueCache>, topics: Topics) -> Self {
@@ -319,16 +314,18 @@ impl Materialiser {
         (changes, sources)
     }
 
-    /// Which MeterValues records give an energy reading to keep for pricing: one per connector
-    /// at least [`KEPT_ENERGY_SPACING`] after the last kept, told from the gateway's headers
-    /// before anything is parsed. A record without them is always read. The headers' times are
-    /// fixed-width RFC 3339, so text order is time order. A connector's minute is kept only once
-    /// a reading gave a register ([`Materialiser::note_energy_kept`]): a message of other
-    /// measurands (power, state of charge) holds it for the rest of its batch, not after.
+    /// Which MeterValues records give an energy reading to keep for pricing, told from the
+    /// gateway's headers before anything is parsed: of each connector's minute (of the
+    /// readings' own clock), the batch's earliest reading, unless the store already keeps an
+    /// earlier one of that minute (the store keeps a minute's earliest: see
+    /// `cms_store::transaction_readings`). A record without the headers is always read. The
+    /// headers' times are fixed-width RFC 3339, so text order is time order. A minute is taken
+    /// only once a reading gave a register ([`Materialiser::note_energy_kept`]): a message of
+    /// other measurands (power, state of charge) holds it for the rest of its batch, not after.
     fn energy_wanted(&self, told: &[Told<'_>]) -> Vec<bool> {
         let mut wanted = vec![false; told.len()];
-        // What this batch's candidates take, before the readings are parsed.
-        let mut taken: HashMap<(&str, i64), KeptEnergy> = HashMap::default();
+        // The batch's earliest reading of each connector's minute: (its time, its record).
+        let mut earliest: HashMap<(&str, i64, &str), (&str, usize)> = HashMap::default();
         for (i, told) in told.iter().enumerate() {
             let (identity, connector, at) = match *told {
                 Told::Other => continue,
@@ -338,27 +335,35 @@ impl Materialiser {
                 }
                 Told::Reading(Some(key)) => key,
             };
-            let last = taken.get(&(identity, connector)).or_else(|| {
-                let connectors = self.kept_energy.get(identity)?;
-                connectors.get(&connector)
-            });
-            wanted[i] = match last {
-                // A reading older than the last kept (sent late, after a newer one): kept, as
-                // it may be the only one of its minute.
-                Some(last) if at < last.next.as_str() => at < last.at.as_str(),
-                _ => {
-                    if let Some(kept) = KeptEnergy::at(at) {
-                        taken.insert((identity, connector), kept);
-                    }
-                    true
+            match earliest.entry((identity, connector, minute_of(at))) {
+                Entry::Vacant(entry) => {
+                    entry.insert((at, i));
                 }
+                // Ties go to the first: the store keeps it too.
+                Entry::Occupied(mut entry) => {
+                    if at < entry.get().0 {
+                        entry.insert((at, i));
+                    }
+                }
+            }
+        }
+        for ((identity, connector, minute), (at, i)) in earliest {
+            let kept = self
+                .kept_energy
+                .get(identity)
+                .and_then(|connectors| connectors.get(&connector));
+            wanted[i] = match kept {
+                // The newest minute kept: only an earlier reading of it is worth a write.
+                Some(kept) if minute == kept.minute => at < kept.at.as_str(),
+                // A newer minute, or a late reading of an older one (the store decides).
+                _ => true,
             };
         }
         wanted
     }
 
-    /// The record gave a register: its connector's next reading is wanted a spacing later
-    /// (unless it was a late one, older than the last kept).
+    /// The record gave a register: it is its connector's newest minute's earliest, unless it
+    /// was a late one of an older minute.
     fn note_energy_kept(&mut self, told: Told<'_>) {
         let Told::Reading(Some((identity, connector, at))) = told else {
             return;
@@ -367,11 +372,21 @@ impl Materialiser {
             Some(connectors) => connectors,
             None => self.kept_energy.entry(identity.to_string()).or_default(),
         };
-        let late = connectors
-            .get(&connector)
-            .is_some_and(|last| at < last.at.as_str());
-        if let Some(kept) = KeptEnergy::at(at).filter(|_| !late) {
-            connectors.insert(connector, kept);
+        let minute = minute_of(at);
+        match connectors.get_mut(&connector) {
+            Some(kept) if minute < kept.minute.as_str() => {}
+            Some(kept) if minute == kept.minute.as_str() => {
+                if at < kept.at.as_str() {
+                    kept.at = at.to_string();
+                }
+            }
+            _ => {
+                let kept = KeptEnergy {
+                    minute: minute.to_string(),
+                    at: at.to_string(),
+                };
+                connectors.insert(connector, kept);
+            }
         }
     }
 
@@ -666,23 +681,16 @@ fn reading_key(record: &Record) -> Option<(&str, i64, &str)> {
     Some((identity, connector.parse().ok()?, at))
 }
 
-/// The last energy reading kept for a connector, and from when the next is wanted (record time
-/// form).
+/// The newest minute (of the readings' own clock) an energy reading was kept in for a
+/// connector, and the earliest reading of it kept (record time form).
 struct KeptEnergy {
+    minute: String,
     at: String,
-    next: String,
 }
 
-impl KeptEnergy {
-    /// A reading kept at `at` (record time form); `None` for a time that does not parse.
-    fn at(at: &str) -> Option<KeptEnergy> {
-        let parsed = DateTime::parse_from_rfc3339(at).ok()?;
-        let next = parsed.with_timezone(&Utc) + KEPT_ENERGY_SPACING;
-        Some(KeptEnergy {
-            at: at.to_string(),
-            next: format_record_time(next),
-        })
-    }
+/// The minute of a record time: `2026-11-21T10:05` of `2026-11-21T10:05:30.000000Z`.
+fn minute_of(at: &str) -> &str {
+    at.get(..16).unwrap_or(at)
 }
 
 /// Whether the report is of a whole configuration read that says the charger displays costs

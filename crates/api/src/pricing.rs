@@ -1,7 +1,8 @@
 //! The cost of a transaction (docs/tariffs.md): priced by `cms-tariffs` from the tariff it
 //! started under and the readings the store kept for it. A stopped transaction's cost is
 //! written once, by the materialiser, and read back as written; a running one's is priced on
-//! every read, up to now.
+//! every read, up to now. Either way the work is bounded: the store keeps a transaction a row
+//! a minute of its first days at most, however many readings its charger sends.
 
 use chrono::{DateTime, Utc};
 use cms_store::Store;
@@ -47,17 +48,23 @@ fn price_with(
     let ended_at = stopped_at.unwrap_or(now).max(started_at);
     let zone = t.time_zone.as_deref().unwrap_or("UTC");
     let time_zone = cms_tariffs::time_zone(zone).ok_or(format!("time zone {zone}"))?;
-    let mut kept = Vec::with_capacity(readings.len() + 1);
+    let mut kept = Vec::with_capacity(2 * readings.len() + 1);
     for r in readings.iter().filter(|r| r.transaction_id == t.id) {
-        let at = time(&r.at)?;
-        if at < started_at || at > ended_at {
-            continue;
+        // A minute's earliest register reading and its last status change, each at its time.
+        let energy = (r.energy_at.as_deref().zip(r.energy_wh)).map(|(at, wh)| (at, Some(wh), None));
+        let parking =
+            (r.parking_at.as_deref().zip(r.parking)).map(|(at, p)| (at, None, Some(p != 0)));
+        for (at, energy_wh, parking) in energy.into_iter().chain(parking) {
+            let at = time(at)?;
+            if at < started_at || at > ended_at {
+                continue;
+            }
+            kept.push(cms_tariffs::Reading {
+                at,
+                energy_wh,
+                parking,
+            });
         }
-        kept.push(cms_tariffs::Reading {
-            at,
-            energy_wh: r.energy_wh,
-            parking: r.parking.map(|p| p != 0),
-        });
     }
     if let (Some(at), Some(wh)) = (stopped_at, t.meter_stop) {
         kept.push(cms_tariffs::Reading {
@@ -85,6 +92,12 @@ fn price_with(
     }
 }
 
+/// The store keeps readings for as long as a session can be priced.
+const _: () = assert!(
+    cms_store::transaction_readings::KEPT_DAYS > cms_tariffs::MAX_SESSION_DAYS,
+    "readings are kept past the longest session priced"
+);
+
 fn time(text: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
@@ -102,11 +115,17 @@ pub async fn write_final_cost(store: &Store, identity: &str, ocpp_transaction_id
         else {
             return Ok(());
         };
-        let readings = store.transaction_readings(&[t.id]).await?;
-        match price(&t, &readings, Utc::now()) {
+        let id = t.id;
+        let readings = store.transaction_readings(&[id]).await?;
+        // CPU work: off the async workers, as the API's pricing on read is.
+        let now = Utc::now();
+        let priced = tokio::task::spawn_blocking(move || price(&t, &readings, now))
+            .await
+            .unwrap_or_else(|e| Some(Err(format!("the pricing task failed: {e}"))));
+        match priced {
             Some(Ok(cost)) => {
                 let json = serde_json::to_string(&cost).unwrap_or_default();
-                store.set_transaction_cost(t.id, &json).await?;
+                store.set_transaction_cost(id, &json).await?;
             }
             Some(Err(e)) => {
                 tracing::warn!(%identity, ocpp_transaction_id, error = %e, "cannot price a stopped transaction");

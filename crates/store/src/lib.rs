@@ -241,6 +241,8 @@ pub(crate) fn flag(row: &sqlx::any::AnyRow, column: &str) -> Result<bool, sqlx::
 }
 
 #[cfg(test)]
+mod carried_over;
+#[cfg(test)]
 pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;

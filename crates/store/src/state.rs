@@ -1,6 +1,7 @@
 //! What the materialiser learns from the bus, written to the store one batch per transaction.
 
 use crate::latest_readings::{LatestReadings, Reading};
+use crate::transaction_readings::EarliestEnergy;
 use crate::{Result, Store};
 use sqlx::AnyConnection;
 
@@ -81,8 +82,8 @@ pub enum StateChange {
         /// Newest sample time in the reading (record timestamp form).
         measured_at: String,
         /// The energy register, to be kept for the cost of the connector's priced
-        /// transaction; `None` when the reading holds none, or when one was kept less than a
-        /// minute before (the materialiser thins them).
+        /// transaction (the earliest of each minute is: `transaction_readings`); `None` when
+        /// the reading holds none, or when the materialiser knows its minute has an earlier one.
         energy: Option<EnergyReading>,
         at: String,
     },
@@ -125,6 +126,8 @@ impl Store {
         // Readings' newest values are written many to a statement: a run of them is held
         // until a change that is not a reading, which may depend on them, comes.
         let mut readings = LatestReadings::new(self.backend);
+        // So are the energy registers kept for pricing, by the minute.
+        let mut energy = EarliestEnergy::default();
         for change in changes {
             use StateChange::*;
             if !matches!(
@@ -132,10 +135,17 @@ impl Store {
                 MeterValue { .. } | TransactionEnergy { .. } | ActionReported(_)
             ) {
                 readings.flush(&mut tx).await?;
+                energy.flush(&mut tx).await?;
             }
-            apply_one(&mut tx, change, &mut reports, &mut readings).await?;
+            let held = Held {
+                reports: &mut reports,
+                readings: &mut readings,
+                energy: &mut energy,
+            };
+            apply_one(&mut tx, change, held).await?;
         }
         readings.flush(&mut tx).await?;
+        energy.flush(&mut tx).await?;
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
         tx.commit().await?;
         Ok(())
@@ -180,13 +190,19 @@ pub(crate) async fn end_session(
     Ok(ended.rows_affected() > 0)
 }
 
-/// Applies `change`, or sets it aside: an action's report in `reports`, a reading's newest
-/// value in `readings`.
+/// What a batch holds back to write together: actions' reports, readings' newest values, and
+/// energy registers kept for pricing.
+struct Held<'h, 'a> {
+    reports: &'h mut Vec<&'a crate::actions::ActionReported>,
+    readings: &'h mut LatestReadings<'a>,
+    energy: &'h mut EarliestEnergy<'a>,
+}
+
+/// Applies `change`, or sets it aside in `held`.
 async fn apply_one<'a>(
     db: &mut AnyConnection,
     change: &'a StateChange,
-    reports: &mut Vec<&'a crate::actions::ActionReported>,
-    readings: &mut LatestReadings<'a>,
+    held: Held<'_, 'a>,
 ) -> Result<()> {
     use StateChange::*;
     match change {
@@ -391,8 +407,7 @@ async fn apply_one<'a>(
             at,
         } => {
             if let Some(energy) = energy {
-                crate::transaction_readings::keep_energy(db, identity, *connector_id, energy)
-                    .await?;
+                held.energy.push(identity, *connector_id, energy);
             }
             let reading = Reading {
                 identity,
@@ -401,17 +416,15 @@ async fn apply_one<'a>(
                 measured_at,
                 at,
             };
-            readings.push(db, reading).await?;
+            held.readings.push(db, reading).await?;
         }
         TransactionEnergy {
             identity,
             connector_id,
             energy,
-        } => {
-            crate::transaction_readings::keep_energy(db, identity, *connector_id, energy).await?;
-        }
+        } => held.energy.push(identity, *connector_id, energy),
         TransactionStarted { .. } => start_transaction(db, change).await?,
-        ActionReported(report) => reports.push(report),
+        ActionReported(report) => held.reports.push(report),
         TransactionStopped {
             identity,
             ocpp_transaction_id,
@@ -497,8 +510,10 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     if retried.rows_affected() > 0 {
         return Ok(());
     }
-    // The site's tariff and time zone, as they are now, go with the transaction: later edits do
-    // not change what it costs.
+    // The site's tariff and time zone go with the transaction: later edits do not change what
+    // it costs. The tariff's version is the one in force when the gateway received the start
+    // (`at`), however much later this applies it; a tariff newer than that (the site took it
+    // since) is taken as it first was.
     // A driver of one of the site owner's providers pays the provider's tariff when it has one:
     // a tag the provider holds Accepted and unexpired, which neither the owner nor a team with
     // access to the site holds so (the gateway accepted it through the provider). A start the
@@ -506,9 +521,10 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     sqlx::query(
         "INSERT INTO transactions (charger_id, charger_connector_id, connector_id,
            ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at,
-           id_tag_status, tariff_id, tariff_uuid, tariff, time_zone, provider_uuid)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, t.id, t.uuid, t.body, s.time_zone,
-           p.uuid
+           id_tag_status, tariff_id, tariff_uuid, tariff, tariff_version, time_zone,
+           provider_uuid)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, v.tariff_id, v.tariff_uuid, v.body,
+           v.version, s.time_zone, p.uuid
          FROM chargers c LEFT JOIN sites s ON s.id = c.site_id
            LEFT JOIN providers p ON p.id = (
              SELECT pp.id FROM providers pp JOIN id_tags it ON it.team_id = pp.id_tag_team_id
@@ -521,8 +537,12 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
                    AND (own.team_id = s.team_id OR own.team_id IN
                         (SELECT sa.team_id FROM site_access sa WHERE sa.site_id = s.id)))
              ORDER BY pp.id LIMIT 1)
-           LEFT JOIN tariffs t ON t.id = COALESCE(p.tariff_id, s.tariff_id)
+           LEFT JOIN tariff_versions v ON v.tariff_id = COALESCE(p.tariff_id, s.tariff_id)
              AND ($11 IS NULL OR $11 = 'Accepted')
+             AND v.version = COALESCE(
+               (SELECT MAX(w.version) FROM tariff_versions w
+                WHERE w.tariff_id = v.tariff_id AND w.valid_from <= $9),
+               (SELECT MIN(w.version) FROM tariff_versions w WHERE w.tariff_id = v.tariff_id))
          WHERE c.id = $1
          ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING",
     )

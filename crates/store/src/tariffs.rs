@@ -1,6 +1,10 @@
 //! A team's tariffs (docs/tariffs.md). The store keeps a tariff's rules as the JSON the API
 //! checked (`body`); pricing reads them with `cms-tariffs`. A site's tariff prices its chargers'
 //! transactions, each keeping the tariff it started under.
+//!
+//! Every edit makes a new version of the tariff, and every version is kept in
+//! `tariff_versions`, a deleted tariff's too: a transaction takes the version in force when the
+//! gateway received its start (`state.rs`), however late the store learns of that start.
 
 use crate::{Quota, Result, Store, StoreError, now_record_time};
 
@@ -14,6 +18,8 @@ pub struct TariffRow {
     pub currency: String,
     /// The rules: `{currency, elements, min_price, max_price}` as JSON.
     pub body: String,
+    /// 1 when created, one more with each edit.
+    pub version: i64,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -26,7 +32,7 @@ pub struct NewTariff {
     pub body: String,
 }
 
-const COLUMNS: &str = "id, uuid, team_id, name, currency, body, created_at, updated_at";
+const COLUMNS: &str = "id, uuid, team_id, name, currency, body, version, created_at, updated_at";
 
 impl Store {
     /// A page of the team's tariffs, oldest first, and how many it has.
@@ -66,9 +72,9 @@ impl Store {
         let uuid = uuid::Uuid::new_v4().to_string();
         let now = now_record_time();
         let mut tx = self.begin_write().await?;
-        sqlx::query(
+        let id: i64 = sqlx::query_scalar(
             "INSERT INTO tariffs (uuid, team_id, name, currency, body, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         )
         .bind(&uuid)
         .bind(team_id)
@@ -77,44 +83,51 @@ impl Store {
         .bind(&new.body)
         .bind(&now)
         .bind(&now)
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await?;
         self.enforce_quota(&mut tx, Quota::Tariffs, team_id).await?;
+        add_version(&mut tx, id, &uuid, 1, new, &now).await?;
         tx.commit().await?;
         self.tariff(team_id, &uuid)
             .await?
             .ok_or_else(|| StoreError::NotFound("tariff".into()))
     }
 
-    /// Replaces the team's tariff; `None` when it has no such tariff. Transactions that started
-    /// under it keep the rules they started with.
+    /// Replaces the team's tariff with a new version; `None` when it has no such tariff.
+    /// Transactions that started under an earlier version keep it.
     pub async fn replace_tariff(
         &self,
         team_id: i64,
         uuid: &str,
         new: &NewTariff,
     ) -> Result<Option<TariffRow>> {
-        let done = sqlx::query(
-            "UPDATE tariffs SET name = $1, currency = $2, body = $3, updated_at = $4
-             WHERE team_id = $5 AND uuid = $6",
+        let mut tx = self.begin_write().await?;
+        // Taken with the write lock (SQLite's) held: versions follow each other in time.
+        let now = now_record_time();
+        let replaced: Option<(i64, i64)> = sqlx::query_as(
+            "UPDATE tariffs SET name = $1, currency = $2, body = $3, updated_at = $4,
+               version = version + 1
+             WHERE team_id = $5 AND uuid = $6 RETURNING id, version",
         )
         .bind(&new.name)
         .bind(&new.currency)
         .bind(&new.body)
-        .bind(now_record_time())
+        .bind(&now)
         .bind(team_id)
         .bind(uuid)
-        .execute(self.db())
+        .fetch_optional(&mut *tx)
         .await?;
-        if done.rows_affected() == 0 {
+        let Some((id, version)) = replaced else {
             return Ok(None);
-        }
+        };
+        add_version(&mut tx, id, uuid, version, new, &now).await?;
+        tx.commit().await?;
         self.tariff(team_id, uuid).await
     }
 
     /// Deletes the team's tariff: `Ok(false)` when it has no such tariff, a
     /// [`StoreError::Conflict`] naming the sites (or providers) while one of them prices with
-    /// it.
+    /// it. Its versions stay, with the transactions priced by them.
     pub async fn delete_tariff(&self, team_id: i64, uuid: &str) -> Result<bool> {
         let mut tx = self.begin_write().await?;
         for (what, table) in [("site", "sites"), ("provider", "providers")] {
@@ -141,6 +154,31 @@ impl Store {
         tx.commit().await?;
         Ok(done.rows_affected() > 0)
     }
+}
+
+/// Keeps `new` as version `version` of the tariff, in force from `valid_from` on.
+async fn add_version(
+    db: &mut sqlx::AnyConnection,
+    tariff_id: i64,
+    uuid: &str,
+    version: i64,
+    new: &NewTariff,
+    valid_from: &str,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO tariff_versions (tariff_id, tariff_uuid, version, name, currency, body,
+           valid_from) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(tariff_id)
+    .bind(uuid)
+    .bind(version)
+    .bind(&new.name)
+    .bind(&new.currency)
+    .bind(&new.body)
+    .bind(valid_from)
+    .execute(&mut *db)
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -254,20 +292,21 @@ mod tests {
                 .transaction_readings(&[unpriced.id, priced.id])
                 .await
                 .unwrap();
-            let kept: Vec<(String, Option<i64>, Option<i64>)> = readings
+            type Kept = (Option<String>, Option<i64>, Option<String>, Option<i64>);
+            let kept: Vec<Kept> = readings
                 .into_iter()
                 .map(|r| {
                     assert_eq!(r.transaction_id, priced.id);
-                    (r.at, r.energy_wh, r.parking)
+                    (r.energy_at, r.energy_wh, r.parking_at, r.parking)
                 })
                 .collect();
             assert_eq!(
                 kept,
                 [
-                    (at(5), Some(700), None),
-                    (at(6), None, Some(1)),
-                    (at(7), None, Some(0)),
-                    (at(8), Some(900), None),
+                    (Some(at(5)), Some(700), None, None),
+                    (None, None, Some(at(6)), Some(1)),
+                    (None, None, Some(at(7)), Some(0)),
+                    (Some(at(8)), Some(900), None, None),
                 ]
             );
 
@@ -305,6 +344,86 @@ mod tests {
                 .unwrap();
             let priced = store.transaction_of("CP-1", 2).await.unwrap().unwrap();
             assert_eq!(priced.cost.as_deref(), Some("{\"a\":1}"));
+        }
+    );
+
+    store_test!(
+        a_start_takes_the_tariff_as_it_was_when_the_gateway_received_it,
+        |store| {
+            let charger = charger_id(&store, "CP-1").await;
+            let (site, team) = site_of(&store, charger).await;
+            let standard = store
+                .create_tariff(team, &tariff("Standard"))
+                .await
+                .unwrap();
+            let changes = SiteChanges {
+                tariff_id: Some(Some(standard.id)),
+                ..Default::default()
+            };
+            store.update_site(site, changes).await.unwrap();
+            // The gateway receives a start; the tariff is edited before the materialiser
+            // applies it: the start still takes the tariff as it was when it was received.
+            let received = now_record_time();
+            // Record times have microseconds: the edit is strictly later.
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            let edited = store
+                .replace_tariff(team, &standard.uuid, &tariff("Edited"))
+                .await
+                .unwrap()
+                .unwrap();
+            let mut late = start(1, 1, 0);
+            if let StateChange::TransactionStarted { at, .. } = &mut late {
+                *at = received;
+            }
+            // A start received after the edit takes the edited tariff.
+            let mut after = start(2, 2, 1);
+            if let StateChange::TransactionStarted { at, .. } = &mut after {
+                *at = now_record_time();
+            }
+            store.apply(&[late, after]).await.unwrap();
+            let before_edit = store.transaction_of("CP-1", 1).await.unwrap().unwrap();
+            let after_edit = store.transaction_of("CP-1", 2).await.unwrap().unwrap();
+            assert_eq!(before_edit.tariff.as_deref(), Some(standard.body.as_str()));
+            assert_eq!(after_edit.tariff.as_deref(), Some(edited.body.as_str()));
+            assert_eq!(
+                before_edit.tariff_uuid.as_deref(),
+                Some(standard.uuid.as_str())
+            );
+            assert_eq!(edited.version, 2);
+            assert_eq!(
+                (before_edit.tariff_version, after_edit.tariff_version),
+                (Some(1), Some(2))
+            );
+
+            // A tariff the site took after the start was received: taken as it first was.
+            let received = now_record_time();
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+            let newer = store.create_tariff(team, &tariff("Newer")).await.unwrap();
+            let changes = SiteChanges {
+                tariff_id: Some(Some(newer.id)),
+                ..Default::default()
+            };
+            store.update_site(site, changes).await.unwrap();
+            let mut late = start(3, 3, 2);
+            if let StateChange::TransactionStarted { at, .. } = &mut late {
+                *at = received;
+            }
+            store.apply(&[late]).await.unwrap();
+            let taken = store.transaction_of("CP-1", 3).await.unwrap().unwrap();
+            assert_eq!(taken.tariff.as_deref(), Some(newer.body.as_str()));
+            assert_eq!(taken.tariff_version, Some(1));
+
+            // Deleted, a tariff's versions stay, and its sessions keep what they took.
+            assert!(store.delete_tariff(team, &standard.uuid).await.unwrap());
+            let versions: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM tariff_versions WHERE tariff_uuid = $1")
+                    .bind(&standard.uuid)
+                    .fetch_one(&store.pool)
+                    .await
+                    .unwrap();
+            assert_eq!(versions, 2);
+            let kept = store.transaction_of("CP-1", 1).await.unwrap().unwrap();
+            assert_eq!(kept.tariff.as_deref(), Some(standard.body.as_str()));
         }
     );
 

@@ -55,6 +55,8 @@ pub struct TransactionRow {
     /// The tariff in force at the start (`None`: the site had none), whole as it was then.
     pub tariff_uuid: Option<String>,
     pub tariff: Option<String>,
+    /// Which version of it (`None` for a transaction started before tariffs had versions).
+    pub tariff_version: Option<i64>,
     /// The site's time zone at the start.
     pub time_zone: Option<String>,
     /// The final cost (JSON), once the transaction stopped and was priced.
@@ -66,7 +68,8 @@ pub struct TransactionRow {
 /// The columns of [`TransactionRow`].
 const COLUMNS: &str = "id, ocpp_transaction_id, charger_id, charger_connector_id, connector_id,
     reservation_id, id_tag, id_tag_status, meter_start, meter_stop, started_at, stopped_at,
-    stop_reason, created_at, updated_at, tariff_uuid, tariff, time_zone, cost, provider_uuid";
+    stop_reason, created_at, updated_at, tariff_uuid, tariff, tariff_version, time_zone, cost,
+    provider_uuid";
 
 impl Store {
     /// A charger's transaction by the id the charger knows it by.

@@ -59,6 +59,6 @@ pub use display::{DisplayPrice, display_price, price_text};
 pub use model::{
     ComponentKind, DayOfWeek, PriceComponent, PriceLimit, Restrictions, Tariff, TariffElement,
 };
-pub use pricing::{PricingError, price, price_ocpi};
+pub use pricing::{MAX_SESSION_DAYS, PricingError, price, price_ocpi};
 pub use read::read_tariff;
 pub use session::{Reading, Session, time_zone};

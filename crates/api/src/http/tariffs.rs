@@ -48,6 +48,9 @@ pub struct TariffBody {
     /// `{excl_vat, incl_vat}`, decimal strings; a session never costs more.
     #[schema(required = true, value_type = Option<Object>)]
     pub max_price: Value,
+    /// 1 when created, one more with each replace: a transaction is priced with the version
+    /// in force when its start reached cms.
+    pub version: i64,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -65,6 +68,7 @@ impl TryFrom<TariffRow> for TariffBody {
             elements: rules["elements"].clone(),
             min_price: rules["min_price"].clone(),
             max_price: rules["max_price"].clone(),
+            version: t.version,
             created_at: t.created_at,
             updated_at: t.updated_at,
         })
@@ -211,7 +215,7 @@ pub async fn show(
     )))
 }
 
-/// Replace a tariff. Transactions that started under it keep the tariff they started with.
+/// Replace a tariff: its next version. Transactions keep the version they started with.
 #[utoipa::path(
     put,
     path = "/api/v3/teams/{team_uuid}/tariffs/{tariff_uuid}",

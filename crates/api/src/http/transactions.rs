@@ -91,6 +91,9 @@ pub struct TransactionBody {
     /// The tariff the transaction started under (the site's then); null: not priced.
     #[schema(format = "uuid")]
     tariff_uuid: Option<String>,
+    /// Which version of that tariff: the one in force when cms received the start (null for
+    /// one started before tariffs had versions, or not priced).
+    tariff_version: Option<i64>,
     /// What it costs under that tariff: the running cost so far while it runs, final once it
     /// stopped; null when not priced.
     #[schema(value_type = Option<TransactionCostBody>)]
@@ -314,6 +317,7 @@ fn time(input: &mut Input, field: &str) -> Option<String> {
 fn transaction(t: TransactionRow, charger: &ChargerRow, cost: Value) -> TransactionBody {
     TransactionBody {
         tariff_uuid: t.tariff_uuid,
+        tariff_version: t.tariff_version,
         provider_uuid: t.provider_uuid,
         cost,
         id: t.ocpp_transaction_id,

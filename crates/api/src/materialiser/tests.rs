@@ -279,6 +279,39 @@ async fn pricing_keeps_a_reading_a_minute_even_when_newer_ones_supersede_it() {
 }
 
 #[tokio::test]
+async fn readings_sent_backwards_are_read_for_pricing_once_a_minute() {
+    let topics = Topics::with_prefix("t");
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).await.unwrap();
+    let mut materialiser = Materialiser::new(store, Arc::new(LatestValueCache::default()), topics);
+    // From 10:01:00 down to 09:57:00, a second older each time, the register 1 Wh a second.
+    let first: DateTime<Utc> = "2026-11-21T09:57:00Z".parse().unwrap();
+    let batch: Vec<Message> = (0..=240_i64)
+        .rev()
+        .map(|s| {
+            let at = first + chrono::TimeDelta::seconds(s);
+            let at = at.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+            energy_record(&topics, 1, &at, 1_000 + s)
+        })
+        .collect();
+    let (changes, _) = materialiser.changes_of(&batch);
+    let mut read: Vec<i64> = changes
+        .iter()
+        .filter_map(|change| match change {
+            StateChange::TransactionEnergy { energy, .. }
+            | StateChange::MeterValue {
+                energy: Some(energy),
+                ..
+            } => Some(energy.wh),
+            _ => None,
+        })
+        .collect();
+    read.sort();
+    // Each minute's earliest, the one the store keeps: 09:57:00, 09:58:00, ... 10:01:00.
+    assert_eq!(read, [1_000, 1_060, 1_120, 1_180, 1_240]);
+}
+
+#[tokio::test]
 async fn a_reading_without_a_register_does_not_take_its_connectors_minute() {
     let topics = Topics::with_prefix("t");
     let dir = tempfile::tempdir().unwrap();
