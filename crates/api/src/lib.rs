@@ -17,11 +17,11 @@ mod price_display;
 mod pricing;
 mod readiness;
 mod registry;
-pub mod serve;
 mod smart_charging;
 
 pub use actions::{Dispatch, command_of_row, new_action};
 pub use cache::{LatestReading, LatestValueCache};
+use cms_http_server::{HttpLimits, OPS_LIMITS, Served, serve_as, serve_with};
 pub use cms_store::actions::ActionTimes;
 pub use gateway_in_process::GatewayInProcess;
 #[doc(hidden)]
@@ -29,11 +29,9 @@ pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
 pub use http::{
     ActionBody, ApiError, DEFAULT_STREAM_MAX_LIFE, DEFAULT_STREAMS_PER_USER, StreamLimits,
-    ops_router,
 };
 pub use local_lists::LocalListConfig;
 pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
-pub use serve::{HttpLimits, OPS_LIMITS, serve, serve_as};
 pub use smart_charging::SmartChargingConfig;
 
 use bytes::Bytes;
@@ -263,13 +261,13 @@ impl Api {
         let router = http::router(state);
         let stop = stop_http.clone();
         let limits = config.http_limits;
-        let http = tokio::spawn(serve(
-            listener,
-            router,
+        let served = Served {
+            name: "http",
             limits,
-            config.tls,
-            stop.cancelled_owned(),
-        ));
+            tls: config.tls,
+            rewrite: Some(http::with_lowercase_uuids),
+        };
+        let http = tokio::spawn(serve_with(listener, router, served, stop.cancelled_owned()));
         tracing::info!(
             addr = %local_addr,
             max_connections = limits.max_connections,

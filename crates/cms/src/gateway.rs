@@ -7,9 +7,9 @@ use crate::observability::{self, LogFormat};
 use crate::ops_args::OpsArgs;
 use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
 use crate::up::{GatewayArgs, HttpArgs};
-use cms_api::HttpLimits;
 use cms_bus::Bus;
 use cms_gateway::{Gateway, IdTagDirectory, RegistryDirectory, follow};
+use cms_http_server::HttpLimits;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,13 +86,13 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
             !stopping.load(Ordering::Relaxed) && directory.is_caught_up() && id_tags.is_caught_up()
         })
     };
-    let router = cms_api::ops_router(metrics.clone(), ready.clone());
+    let router = cms_http_server::ops_router(metrics.clone(), ready.clone());
     let http = serve_ops("http", args.http_addr, router, args.http.limits(), http_tls).await?;
     // A second listener of the same, with its own small cap (`--ops-addr`).
     let ops = match args.ops.ops_addr {
         Some(addr) => {
-            let router = cms_api::ops_router(metrics, ready);
-            Some(serve_ops("ops", addr, router, cms_api::OPS_LIMITS, None).await?)
+            let router = cms_http_server::ops_router(metrics, ready);
+            Some(serve_ops("ops", addr, router, cms_http_server::OPS_LIMITS, None).await?)
         }
         None => None,
     };
@@ -168,7 +168,7 @@ pub async fn serve_ops(
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let stop = CancellationToken::new();
     let until = stop.clone().cancelled_owned();
-    let task = tokio::spawn(cms_api::serve_as(
+    let task = tokio::spawn(cms_http_server::serve_as(
         name, listener, router, limits, tls, until,
     ));
     Ok(OpsServer { addr, stop, task })

@@ -8,9 +8,10 @@ use crate::ops_args::{RestOpsArgs, StreamArgs};
 use crate::registry_feed;
 use crate::store_args::StoreArgs;
 use crate::tls_args::{HttpTlsArgs, ListenAddr, OcppTlsArgs, listen_addr};
-use cms_api::{Api, ApiConfig, HttpLimits, LocalListConfig, SmartChargingConfig};
+use cms_api::{Api, ApiConfig, LocalListConfig, SmartChargingConfig};
 use cms_bus::{Bus, BusError, InProcessBus, InProcessConfig, Topics};
 use cms_gateway::{AckAfter, Gateway, GatewayConfig, LeaderCalls};
+use cms_http_server::HttpLimits;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -211,7 +212,7 @@ impl GatewayArgs {
 pub struct HttpArgs {
     /// HTTP connections served at once; past it a new one is answered 503 with Retry-After.
     #[arg(long, env = "CMS_HTTP_MAX_CONNECTIONS", value_parser = at_least_one,
-        default_value_t = cms_api::serve::DEFAULT_MAX_CONNECTIONS)]
+        default_value_t = cms_http_server::DEFAULT_MAX_CONNECTIONS)]
     pub http_max_connections: usize,
     /// Time a client has to send a request head, and an idle kept-alive connection its next
     /// one, before the connection is closed.

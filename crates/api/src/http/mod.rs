@@ -17,7 +17,6 @@ mod openapi;
 mod ops;
 mod pagination;
 mod providers;
-mod request_metrics;
 pub mod schema;
 mod settings;
 mod site_teams;
@@ -45,6 +44,7 @@ use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use cms_http_server::{prometheus_text, request_metrics};
 use cms_store::Store;
 use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
@@ -215,7 +215,8 @@ async fn refuse_nul(
 /// `uri` with every uuid-shaped path segment in lower case, when one is not: a uuid in a path
 /// names the same resource in capitals (RFC 9562 compares uuids case-insensitively; Swift's
 /// `uuidString`, for one, writes them so), and the store keeps them in lower case. Applied
-/// before routing (crate::serve), as the path parameters are read while routing.
+/// before routing (the server's [`cms_http_server::UriRewrite`]), as the path parameters are
+/// read while routing.
 pub fn with_lowercase_uuids(uri: &axum::http::Uri) -> Option<axum::http::Uri> {
     let is_upper_uuid = |segment: &str| {
         segment.len() == 36
@@ -253,37 +254,4 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 
 async fn render_metrics(State(state): State<AppState>) -> impl IntoResponse {
     prometheus_text(&state.metrics)
-}
-
-fn prometheus_text(metrics: &PrometheusHandle) -> impl IntoResponse + use<> {
-    (
-        [(CONTENT_TYPE, "text/plain; version=0.0.4")],
-        metrics.render(),
-    )
-}
-
-/// `/healthz`, `/readyz` and `/metrics` alone, for processes without the REST API (gateways).
-pub fn ops_router(metrics: PrometheusHandle, ready: Arc<dyn Fn() -> bool + Send + Sync>) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route(
-            "/readyz",
-            get(move || {
-                let ready = ready();
-                async move {
-                    match ready {
-                        true => (StatusCode::OK, "ready\n"),
-                        false => (StatusCode::SERVICE_UNAVAILABLE, "not ready\n"),
-                    }
-                }
-            }),
-        )
-        .route(
-            "/metrics",
-            get(move || {
-                let text = prometheus_text(&metrics);
-                async move { text }
-            }),
-        )
-        .layer(axum::middleware::from_fn(request_metrics::record))
 }

@@ -1,5 +1,5 @@
 //! The operational endpoints: `/healthz`, `/readyz` and `/metrics`, on a listener of their own
-//! (`--ops-addr`: [`api_ops_router`] for the API, `ops_router` for gateways) and on the REST
+//! (`--ops-addr`: [`api_ops_router`] for the API, `cms_http_server::ops_router` for gateways) and on the REST
 //! listener, where `/metrics` answers as [`MetricsOnRest`] says (docs/decisions.md, "Probes
 //! and metrics on a listener of their own").
 
@@ -8,12 +8,13 @@ mod tests;
 
 use super::auth::bearer;
 use super::error::ApiError;
-use super::{AppState, prometheus_text, readyz, render_metrics, request_metrics};
+use super::{AppState, readyz, render_metrics};
 use axum::Router;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use cms_http_server::{prometheus_text, request_metrics};
 
 /// Whom `/metrics` answers on the REST listener.
 #[derive(Debug, Clone, PartialEq, Eq)]

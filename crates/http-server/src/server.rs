@@ -1,5 +1,5 @@
-//! The server of every HTTP listener (the REST API, a gateway's probes and metrics): hyper's
-//! HTTP/1 with the limits a stranger must not get past. A request head must arrive within the
+//! The server of every HTTP listener (the REST API, the ops listeners, a gateway's probes):
+//! hyper's HTTP/1 with the limits a stranger must not get past. A request head must arrive within the
 //! header timeout, a whole request within the request timeout, and at most `max_connections`
 //! are served at once (a semaphore, as mini-redis caps its connections); past the cap a
 //! connection is answered 503 and closed (`cms_listener`).
@@ -11,6 +11,7 @@ mod tests;
 
 use axum::Router;
 use axum::extract::ConnectInfo;
+use axum::http::Uri;
 use cms_listener::{ConnectionCap, Refusal};
 use cms_tls::ServerTls;
 use hyper::body::Incoming;
@@ -83,6 +84,19 @@ impl Default for HttpLimits {
     }
 }
 
+/// A rewrite of a request's URI before routing (path parameters are read while routing):
+/// `None` leaves it as it came.
+pub type UriRewrite = fn(&Uri) -> Option<Uri>;
+
+/// How one listener serves: its name (the `listener` label of its metrics: `http`, `ops`), its
+/// limits, TLS, and a rewrite of every request's URI before routing.
+pub struct Served {
+    pub name: &'static str,
+    pub limits: HttpLimits,
+    pub tls: Option<ServerTls>,
+    pub rewrite: Option<UriRewrite>,
+}
+
 /// Serves `router` on `listener` until `shutdown` resolves, then stops accepting, lets the
 /// requests in flight finish (each bounded by the request timeout), and returns. Each request
 /// carries the client's address as `ConnectInfo<SocketAddr>`. Its metrics are labelled
@@ -106,6 +120,28 @@ pub async fn serve_as(
     tls: Option<ServerTls>,
     shutdown: impl Future<Output = ()> + Send,
 ) {
+    let served = Served {
+        name,
+        limits,
+        tls,
+        rewrite: None,
+    };
+    serve_with(listener, router, served, shutdown).await
+}
+
+/// [`serve`], as `served` says.
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    served: Served,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let Served {
+        name,
+        limits,
+        tls,
+        rewrite,
+    } = served;
     let metrics = HttpMetrics::new(name, limits.max_connections);
     let cap = ConnectionCap::new(limits.max_connections, REFUSAL, metrics.refused.clone());
     let stop = CancellationToken::new();
@@ -130,6 +166,7 @@ pub async fn serve_as(
                     router: router.clone(),
                     peer,
                     limits,
+                    rewrite,
                     metrics: metrics.clone(),
                     _permit: permit,
                 };
@@ -154,6 +191,7 @@ struct Connection {
     router: Router,
     peer: SocketAddr,
     limits: HttpLimits,
+    rewrite: Option<UriRewrite>,
     metrics: HttpMetrics,
     _permit: OwnedSemaphorePermit,
 }
@@ -176,6 +214,7 @@ impl Connection {
     {
         self.metrics.open.increment(1.0);
         let (router, peer, request_timeout) = (self.router, self.peer, self.limits.request_timeout);
+        let rewrite = self.rewrite;
         let timeouts = self.metrics.timeouts.clone();
         let asked = Arc::new(AtomicBool::new(false));
         let first_request = asked.clone();
@@ -183,7 +222,7 @@ impl Connection {
             first_request.store(true, Ordering::Relaxed);
             let (mut parts, body) = request.into_parts();
             parts.extensions.insert(ConnectInfo(peer));
-            if let Some(uri) = crate::http::with_lowercase_uuids(&parts.uri) {
+            if let Some(uri) = rewrite.and_then(|rewrite| rewrite(&parts.uri)) {
                 parts.uri = uri;
             }
             let answer = deadline::answer_within(
