@@ -3,7 +3,8 @@
 //! whatever other followers or groups read: how every gateway hears every command, and every
 //! API replica every report.
 
-use crate::consumer::{consumer_config, intern, read_batch, watermarks};
+use crate::consumer::{consumer_config, intern, read_batch};
+use crate::watermarks::watermarks;
 use crate::{KafkaConfig, failed};
 use cms_bus::{BoxFuture, BusError, Message, Subscriber};
 use rdkafka::consumer::{Consumer as _, StreamConsumer};

@@ -3,9 +3,11 @@
 
 mod catch_up;
 mod consumer;
+mod context;
 mod follow;
 mod handback;
 mod producer;
+mod watermarks;
 
 pub use consumer::Replay;
 use follow::Follow;
