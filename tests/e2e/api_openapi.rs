@@ -311,3 +311,97 @@ fn made_up_paths_fill_every_parameter() {
         BTreeSet::from(["site_uuid".to_string(), "team_uuid".to_string()])
     );
 }
+
+/// The one scope an operation's `security` names (each names the same one for both schemes).
+fn declared_scope(operation: &Value) -> Option<String> {
+    let scopes: BTreeSet<String> = operation["security"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_object)
+        .flat_map(|requirement| requirement.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect();
+    assert!(scopes.len() <= 1, "one scope per operation: {operation}");
+    scopes.into_iter().next()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_endpoint_demands_the_scope_its_document_declares() {
+    let cms = Cms::up().await;
+    let doc = document(&cms).await;
+    let scopes: Vec<&str> = cms_store::Scope::DESCRIBED
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| *name != cms_store::Scope::ALL)
+        .collect();
+    let unauthorized = json!({"message": "This action is unauthorized."});
+    let (mut without, mut only) = (
+        std::collections::HashMap::new(),
+        std::collections::HashMap::new(),
+    );
+    let mut faults = Vec::new();
+    for (method, template, operation, _) in operations(&doc) {
+        if !needs_a_token(&template) {
+            continue;
+        }
+        let scope = declared_scope(operation).expect("an API operation declares its scope");
+        // A token nobody has: token 1 exists, and a narrower token may not touch it (403).
+        let path = made_up(&template.replace("{token_id}", "999999"));
+        let body = (method != "GET").then(|| json!({}));
+        if !without.contains_key(&scope) {
+            let others: Vec<&str> = scopes.iter().copied().filter(|s| *s != scope).collect();
+            let lacking = cms
+                .create_token("operator@example.com", Some(&others.join(",")))
+                .await;
+            let having = cms.create_token("operator@example.com", Some(&scope)).await;
+            without.insert(scope.clone(), format!("Bearer {lacking}"));
+            only.insert(scope.clone(), format!("Bearer {having}"));
+        }
+        let api = Api::new(&cms, "none");
+        let lacking = api
+            .send_authorized(&method, &path, body.as_ref(), Some(&without[&scope]))
+            .await;
+        if (lacking.status, &lacking.json) != (403, &unauthorized) {
+            faults.push(format!(
+                "{method} {template} without {scope}: {} {}",
+                lacking.status, lacking.body
+            ));
+        }
+        let having = api
+            .send_authorized(&method, &path, body.as_ref(), Some(&only[&scope]))
+            .await;
+        if (having.status, &having.json) == (403, &unauthorized) {
+            faults.push(format!("{method} {template} with only {scope}: refused"));
+        }
+    }
+    assert!(faults.is_empty(), "{faults:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_scoped_endpoint_documents_its_401_and_the_403_of_its_scope() {
+    let cms = Cms::up().await;
+    let doc = document(&cms).await;
+    let mut faults = Vec::new();
+    for (method, path, operation, _) in operations(&doc) {
+        let Some(scope) = declared_scope(operation) else {
+            continue;
+        };
+        let responses = &operation["responses"];
+        let forbidden = responses["403"]["description"].as_str().unwrap_or("");
+        if !forbidden.contains(&format!("lacks {scope}")) {
+            faults.push(format!(
+                "{method} {path}: 403 {forbidden:?} does not name {scope}"
+            ));
+        }
+        for status in ["401", "403"] {
+            if responses[status]["content"]["application/json"]["schema"]["$ref"]
+                != "#/components/schemas/ErrorBody"
+            {
+                faults.push(format!("{method} {path}: {status} is not an ErrorBody"));
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{faults:#?}");
+}

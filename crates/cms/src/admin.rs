@@ -1,6 +1,7 @@
 //! Admin commands that work on the store, also while `cms up` runs on it (SQLite in WAL mode
 //! lets both processes in; the service reads what they write at once).
 
+use crate::paging::every_page;
 use crate::quota_args::{QuotaArgs, explain};
 use crate::store_args::StoreArgs;
 use cms_credentials::charger_credentials;
@@ -111,28 +112,21 @@ pub async fn token_list(args: TokenListArgs) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("there is no user {:?}", args.email))?;
+    let tokens = every_page(PAGE, |limit, offset| {
+        store.personal_access_tokens(user.id, limit, offset)
+    })
+    .await?;
     let mut out = String::from("id\tname\tscopes\tlast_used_at\tcreated_at\n");
-    let mut offset = 0;
-    loop {
-        let (tokens, total) = store
-            .personal_access_tokens(user.id, PAGE, offset)
-            .await
-            .map_err(|e| e.to_string())?;
-        for t in &tokens {
-            out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\n",
-                t.id,
-                // A name may hold anything the API took: keep it on its line and column.
-                t.name.replace(char::is_control, " "),
-                t.scopes.join(","),
-                t.last_used_at.as_deref().unwrap_or("never"),
-                t.created_at
-            ));
-        }
-        offset += PAGE;
-        if tokens.is_empty() || offset >= total {
-            break;
-        }
+    for t in &tokens {
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\n",
+            t.id,
+            // A name may hold anything the API took: keep it on its line and column.
+            t.name.replace(char::is_control, " "),
+            t.scopes.join(","),
+            t.last_used_at.as_deref().unwrap_or("never"),
+            t.created_at
+        ));
     }
     store.close().await;
     print!("{out}");

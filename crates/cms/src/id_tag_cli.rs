@@ -5,6 +5,7 @@
 //! every bad row named by its line, so that fixing the file and running again is the only way
 //! on (no half-imported batch to reconcile). Rows are checked by the API's own rules.
 
+use crate::paging::every_page;
 use crate::store_args::StoreArgs;
 use cms_store::id_tags::IdTagFields;
 use std::collections::HashMap;
@@ -168,29 +169,19 @@ pub async fn list(args: IdTagListArgs) -> Result<(), String> {
     const PAGE: i64 = 1000;
     let store = args.store.open().await.map_err(|e| e.to_string())?;
     let team = team_of(&store, &args.team).await?;
+    let tags = every_page(PAGE, |limit, offset| store.id_tags(team.id, limit, offset)).await?;
     let mut out = String::from("id_tag\tstatus\texpiry_date\tparent_id_tag\tname\n");
-    let mut offset = 0;
-    loop {
-        let (tags, total) = store
-            .id_tags(team.id, PAGE, offset)
-            .await
-            .map_err(|e| e.to_string())?;
-        for t in &tags {
-            let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
-            out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\n",
-                t.id_tag,
-                t.status,
-                or_none(&t.expiry_date),
-                or_none(&t.parent_id_tag),
-                // A name may hold anything the API took: keep it on its line and column.
-                or_none(&t.name).replace(char::is_control, " "),
-            ));
-        }
-        offset += PAGE;
-        if tags.is_empty() || offset >= total {
-            break;
-        }
+    for t in &tags {
+        let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\n",
+            t.id_tag,
+            t.status,
+            or_none(&t.expiry_date),
+            or_none(&t.parent_id_tag),
+            // A name may hold anything the API took: keep it on its line and column.
+            or_none(&t.name).replace(char::is_control, " "),
+        ));
     }
     store.close().await;
     print!("{out}");

@@ -17,6 +17,7 @@ pub mod kafka;
 pub mod oauth_cli;
 pub mod observability;
 pub mod ops_args;
+pub mod paging;
 pub mod priority;
 pub mod quota_args;
 pub mod registry_feed;

@@ -2,6 +2,7 @@
 //! listing and revoking users' grants, and giving users the password they log in with on the
 //! authorization page. Clients are registered only here, never through the API.
 
+use crate::paging::every_page;
 use crate::store_args::StoreArgs;
 use chrono::Utc;
 
@@ -153,28 +154,21 @@ pub async fn grant_list(args: GrantListArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("there is no user {:?}", args.email))?;
     let now = Utc::now();
+    let grants = every_page(PAGE, |limit, offset| {
+        store.oauth_grants(user.id, limit, offset, now)
+    })
+    .await?;
     let mut out = String::from("id\tclient_id\tclient\tscopes\tcreated_at\tupdated_at\n");
-    let mut offset = 0;
-    loop {
-        let (grants, total) = store
-            .oauth_grants(user.id, PAGE, offset, now)
-            .await
-            .map_err(|e| e.to_string())?;
-        for g in &grants {
-            out.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{}\n",
-                g.id,
-                g.client_id,
-                one_line(&g.client_name),
-                g.scopes.join(","),
-                g.created_at,
-                g.updated_at
-            ));
-        }
-        offset += PAGE;
-        if grants.is_empty() || offset >= total {
-            break;
-        }
+    for g in &grants {
+        out.push_str(&format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\n",
+            g.id,
+            g.client_id,
+            one_line(&g.client_name),
+            g.scopes.join(","),
+            g.created_at,
+            g.updated_at
+        ));
     }
     store.close().await;
     print!("{out}");

@@ -6,6 +6,7 @@
 //! The caller validates the fields (the API and `cms id-tag import` share their rules); the
 //! store keeps them as given.
 
+use crate::team_owned::TeamOwned;
 use crate::{Quota, Result, Store, StoreError, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -95,6 +96,23 @@ pub struct ImportCounts {
 const COLUMNS: &str =
     "id, team_id, id_tag, status, expiry_date, parent_id_tag, name, created_at, updated_at";
 
+/// A team's tags, by uppercase tag in byte order on both backends (PostgreSQL's default
+/// collation may skip punctuation).
+const ID_TAGS: [TeamOwned; 2] = [
+    TeamOwned {
+        from: "id_tags",
+        columns: COLUMNS,
+        order: "id_tag_key",
+        key: "id_tag_key",
+    },
+    TeamOwned {
+        from: "id_tags",
+        columns: COLUMNS,
+        order: "id_tag_key COLLATE \"C\"",
+        key: "id_tag_key",
+    },
+];
+
 impl Store {
     /// Adds a tag to a team; one the team has in any case is a [`StoreError::Conflict`] with
     /// [`ID_TAG_TAKEN`].
@@ -130,13 +148,16 @@ impl Store {
 
     /// The team's tag `id_tag`, in any case.
     pub async fn id_tag(&self, team_id: i64, id_tag: &str) -> Result<Option<IdTag>> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM id_tags WHERE team_id = $1 AND id_tag_key = $2"
-        ))
-        .bind(team_id)
-        .bind(id_tag_key(id_tag))
-        .fetch_optional(self.db())
-        .await?)
+        self.id_tags_table()
+            .one(self, team_id, &id_tag_key(id_tag))
+            .await
+    }
+
+    fn id_tags_table(&self) -> &'static TeamOwned {
+        match self.backend {
+            crate::Backend::Sqlite => &ID_TAGS[0],
+            crate::Backend::Postgres => &ID_TAGS[1],
+        }
     }
 
     /// A page of the team's tags in key order (uppercase tag), and how many there are.
@@ -146,25 +167,9 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<IdTag>, i64)> {
-        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM id_tags WHERE team_id = $1")
-            .bind(team_id)
-            .fetch_one(self.db())
-            .await?;
-        // Byte order on both backends (PostgreSQL's default collation may skip punctuation).
-        let order = match self.backend {
-            crate::Backend::Sqlite => "id_tag_key",
-            crate::Backend::Postgres => "id_tag_key COLLATE \"C\"",
-        };
-        let page = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM id_tags WHERE team_id = $1
-             ORDER BY {order} LIMIT $2 OFFSET $3"
-        ))
-        .bind(team_id)
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(self.db())
-        .await?;
-        Ok((page, total))
+        self.id_tags_table()
+            .page(self, team_id, limit, offset)
+            .await
     }
 
     /// Replaces every field of the team's tag `id_tag` (in any case) with `fields`. The tag

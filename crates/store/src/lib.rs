@@ -31,6 +31,7 @@ pub mod smart_charging;
 mod state;
 mod statements;
 pub mod tariffs;
+mod team_owned;
 pub mod teams;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;

@@ -4,6 +4,7 @@
 //! [`PROVIDER_TEAM_TYPE`], no members): the id-tag rules, the change log and the gateways'
 //! look-up are every team's.
 
+use crate::team_owned::TeamOwned;
 use crate::{Quota, Result, Store, StoreError, now_record_time};
 
 /// The type of the team that holds a provider's id tags.
@@ -42,6 +43,14 @@ const COLUMNS: &str = "p.id, p.uuid, p.team_id, p.id_tag_team_id, p.name, p.coun
     p.party_id, (SELECT t.uuid FROM tariffs t WHERE t.id = p.tariff_id) AS tariff_uuid,
     p.created_at, p.updated_at";
 
+/// A team's providers, oldest first, by uuid.
+const PROVIDERS: TeamOwned = TeamOwned {
+    from: "providers p",
+    columns: COLUMNS,
+    order: "p.id",
+    key: "p.uuid",
+};
+
 impl Store {
     /// A page of the team's providers, oldest first, and how many it has.
     pub async fn providers(
@@ -50,31 +59,12 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<Provider>, i64)> {
-        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM providers WHERE team_id = $1")
-            .bind(team_id)
-            .fetch_one(self.db())
-            .await?;
-        let page = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM providers p WHERE p.team_id = $1 ORDER BY p.id
-             LIMIT $2 OFFSET $3"
-        ))
-        .bind(team_id)
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(self.db())
-        .await?;
-        Ok((page, total))
+        PROVIDERS.page(self, team_id, limit, offset).await
     }
 
     /// The team's provider with this uuid.
     pub async fn provider(&self, team_id: i64, uuid: &str) -> Result<Option<Provider>> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM providers p WHERE p.team_id = $1 AND p.uuid = $2"
-        ))
-        .bind(team_id)
-        .bind(uuid)
-        .fetch_optional(self.db())
-        .await?)
+        PROVIDERS.one(self, team_id, uuid).await
     }
 
     /// Any team's provider with this uuid (for the command line, the operator's).

@@ -6,6 +6,7 @@
 //! `tariff_versions`, a deleted tariff's too: a transaction takes the version in force when the
 //! gateway received its start (`state.rs`), however late the store learns of that start.
 
+use crate::team_owned::TeamOwned;
 use crate::{Quota, Result, Store, StoreError, now_record_time};
 
 /// A tariff as stored.
@@ -34,6 +35,14 @@ pub struct NewTariff {
 
 const COLUMNS: &str = "id, uuid, team_id, name, currency, body, version, created_at, updated_at";
 
+/// A team's tariffs, oldest first, by uuid.
+const TARIFFS: TeamOwned = TeamOwned {
+    from: "tariffs",
+    columns: COLUMNS,
+    order: "id",
+    key: "uuid",
+};
+
 impl Store {
     /// A page of the team's tariffs, oldest first, and how many it has.
     pub async fn tariffs(
@@ -42,30 +51,12 @@ impl Store {
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<TariffRow>, i64)> {
-        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tariffs WHERE team_id = $1")
-            .bind(team_id)
-            .fetch_one(self.db())
-            .await?;
-        let page = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM tariffs WHERE team_id = $1 ORDER BY id LIMIT $2 OFFSET $3"
-        ))
-        .bind(team_id)
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(self.db())
-        .await?;
-        Ok((page, total))
+        TARIFFS.page(self, team_id, limit, offset).await
     }
 
     /// The team's tariff with this uuid.
     pub async fn tariff(&self, team_id: i64, uuid: &str) -> Result<Option<TariffRow>> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM tariffs WHERE team_id = $1 AND uuid = $2"
-        ))
-        .bind(team_id)
-        .bind(uuid)
-        .fetch_optional(self.db())
-        .await?)
+        TARIFFS.one(self, team_id, uuid).await
     }
 
     pub async fn create_tariff(&self, team_id: i64, new: &NewTariff) -> Result<TariffRow> {

@@ -19,7 +19,6 @@ use axum::{Extension, Json};
 use cms_bus::{ActionCommand, RequestedBy};
 use cms_http_server::AnswerBy;
 use cms_ocpp::v16::{Command, SchemaViolations, secrets};
-use cms_store::Scope;
 use cms_store::actions::ActionRow;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -155,7 +154,6 @@ impl From<ActionRow> for ActionBody {
         (status = 202, description = "Still pending or sent; poll `Location`", body = Data<ActionBody>,
             headers(("Location" = String))),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not an action"),
         (status = 409, body = ErrorBody, description = "The charger is not connected: nothing was queued"),
@@ -171,7 +169,7 @@ pub async fn send(
     answer_by: Option<Extension<AnswerBy>>,
     RawBody(body): RawBody,
 ) -> Result<Response, ApiError> {
-    caller.require(Scope::CHARGERS_WRITE)?;
+    caller.authorize()?;
     // Who may, from memory: the charger's id and identity (which never changes) come with the
     // caller's access to it, so taking an action reads no row of it; the live session is read
     // as the action is stored, in the same statement.
@@ -260,7 +258,6 @@ pub async fn send(
     ),
     responses(
         (status = 200, description = "A page of actions", body = Page<ActionBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read, or the caller may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 422, body = ValidationErrorBody),
@@ -273,7 +270,7 @@ pub async fn list(
     Path(charger_uuid): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<ActionBody>>, ApiError> {
-    caller.require(Scope::CHARGERS_READ)?;
+    caller.authorize()?;
     let page = page_number(query.get("page").map(String::as_str))?;
     // Actions' requests and answers carry drivers' id tags (a remote start's, a reservation's,
     // a local list's): sensitive data, as transactions are.
@@ -298,7 +295,6 @@ pub async fn list(
     ),
     responses(
         (status = 200, description = "The action", body = Data<ActionBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read, or the caller may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not one of its actions"),
     ),
@@ -309,7 +305,7 @@ pub async fn show(
     caller: Caller,
     Path((charger_uuid, action_uuid)): Path<(String, String)>,
 ) -> Result<Json<Data<ActionBody>>, ApiError> {
-    caller.require(Scope::CHARGERS_READ)?;
+    caller.authorize()?;
     // Actions' requests and answers carry drivers' id tags (a remote start's, a reservation's,
     // a local list's): sensitive data, as transactions are.
     let charger = charger_with_sensitive_data(&state, &caller, &charger_uuid).await?;

@@ -5,10 +5,12 @@
 
 use crate::http::AppState;
 use crate::http::error::ApiError;
-use axum::extract::FromRequestParts;
+use crate::http::openapi::DeclaredScopes;
+use axum::extract::{FromRequestParts, MatchedPath};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use cms_store::TokenOwner;
+use std::sync::Arc;
 
 /// The token of `Authorization: Bearer <token>`.
 pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
@@ -21,16 +23,18 @@ pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
         })
 }
 
-/// The authenticated caller.
-pub struct Caller(pub TokenOwner);
+/// The authenticated caller, with the scope the route they called declares (its OpenAPI
+/// operation's `security`, crate::http::openapi::DeclaredScopes), if any.
+pub struct Caller(pub TokenOwner, pub(crate) Option<&'static str>);
 
 impl Caller {
-    /// 403 unless the token carries `scope`.
-    pub fn require(&self, scope: &str) -> Result<(), ApiError> {
-        if self.0.allows(scope) {
-            Ok(())
-        } else {
-            Err(ApiError::Forbidden)
+    /// 403 unless the token carries the scope the route declares: what a handler checks first,
+    /// so that the scope a route demands is the one its documentation states. A route that
+    /// declares none refuses everyone.
+    pub fn authorize(&self) -> Result<(), ApiError> {
+        match self.1 {
+            Some(scope) if self.0.allows(scope) => Ok(()),
+            _ => Err(ApiError::Forbidden),
         }
     }
 
@@ -64,9 +68,14 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let token = bearer(&parts.headers).ok_or(ApiError::Unauthenticated)?;
-        match state.access.authenticate(&state.store, token).await? {
-            Some(owner) => Ok(Caller(owner)),
-            None => Err(ApiError::Unauthenticated),
-        }
+        let Some(owner) = state.access.authenticate(&state.store, token).await? else {
+            return Err(ApiError::Unauthenticated);
+        };
+        let declared = parts
+            .extensions
+            .get::<Arc<DeclaredScopes>>()
+            .zip(parts.extensions.get::<MatchedPath>())
+            .and_then(|(scopes, path)| scopes.scope(&parts.method, path.as_str()));
+        Ok(Caller(owner, declared))
     }
 }

@@ -28,7 +28,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use cms_credentials::{CredentialError, charger_credentials, check_charger_identity};
 use cms_store::access_log::VisibleCharger;
-use cms_store::{ChargerRow, NewCharger, Scope, StoreError};
+use cms_store::{ChargerRow, NewCharger, StoreError};
 use serde::Serialize;
 use std::collections::HashMap;
 use utoipa::ToSchema;
@@ -185,8 +185,6 @@ pub struct NewChargerAnswer {
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
         (status = 200, description = "A page of chargers", body = Page<Charger>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
@@ -196,7 +194,7 @@ pub async fn list(
     caller: Caller,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<Charger>>, ApiError> {
-    caller.require(Scope::CHARGERS_READ)?;
+    caller.authorize()?;
     let page = page_number(query.get("page").map(String::as_str))?;
     let (chargers, total) = charger_page(&state, &caller, None, page).await?;
     Ok(Json(Page::new("/api/v3/chargers", page, total, chargers)))
@@ -214,8 +212,6 @@ pub async fn list(
     responses(
         (status = 200, description = "The charger, with its `ETag`", body = Data<Charger>),
         (status = 304, description = "Not modified: `If-None-Match` named the current ETag"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
@@ -226,7 +222,7 @@ pub async fn show(
     Path(charger_uuid): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    caller.require(Scope::CHARGERS_READ)?;
+    caller.authorize()?;
     let charger = held_charger(&state, &caller, &charger_uuid).await?;
     let body = serde_json::to_vec(&Data::<Charger>::new(charger.into()))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -244,8 +240,6 @@ pub async fn show(
     ),
     responses(
         (status = 200, description = "A page of the site's chargers", body = Page<Charger>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 404, body = ErrorBody, description = "Not a site the caller sees"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -257,7 +251,7 @@ pub async fn list_site_chargers(
     Path(site_uuid): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<Charger>>, ApiError> {
-    caller.require(Scope::CHARGERS_READ)?;
+    caller.authorize()?;
     let (site_id, _) = visible_site(&state, &caller, &site_uuid).await?;
     let page = page_number(query.get("page").map(String::as_str))?;
     let (chargers, total) = charger_page(&state, &caller, Some(site_id), page).await?;
@@ -276,7 +270,6 @@ pub async fn list_site_chargers(
     responses(
         (status = 201, description = "The new charger, with its generated password when none was given", body = NewChargerAnswer),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the site"),
         (status = 404, body = ErrorBody, description = "Not a site the caller sees"),
         (status = 422, body = ValidationErrorBody, description = "A field is invalid, the identity is taken (by another team: claim it through the platform operators), security profile 0 asked for by anyone but the platform operators, or the team's charger quota is reached"),
@@ -289,7 +282,7 @@ pub async fn create_site_charger(
     Path(site_uuid): Path<String>,
     mut input: Input,
 ) -> Result<(StatusCode, Json<NewChargerAnswer>), ApiError> {
-    caller.require(Scope::CHARGERS_WRITE)?;
+    caller.authorize()?;
     owned_site(&state, &caller, &site_uuid).await?;
     let identity = input.required_string("identity", 48.0);
     if let Some(identity) = &identity {
@@ -425,7 +418,6 @@ const IDENTITY_TAKEN_BY_ANOTHER_TEAM: &str = "The identity has already been take
     responses(
         (status = 200, description = "`connectorId` and the `meterValue` array, with its `ETag`", body = serde_json::Value),
         (status = 304, description = "Not modified: `If-None-Match` named the current ETag"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller's team may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "No such charger the caller sees, or a connector it never reported"),
     ),
@@ -437,7 +429,7 @@ pub async fn latest_meter_value(
     Path((charger_uuid, connector_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    caller.require(Scope::METER_VALUES_READ)?;
+    caller.authorize()?;
     // Meter readings are sensitive data.
     let charger = charger_access_with_sensitive_data(&state, &caller, &charger_uuid).await?;
     let connector_id: u32 = path_number(&connector_id, "Connector")?;

@@ -8,14 +8,15 @@ use crate::http::error::ApiError;
 use crate::http::id_tag_input::read_id_tag;
 use crate::http::input::Input;
 use crate::http::lookup::not_found;
-use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
+use crate::http::pagination::Page;
 use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
+use crate::http::team_owned::page_of;
 use crate::http::teams::member_team;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use cms_store::StoreError;
 use cms_store::id_tags::IdTag;
-use cms_store::{Scope, StoreError};
 use serde::Serialize;
 use std::collections::HashMap;
 use utoipa::ToSchema;
@@ -106,8 +107,6 @@ pub enum IdTagStatusName {
     ),
     responses(
         (status = 200, description = "A page of the team's tags", body = Page<IdTagBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -119,7 +118,7 @@ pub async fn list(
     Path(team_uuid): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<IdTagBody>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     let owner = TagOwner {
         team_id: team.id,
@@ -139,13 +138,8 @@ pub(crate) async fn list_of(
     owner: &TagOwner,
     query: &HashMap<String, String>,
 ) -> Result<Json<Page<IdTagBody>>, ApiError> {
-    let page = page_number(query.get("page").map(String::as_str))?;
-    let (tags, total) = state
-        .store
-        .id_tags(owner.team_id, PER_PAGE, page_offset(page))
-        .await?;
-    let data = tags.into_iter().map(IdTagBody::from).collect();
-    Ok(Json(Page::new(&owner.path, page, total, data)))
+    let fetch = |limit, offset| state.store.id_tags(owner.team_id, limit, offset);
+    page_of(query, &owner.path, fetch, |t| Ok(IdTagBody::from(t))).await
 }
 
 pub(crate) async fn create_for(
@@ -207,8 +201,6 @@ pub(crate) async fn destroy_for(
     responses(
         (status = 201, description = "The new tag", body = Data<IdTagBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller"),
         (status = 422, body = ValidationErrorBody, description = "A field is invalid, or the team has the tag already (in any case)"),
     ),
@@ -220,7 +212,7 @@ pub async fn create(
     Path(team_uuid): Path<String>,
     input: Input,
 ) -> Result<(StatusCode, Json<Data<IdTagBody>>), ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     create_for(&state, team.id, input).await
 }
@@ -245,8 +237,6 @@ fn written<T>(result: Result<T, StoreError>) -> Result<T, ApiError> {
     ),
     responses(
         (status = 200, body = Data<IdTagBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tag"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
@@ -256,7 +246,7 @@ pub async fn show(
     caller: Caller,
     Path((team_uuid, id_tag)): Path<(String, String)>,
 ) -> Result<Json<Data<IdTagBody>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     show_for(&state, team.id, &id_tag).await
 }
@@ -275,8 +265,6 @@ pub async fn show(
     responses(
         (status = 200, body = Data<IdTagBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tag"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -288,7 +276,7 @@ pub async fn replace(
     Path((team_uuid, id_tag)): Path<(String, String)>,
     input: Input,
 ) -> Result<Json<Data<IdTagBody>>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     replace_for(&state, team.id, &id_tag, input).await
 }
@@ -304,8 +292,6 @@ pub async fn replace(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tag"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
@@ -315,7 +301,7 @@ pub async fn destroy(
     caller: Caller,
     Path((team_uuid, id_tag)): Path<(String, String)>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     destroy_for(&state, team.id, &id_tag).await
 }

@@ -13,7 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use chrono::{DateTime, Utc};
 use cms_store::meters::{CT_METER, MeterRow};
-use cms_store::{Scope, StoreError, StoredMeterValue, format_record_time};
+use cms_store::{StoreError, StoredMeterValue, format_record_time};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -74,7 +74,6 @@ pub struct NewMeterRequest {
     params(("chargee" = String, Path, description = "The uuid of the charger the meter is attached to")),
     responses(
         (status = 200, body = Data<MeterBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody,
             description = "The token lacks meters:read, or the caller lacks sensitive access"),
         (status = 404, body = ErrorBody, description = "No such charger, or no meter on it"),
@@ -86,7 +85,7 @@ pub async fn by_chargee(
     caller: Caller,
     Path(chargee): Path<String>,
 ) -> Result<Json<Data<MeterBody>>, ApiError> {
-    caller.require(Scope::METERS_READ)?;
+    caller.authorize()?;
     let charger = charger_with_sensitive_data(&state, &caller, &chargee).await?;
     let meter = state
         .store
@@ -105,7 +104,6 @@ pub async fn by_chargee(
     request_body = NewMeterRequest,
     responses(
         (status = 201, body = Data<MeterBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody,
             description = "The token lacks meters:write, or the team only has access granted to the charger"),
         (status = 404, body = ErrorBody, description = "No such team among the caller's"),
@@ -119,7 +117,7 @@ pub async fn create(
     Path(team_id): Path<String>,
     mut input: Input,
 ) -> Result<(StatusCode, Json<Data<MeterBody>>), ApiError> {
-    caller.require(Scope::METERS_WRITE)?;
+    caller.authorize()?;
     let team_id: i64 = path_number(&team_id, "Team")?;
     if !state
         .store

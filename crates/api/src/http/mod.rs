@@ -25,6 +25,7 @@ mod smart_charging;
 mod stream_slots;
 mod streams;
 mod tariffs;
+mod team_owned;
 mod teams;
 mod tokens;
 mod transactions;
@@ -122,6 +123,11 @@ pub fn router(state: AppState) -> Router {
     let (api, document) = api_routes();
     let mut document = serde_json::to_value(&document).expect("the OpenAPI document serialises");
     actions::document_request_schemas(&mut document);
+    openapi::standard_responses(&mut document);
+    // Each route's scope, as its documentation declares it (Caller::authorize).
+    let api = api.layer(axum::Extension(Arc::new(openapi::DeclaredScopes::of(
+        &mut document,
+    ))));
     let document =
         Arc::new(serde_json::to_string_pretty(&document).expect("the OpenAPI document serialises"));
     let api = api

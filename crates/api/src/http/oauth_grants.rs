@@ -13,7 +13,6 @@ use crate::http::schema::{EmptyBody, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use chrono::Utc;
-use cms_store::Scope;
 use cms_store::oauth::OAuthGrant;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -74,8 +73,6 @@ impl From<OAuthGrant> for GrantBody {
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
         (status = 200, description = "A page of grants", body = Page<GrantBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks tokens:read"),
         (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["tokens:read"]), ("oauth2" = ["tokens:read"]))
@@ -85,7 +82,7 @@ pub async fn list(
     caller: Caller,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<GrantBody>>, ApiError> {
-    caller.require(Scope::TOKENS_READ)?;
+    caller.authorize()?;
     let page = page_number(query.get("page").map(String::as_str))?;
     let (grants, total) = state
         .store
@@ -104,7 +101,6 @@ pub async fn list(
     params(("grant_id" = i64, Path)),
     responses(
         (status = 200, description = "An empty object: the grant is revoked", body = EmptyBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
             scope of the grant (unless it has `*`)"),
         (status = 404, body = ErrorBody, description = "No such live grant of the caller's"),
@@ -116,7 +112,7 @@ pub async fn revoke(
     caller: Caller,
     Path(grant_id): Path<String>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::TOKENS_WRITE)?;
+    caller.authorize()?;
     let id: i64 = path_number(&grant_id, "Grant")?;
     let now = Utc::now();
     let grant = state

@@ -11,13 +11,13 @@ use crate::http::id_tags::{
 };
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::not_found;
-use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
+use crate::http::pagination::Page;
 use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
+use crate::http::team_owned::{owned, page_of};
 use crate::http::teams::member_team;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use cms_store::Scope;
 use cms_store::providers::{NewProvider, Provider};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -141,8 +141,6 @@ async fn read(
     ),
     responses(
         (status = 200, description = "A page of the team's providers", body = Page<ProviderBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -154,16 +152,11 @@ pub async fn list(
     Path(team_uuid): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<ProviderBody>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
-    let page = page_number(query.get("page").map(String::as_str))?;
-    let (providers, total) = state
-        .store
-        .providers(team.id, PER_PAGE, page_offset(page))
-        .await?;
-    let data = providers.into_iter().map(ProviderBody::from).collect();
     let path = format!("/api/v3/teams/{}/providers", team.uuid);
-    Ok(Json(Page::new(&path, page, total, data)))
+    let fetch = |limit, offset| state.store.providers(team.id, limit, offset);
+    page_of(&query, &path, fetch, |p| Ok(ProviderBody::from(p))).await
 }
 
 /// Add a provider to a team the caller belongs to.
@@ -176,8 +169,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The new provider", body = Data<ProviderBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -189,7 +180,7 @@ pub async fn create(
     Path(team_uuid): Path<String>,
     mut input: Input,
 ) -> Result<(StatusCode, Json<Data<ProviderBody>>), ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     let new = read(&state, &mut input, team.id).await?;
     input.finish()?;
@@ -205,9 +196,9 @@ async fn team_provider(
     team_uuid: &str,
     provider_uuid: &str,
 ) -> Result<(i64, Provider), ApiError> {
-    let team = member_team(state, caller, team_uuid).await?;
-    let provider = state.store.provider(team.id, provider_uuid).await?;
-    Ok((team.id, provider.ok_or_else(|| not_found("Provider"))?))
+    let find = |team_id| state.store.provider(team_id, provider_uuid);
+    let (team, provider) = owned(state, caller, team_uuid, "Provider", find).await?;
+    Ok((team.id, provider))
 }
 
 /// A provider of a team the caller belongs to.
@@ -221,8 +212,6 @@ async fn team_provider(
     ),
     responses(
         (status = 200, body = Data<ProviderBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
@@ -232,7 +221,7 @@ pub async fn show(
     caller: Caller,
     Path((team_uuid, provider_uuid)): Path<(String, String)>,
 ) -> Result<Json<Data<ProviderBody>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let (_, provider) = team_provider(&state, &caller, &team_uuid, &provider_uuid).await?;
     Ok(Json(Data::new(provider.into())))
 }
@@ -250,8 +239,6 @@ pub async fn show(
     responses(
         (status = 200, body = Data<ProviderBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -263,7 +250,7 @@ pub async fn replace(
     Path((team_uuid, provider_uuid)): Path<(String, String)>,
     mut input: Input,
 ) -> Result<Json<Data<ProviderBody>>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let (team_id, _) = team_provider(&state, &caller, &team_uuid, &provider_uuid).await?;
     let new = read(&state, &mut input, team_id).await?;
     input.finish()?;
@@ -288,8 +275,6 @@ pub async fn replace(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
@@ -299,7 +284,7 @@ pub async fn destroy(
     caller: Caller,
     Path((team_uuid, provider_uuid)): Path<(String, String)>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     if state.store.delete_provider(team.id, &provider_uuid).await? {
         Ok(Json(EmptyBody {}))
@@ -320,8 +305,6 @@ pub async fn destroy(
     ),
     responses(
         (status = 200, description = "A page of the provider's tags", body = Page<IdTagBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -333,7 +316,7 @@ pub async fn list_tags(
     Path((team_uuid, provider_uuid)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<IdTagBody>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let (_, provider) = team_provider(&state, &caller, &team_uuid, &provider_uuid).await?;
     let owner = TagOwner {
         team_id: provider.id_tag_team_id,
@@ -355,8 +338,6 @@ pub async fn list_tags(
     responses(
         (status = 201, description = "The new tag", body = Data<IdTagBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
         (status = 422, body = ValidationErrorBody, description = "A field is invalid, or the provider has the tag already (in any case)"),
     ),
@@ -368,7 +349,7 @@ pub async fn create_tag(
     Path((team_uuid, provider_uuid)): Path<(String, String)>,
     input: Input,
 ) -> Result<(StatusCode, Json<Data<IdTagBody>>), ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let (_, provider) = team_provider(&state, &caller, &team_uuid, &provider_uuid).await?;
     create_for(&state, provider.id_tag_team_id, input).await
 }
@@ -385,8 +366,6 @@ pub async fn create_tag(
     ),
     responses(
         (status = 200, body = Data<IdTagBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, not its provider, or not the provider's tag"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
@@ -396,7 +375,7 @@ pub async fn show_tag(
     caller: Caller,
     Path((team_uuid, provider_uuid, id_tag)): Path<(String, String, String)>,
 ) -> Result<Json<Data<IdTagBody>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let (_, provider) = team_provider(&state, &caller, &team_uuid, &provider_uuid).await?;
     show_for(&state, provider.id_tag_team_id, &id_tag).await
 }
@@ -415,8 +394,6 @@ pub async fn show_tag(
     responses(
         (status = 200, body = Data<IdTagBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, not its provider, or not the provider's tag"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -428,7 +405,7 @@ pub async fn replace_tag(
     Path((team_uuid, provider_uuid, id_tag)): Path<(String, String, String)>,
     input: Input,
 ) -> Result<Json<Data<IdTagBody>>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let (_, provider) = team_provider(&state, &caller, &team_uuid, &provider_uuid).await?;
     replace_for(&state, provider.id_tag_team_id, &id_tag, input).await
 }
@@ -445,8 +422,6 @@ pub async fn replace_tag(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, not its provider, or not the provider's tag"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
@@ -456,7 +431,7 @@ pub async fn destroy_tag(
     caller: Caller,
     Path((team_uuid, provider_uuid, id_tag)): Path<(String, String, String)>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let (_, provider) = team_provider(&state, &caller, &team_uuid, &provider_uuid).await?;
     destroy_for(&state, provider.id_tag_team_id, &id_tag).await
 }

@@ -16,7 +16,6 @@ use axum::{Extension, Json};
 use cms_bus::RequestedBy;
 use cms_http_server::AnswerBy;
 use cms_ocpp::v16::secrets;
-use cms_store::Scope;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -77,8 +76,6 @@ pub struct SettingsChangeRequest {
     params(("charger_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, body = Data<Vec<SettingBody>>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
@@ -88,7 +85,7 @@ pub async fn show(
     caller: Caller,
     Path(charger_uuid): Path<String>,
 ) -> Result<Json<Data<Vec<SettingBody>>>, ApiError> {
-    caller.require(Scope::CHARGERS_READ)?;
+    caller.authorize()?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     let settings = state.store.settings(charger.id).await?;
     let data = settings
@@ -123,7 +120,6 @@ pub async fn show(
         (status = 200, description = "Every change ended", body = Data<Vec<SettingChangeBody>>),
         (status = 202, description = "Some changes still go on", body = Data<Vec<SettingChangeBody>>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 409, body = ErrorBody, description = "The charger is not connected"),
@@ -139,7 +135,7 @@ pub async fn change(
     answer_by: Option<Extension<AnswerBy>>,
     mut input: Input,
 ) -> Result<Response, ApiError> {
-    caller.require(Scope::CHARGERS_WRITE)?;
+    caller.authorize()?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     forbidden_unless(charger.permissions.full)?;
     let wait = wait_of(query)?;

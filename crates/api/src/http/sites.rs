@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use cms_store::sites::{AUTHORIZATION_MODES, Site, SiteAuthorization, SiteChanges};
 use cms_store::smart_charging::{MODE_DISABLED, MODE_DYNAMIC};
 use cms_store::teams::Team;
-use cms_store::{ConnectorRow, Scope, StoreError};
+use cms_store::{ConnectorRow, StoreError};
 use serde::Serialize;
 use std::collections::HashMap;
 use utoipa::ToSchema;
@@ -337,8 +337,6 @@ async fn read_site_pricing(
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
         (status = 200, description = "A page of sites", body = Page<SiteBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks sites:read"),
         (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
@@ -348,7 +346,7 @@ pub async fn list(
     caller: Caller,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<SiteBody>>, ApiError> {
-    caller.require(Scope::SITES_READ)?;
+    caller.authorize()?;
     let page = page_number(query.get("page").map(String::as_str))?;
     let offset = page_offset(page);
     let (sites, total) = state
@@ -367,8 +365,6 @@ pub async fn list(
     request_body = SiteCreateRequest,
     responses(
         (status = 201, description = "The new site", body = Data<SiteBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks sites:write"),
         (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
@@ -378,7 +374,7 @@ pub async fn create(
     caller: Caller,
     mut input: Input,
 ) -> Result<(StatusCode, Json<Data<SiteBody>>), ApiError> {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let site = read_site(&mut input, true);
     let team = read_acting_team(&state, &caller, &mut input).await?;
     input.finish()?;
@@ -404,8 +400,6 @@ pub async fn create(
     params(("site_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, body = Data<SiteBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks sites:read"),
         (status = 404, body = ErrorBody, description = "No such site, or not the caller's"),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
@@ -415,7 +409,7 @@ pub async fn show(
     caller: Caller,
     Path(site_uuid): Path<String>,
 ) -> Result<Json<Data<SiteBody>>, ApiError> {
-    caller.require(Scope::SITES_READ)?;
+    caller.authorize()?;
     Ok(Json(Data::new(
         site_body(&state, &caller, &site_uuid).await?,
     )))
@@ -430,7 +424,6 @@ pub async fn show(
     request_body = SiteUpdateRequest,
     responses(
         (status = 200, body = Data<SiteBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody),
@@ -443,7 +436,7 @@ pub async fn update(
     Path(site_uuid): Path<String>,
     mut input: Input,
 ) -> Result<Json<Data<SiteBody>>, ApiError> {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let site_id = owned_site(&state, &caller, &site_uuid).await?;
     let mut changes = read_site(&mut input, false);
     let site = state
@@ -467,7 +460,6 @@ pub async fn update(
     params(("site_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody, description = "The site still has chargers"),
@@ -479,7 +471,7 @@ pub async fn destroy(
     caller: Caller,
     Path(site_uuid): Path<String>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let site_id = owned_site(&state, &caller, &site_uuid).await?;
     match state.store.delete_site(site_id).await {
         Ok(()) => Ok(Json(EmptyBody {})),
@@ -502,8 +494,6 @@ pub async fn destroy(
     ),
     responses(
         (status = 200, body = Page<ConnectorV2Body>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 404, body = ErrorBody, description = "Not the caller's team, or the team does not reach the site"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -515,7 +505,7 @@ pub async fn team_site_connectors(
     Path((team_id, site_id)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<ConnectorV2Body>>, ApiError> {
-    caller.require(Scope::CHARGERS_READ)?;
+    caller.authorize()?;
     let team_id: i64 = path_number(&team_id, "Site")?;
     let site_id: i64 = path_number(&site_id, "Site")?;
     let page = page_number(query.get("page").map(String::as_str))?;

@@ -10,9 +10,9 @@ use crate::http::lookup::{forbidden_unless, owned_site, visible_site};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
+use cms_store::Permissions;
 use cms_store::smart_charging::balancer::SiteComputation;
 use cms_store::smart_charging::{ConnectorLimit, SmartChargingSettings, SmartChargingStatus};
-use cms_store::{Permissions, Scope};
 use request::SettingsBody;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
@@ -280,8 +280,6 @@ fn connector_body(l: ConnectorLimit) -> ConnectorLimitBody {
     params(("site_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, body = Data<SmartChargingSettingsBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks sites:read"),
         (status = 404, body = ErrorBody, description = "No such site, or not the caller's"),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
@@ -291,7 +289,7 @@ pub async fn show(
     caller: Caller,
     Path(site_uuid): Path<String>,
 ) -> Result<Json<Data<SmartChargingSettingsBody>>, ApiError> {
-    caller.require(Scope::SITES_READ)?;
+    caller.authorize()?;
     let (site_id, permissions) = visible_site(&state, &caller, &site_uuid).await?;
     let settings = state.store.smart_charging_settings(site_id).await?;
     let filter = charger_filter(&state, &caller, site_id, permissions).await?;
@@ -309,7 +307,6 @@ pub async fn show(
     responses(
         (status = 200, description = "The settings saved", body = Data<SmartChargingSettingsBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody, description = "No such site, or not the caller's"),
         (status = 422, body = ValidationErrorBody),
@@ -322,7 +319,7 @@ pub async fn update(
     Path(site_uuid): Path<String>,
     body: SettingsBody,
 ) -> Result<Json<Data<SmartChargingSettingsBody>>, ApiError> {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let site_id = owned_site(&state, &caller, &site_uuid).await?;
     let stored = state.store.smart_charging_settings(site_id).await?;
     let settings = body.read(&state, site_id, stored).await?;
@@ -341,7 +338,6 @@ pub async fn update(
     params(("site_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, body = Data<SmartChargingStatusBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks sites:read, or the caller may not read the site's sensitive data"),
         (status = 404, body = ErrorBody, description = "No such site, or not the caller's"),
     ),
@@ -352,7 +348,7 @@ pub async fn status(
     caller: Caller,
     Path(site_uuid): Path<String>,
 ) -> Result<Json<Data<SmartChargingStatusBody>>, ApiError> {
-    caller.require(Scope::SITES_READ)?;
+    caller.authorize()?;
     let (site_id, permissions) = visible_site(&state, &caller, &site_uuid).await?;
     // The status is made of meter readings (the grid's, each connector's): sensitive data.
     forbidden_unless(permissions.sensitive)?;

@@ -90,7 +90,6 @@ enum Subject {
     ),
     responses(
         (status = 200, description = "`text/event-stream` of `meter-value` events: `{charger_uuid, connectorId, meterValue}`, the current value first", content_type = "text/event-stream", body = String),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller's team may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 429, body = ErrorBody, description = "The caller's user holds `--stream-max-per-user` streams already (`Retry-After`)"),
@@ -104,7 +103,7 @@ pub async fn connector_stream(
     Path((charger_uuid, connector_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    caller.require(Scope::METER_VALUES_READ)?;
+    caller.authorize()?;
     let connector: u32 = path_number(&connector_id, "Connector")?;
     let slot = match state.streams.take(caller.user_id()) {
         Ok(slot) => slot,
@@ -130,7 +129,6 @@ pub async fn connector_stream(
     ),
     responses(
         (status = 200, description = "`text/event-stream` of `meter-value` events: `{charger_uuid, connectorId, meterValue}`, the current values first", content_type = "text/event-stream", body = String),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller may not read the site's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a site the caller reaches"),
         (status = 429, body = ErrorBody, description = "The caller's user holds `--stream-max-per-user` streams already (`Retry-After`)"),
@@ -144,7 +142,7 @@ pub async fn site_stream(
     Path(site_uuid): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    caller.require(Scope::METER_VALUES_READ)?;
+    caller.authorize()?;
     let slot = match state.streams.take(caller.user_id()) {
         Ok(slot) => slot,
         Err(refused) => return Ok(refused.into_response()),
@@ -339,7 +337,7 @@ async fn still_allowed(f: &Following) -> bool {
     if !owner.allows(Scope::METER_VALUES_READ) {
         return false;
     }
-    let caller = Caller(owner);
+    let caller = Caller(owner, Some(Scope::METER_VALUES_READ));
     match &f.subject {
         Subject::Connector { charger_uuid, .. } => {
             charger_access_with_sensitive_data(&f.state, &caller, charger_uuid)

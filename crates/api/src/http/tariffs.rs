@@ -7,14 +7,16 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::Input;
 use crate::http::lookup::not_found;
-use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
+use crate::http::pagination::Page;
 use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
+use crate::http::team_owned::{owned, page_of};
 use crate::http::teams::member_team;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use cms_store::StoreError;
 use cms_store::tariffs::{NewTariff, TariffRow};
-use cms_store::{Scope, StoreError};
+use cms_store::teams::Team;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -125,8 +127,6 @@ fn read(input: &mut Input) -> Option<NewTariff> {
     ),
     responses(
         (status = 200, description = "A page of the team's tariffs", body = Page<TariffBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -138,19 +138,11 @@ pub async fn list(
     Path(team_uuid): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<TariffBody>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
-    let page = page_number(query.get("page").map(String::as_str))?;
-    let (tariffs, total) = state
-        .store
-        .tariffs(team.id, PER_PAGE, page_offset(page))
-        .await?;
-    let data = tariffs
-        .into_iter()
-        .map(TariffBody::try_from)
-        .collect::<Result<_, _>>()?;
     let path = format!("/api/v3/teams/{}/tariffs", team.uuid);
-    Ok(Json(Page::new(&path, page, total, data)))
+    let fetch = |limit, offset| state.store.tariffs(team.id, limit, offset);
+    page_of(&query, &path, fetch, TariffBody::try_from).await
 }
 
 /// Add a tariff to a team the caller belongs to.
@@ -163,8 +155,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The new tariff", body = Data<TariffBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller"),
         (status = 422, body = ValidationErrorBody, description = "A field is invalid; the error names it (`elements.0.price_components.1.price`)"),
     ),
@@ -176,7 +166,7 @@ pub async fn create(
     Path(team_uuid): Path<String>,
     mut input: Input,
 ) -> Result<(StatusCode, Json<Data<TariffBody>>), ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     let new = read(&mut input);
     input.finish()?;
@@ -196,8 +186,6 @@ pub async fn create(
     ),
     responses(
         (status = 200, body = Data<TariffBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tariff"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
@@ -207,12 +195,9 @@ pub async fn show(
     caller: Caller,
     Path((team_uuid, tariff_uuid)): Path<(String, String)>,
 ) -> Result<Json<Data<TariffBody>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
-    let team = member_team(&state, &caller, &team_uuid).await?;
-    let tariff = state.store.tariff(team.id, &tariff_uuid).await?;
-    Ok(Json(Data::new(
-        tariff.ok_or_else(not_found_tariff)?.try_into()?,
-    )))
+    caller.authorize()?;
+    let (_, tariff) = team_tariff(&state, &caller, &team_uuid, &tariff_uuid).await?;
+    Ok(Json(Data::new(tariff.try_into()?)))
 }
 
 /// Replace a tariff: its next version. Transactions keep the version they started with.
@@ -228,8 +213,6 @@ pub async fn show(
     responses(
         (status = 200, body = Data<TariffBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tariff"),
         (status = 422, body = ValidationErrorBody),
     ),
@@ -241,11 +224,8 @@ pub async fn replace(
     Path((team_uuid, tariff_uuid)): Path<(String, String)>,
     mut input: Input,
 ) -> Result<Json<Data<TariffBody>>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
-    let team = member_team(&state, &caller, &team_uuid).await?;
-    if state.store.tariff(team.id, &tariff_uuid).await?.is_none() {
-        return Err(not_found_tariff());
-    }
+    caller.authorize()?;
+    let (team, _) = team_tariff(&state, &caller, &team_uuid, &tariff_uuid).await?;
     let new = read(&mut input);
     input.finish()?;
     let new = new.ok_or_else(|| ApiError::Internal("a valid tariff without fields".into()))?;
@@ -269,8 +249,6 @@ pub async fn replace(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tariff"),
         (status = 409, body = ErrorBody, description = "A site prices with the tariff"),
     ),
@@ -281,7 +259,7 @@ pub async fn destroy(
     caller: Caller,
     Path((team_uuid, tariff_uuid)): Path<(String, String)>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     match state.store.delete_tariff(team.id, &tariff_uuid).await {
         Ok(true) => Ok(Json(EmptyBody {})),
@@ -291,6 +269,17 @@ pub async fn destroy(
         Err(e) if e.is_refusal() => Err(ApiError::Conflict("The tariff is in use.".into())),
         Err(e) => Err(e.into()),
     }
+}
+
+/// The team's tariff, for a member of the team.
+async fn team_tariff(
+    state: &AppState,
+    caller: &Caller,
+    team_uuid: &str,
+    tariff_uuid: &str,
+) -> Result<(Team, TariffRow), ApiError> {
+    let find = |team_id| state.store.tariff(team_id, tariff_uuid);
+    owned(state, caller, team_uuid, "Tariff", find).await
 }
 
 fn not_found_tariff() -> ApiError {

@@ -11,8 +11,8 @@ use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use cms_store::StoreError;
 use cms_store::teams::{API_TEAM_TYPES, NewTeam, Team, TeamDomain};
-use cms_store::{Scope, StoreError};
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -123,8 +123,6 @@ pub struct NewDomainBody {
     tag = "Teams",
     responses(
         (status = 200, description = "The caller's teams", body = Data<Vec<TeamBody>>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -132,7 +130,7 @@ pub async fn list_teams(
     State(state): State<AppState>,
     caller: Caller,
 ) -> Result<Json<Data<Vec<TeamBody>>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let teams = state.store.teams_of(caller.user_id()).await?;
     Ok(Json(Data::new(
         teams.into_iter().map(TeamBody::from).collect(),
@@ -148,8 +146,6 @@ pub async fn list_teams(
     responses(
         (status = 201, description = "The new team", body = Data<TeamBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
@@ -159,7 +155,7 @@ pub async fn create_team(
     caller: Caller,
     mut input: Input,
 ) -> Result<(StatusCode, Json<Data<TeamBody>>), ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let name = input.required_string("name", 255.0);
     let email = input.email("email", Rules::required().max(255.0)).flatten();
     let team_type = input
@@ -188,8 +184,6 @@ pub async fn create_team(
     params(("team_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, description = "The team's domains", body = Data<Vec<DomainBody>>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:read"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
@@ -199,7 +193,7 @@ pub async fn list_domains(
     caller: Caller,
     Path(team_uuid): Path<String>,
 ) -> Result<Json<Data<Vec<DomainBody>>>, ApiError> {
-    caller.require(Scope::TEAMS_READ)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     let domains = state.store.team_domains(team.id).await?;
     let data = domains
@@ -219,8 +213,6 @@ pub async fn list_domains(
     responses(
         (status = 201, description = "The new domain", body = Data<DomainBody>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller"),
         (status = 422, body = ValidationErrorBody, description = "Not a domain name, or the team has it already"),
     ),
@@ -232,7 +224,7 @@ pub async fn add_domain(
     Path(team_uuid): Path<String>,
     mut input: Input,
 ) -> Result<(StatusCode, Json<Data<DomainBody>>), ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     let text = input.string("domain", Rules::required()).flatten();
     let domain = text.and_then(|text| {
@@ -269,8 +261,6 @@ pub async fn add_domain(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks teams:write"),
         (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its domain"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
@@ -280,7 +270,7 @@ pub async fn delete_domain(
     caller: Caller,
     Path((team_uuid, domain_id)): Path<(String, String)>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let team = member_team(&state, &caller, &team_uuid).await?;
     let domain_id: i64 = path_number(&domain_id, "Domain")?;
     if state.store.delete_team_domain(team.id, domain_id).await? {

@@ -81,8 +81,6 @@ pub struct NewTokenRequest {
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
         (status = 200, description = "A page of tokens", body = Page<TokenBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks tokens:read"),
         (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["tokens:read"]), ("oauth2" = ["tokens:read"]))
@@ -92,7 +90,7 @@ pub async fn list(
     caller: Caller,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Page<TokenBody>>, ApiError> {
-    caller.require(Scope::TOKENS_READ)?;
+    caller.authorize()?;
     let page = page_number(query.get("page").map(String::as_str))?;
     let offset = page_offset(page);
     let (tokens, total) = state
@@ -111,7 +109,6 @@ pub async fn list(
     request_body = NewTokenRequest,
     responses(
         (status = 201, description = "The token, with its secret (shown once)", body = NewTokenBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or is an OAuth access token"),
         (status = 422, body = ValidationErrorBody, description = "`name` missing or too long; \
             `scopes` missing, empty or not an array; `scopes.N` unknown, or not held by the \
@@ -125,7 +122,7 @@ pub async fn create(
     headers: HeaderMap,
     mut input: Input,
 ) -> Result<(StatusCode, Json<NewTokenBody>), ApiError> {
-    caller.require(Scope::TOKENS_WRITE)?;
+    caller.authorize()?;
     not_through_oauth(&headers)?;
     let name = input.required_string("name", 255.0);
     let scopes = grantable_scopes(&caller, &mut input);
@@ -150,7 +147,6 @@ pub async fn create(
     params(("token_id" = i64, Path)),
     responses(
         (status = 200, description = "An empty object: the token is revoked", body = EmptyBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
             scope of the token to revoke"),
         (status = 404, body = ErrorBody, description = "No such live token of the caller's"),
@@ -162,7 +158,7 @@ pub async fn revoke(
     caller: Caller,
     Path(token_id): Path<String>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::TOKENS_WRITE)?;
+    caller.authorize()?;
     let id: i64 = path_number(&token_id, "Token")?;
     no_wider_than_caller(&state, &caller, id).await?;
     if !state
@@ -184,7 +180,6 @@ pub async fn revoke(
     params(("token_id" = i64, Path)),
     responses(
         (status = 200, description = "The token, with its new secret (shown once)", body = NewTokenBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
             scope of the token to regenerate, or is an OAuth access token"),
         (status = 404, body = ErrorBody, description = "No such live token of the caller's"),
@@ -197,7 +192,7 @@ pub async fn regenerate(
     headers: HeaderMap,
     Path(token_id): Path<String>,
 ) -> Result<Json<NewTokenBody>, ApiError> {
-    caller.require(Scope::TOKENS_WRITE)?;
+    caller.authorize()?;
     not_through_oauth(&headers)?;
     let id: i64 = path_number(&token_id, "Token")?;
     no_wider_than_caller(&state, &caller, id).await?;

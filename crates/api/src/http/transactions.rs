@@ -14,7 +14,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use chrono::{DateTime, NaiveDate, Utc};
 use cms_store::transactions::{TransactionFilter, TransactionRow, TransactionStatus};
-use cms_store::{ChargerRow, Scope, format_record_time};
+use cms_store::{ChargerRow, format_record_time};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -155,7 +155,6 @@ pub struct TransactionConnector {
     request_body(content = TransactionsRequest, description = "May be sent with the GET"),
     responses(
         (status = 200, description = "Newest first", body = Data<Vec<TransactionBody>>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody,
             description = "The token lacks transactions:read, or the caller lacks sensitive access"),
         (status = 404, body = ErrorBody),
@@ -170,7 +169,7 @@ pub async fn list(
     Query(query): Query<Vec<(String, String)>>,
     body: Input,
 ) -> Result<Json<Data<Vec<TransactionBody>>>, ApiError> {
-    caller.require(Scope::TRANSACTIONS_READ)?;
+    caller.authorize()?;
     let charger = charger_with_sensitive_data(&state, &caller, &charger_uuid).await?;
     let mut input = body.or(query_input(query));
     let limit = input.integer(

@@ -10,7 +10,6 @@ use crate::http::lookup::visible_charger;
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
-use cms_store::Scope;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -50,7 +49,6 @@ pub fn unlicensed(license: &str) -> ApiError {
     responses(
         (status = 200, description = "The charger with its licences", body = Data<Charger>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks licenses:write, or its user is not of the platform operators' team"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 422, body = ValidationErrorBody),
@@ -63,7 +61,7 @@ pub async fn set_licenses(
     Path(charger_uuid): Path<String>,
     mut input: Input,
 ) -> Result<Json<Data<Charger>>, ApiError> {
-    caller.require(Scope::LICENSES_WRITE)?;
+    caller.authorize()?;
     if !state.store.is_platform_operator(caller.user_id()).await? {
         return Err(ApiError::ForbiddenBecause(
             "Only the platform operators' team grants licenses.".into(),

@@ -15,8 +15,8 @@ use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
+use cms_store::StoreError;
 use cms_store::proxy::{NewProxyServer, ProxyServer};
-use cms_store::{Scope, StoreError};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -124,8 +124,6 @@ pub struct NewProxyServerBody {
     params(("charger_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, description = "The charger's proxy servers", body = Data<Vec<ProxyServerBody>>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks chargers:read"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
@@ -135,7 +133,7 @@ pub async fn show_proxy(
     caller: Caller,
     Path(charger_uuid): Path<String>,
 ) -> Result<Json<Data<Vec<ProxyServerBody>>>, ApiError> {
-    caller.require(Scope::CHARGERS_READ)?;
+    caller.authorize()?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     let servers = state.store.proxy_servers(charger.id).await?;
     Ok(Json(Data::new(
@@ -153,7 +151,6 @@ pub async fn show_proxy(
     responses(
         (status = 200, description = "The charger's proxy servers", body = Data<Vec<ProxyServerBody>>),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the charger's site, or the charger lacks the pro licence (servers given)"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 422, body = ValidationErrorBody),
@@ -166,7 +163,7 @@ pub async fn set_proxy(
     Path(charger_uuid): Path<String>,
     mut input: Input,
 ) -> Result<Json<Data<Vec<ProxyServerBody>>>, ApiError> {
-    caller.require(Scope::CHARGERS_WRITE)?;
+    caller.authorize()?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     forbidden_unless(charger.permissions.full)?;
     let vendor_role = input

@@ -24,7 +24,6 @@ use axum::{Extension, Json};
 use cms_bus::RequestedBy;
 use cms_http_server::AnswerBy;
 use cms_ocpp::v16::secrets::AUTHORIZATION_KEY;
-use cms_store::Scope;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -99,7 +98,6 @@ pub struct RotationBody {
         (status = 200, description = "The change was made, or the charger answered", body = SecurityAnswer),
         (status = 202, description = "The password was sent to the charger, which has not answered yet", body = SecurityAnswer),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 422, body = ValidationErrorBody),
@@ -114,7 +112,7 @@ pub async fn set_security(
     answer_by: Option<Extension<AnswerBy>>,
     mut input: Input,
 ) -> Result<Response, ApiError> {
-    caller.require(Scope::CHARGERS_WRITE)?;
+    caller.authorize()?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     forbidden_unless(charger.permissions.full)?;
     let wait = wait_of(query)?;

@@ -10,7 +10,6 @@ use crate::http::lookup::{not_found, owned_site, visible_site};
 use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
-use cms_store::Scope;
 use cms_store::sites::TeamAccess;
 use utoipa::ToSchema;
 
@@ -83,8 +82,6 @@ async fn known_teams(
     params(("site_uuid" = String, Path)),
     responses(
         (status = 200, body = Data<Vec<TeamAccessBody>>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks sites:read"),
         (status = 404, body = ErrorBody),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
@@ -94,7 +91,7 @@ pub async fn list(
     caller: Caller,
     Path(site_uuid): Path<String>,
 ) -> Result<Json<Data<Vec<TeamAccessBody>>>, ApiError> {
-    caller.require(Scope::SITES_READ)?;
+    caller.authorize()?;
     let teams = known_teams(&state, &caller, &site_uuid).await?;
     Ok(Json(Data::new(teams.into_iter().map(Into::into).collect())))
 }
@@ -107,8 +104,6 @@ pub async fn list(
     params(("site_uuid" = String, Path), ("team_uuid" = String, Path)),
     responses(
         (status = 200, body = Data<TeamAccessBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks sites:read"),
         (status = 404, body = ErrorBody, description = "No such site or team access"),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
@@ -118,7 +113,7 @@ pub async fn show(
     caller: Caller,
     Path((site_uuid, team_uuid)): Path<(String, String)>,
 ) -> AccessAnswer {
-    caller.require(Scope::SITES_READ)?;
+    caller.authorize()?;
     let teams = known_teams(&state, &caller, &site_uuid).await?;
     let access = teams
         .into_iter()
@@ -134,7 +129,6 @@ pub async fn show(
     params(("site_uuid" = String, Path), ("team_uuid" = String, Path)),
     responses(
         (status = 200, description = "Removed", body = EmptyBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody, description = "The owner team"),
@@ -146,7 +140,7 @@ pub async fn remove(
     caller: Caller,
     Path((site_uuid, team_uuid)): Path<(String, String)>,
 ) -> Result<Json<EmptyBody>, ApiError> {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let owner = "The owner team's access cannot be removed.";
     let (site_id, access) = guest_access(&state, &caller, &site_uuid, &team_uuid, owner).await?;
     state
@@ -168,7 +162,6 @@ const OWNER_SEES_SENSITIVE: &str = "The owner team always has access to sensitiv
     request_body = SensitiveAccessRequest,
     responses(
         (status = 200, body = Data<TeamAccessBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody),
@@ -181,7 +174,7 @@ pub async fn grant_sensitive(
     Path((site_uuid, team_uuid)): Path<(String, String)>,
     mut input: Input,
 ) -> AccessAnswer {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let owner = OWNER_SEES_SENSITIVE;
     let (site_id, access) = guest_access(&state, &caller, &site_uuid, &team_uuid, owner).await?;
     let expires_at = read_expiry(&mut input, "expires_at").flatten();
@@ -202,7 +195,6 @@ pub async fn grant_sensitive(
     params(("site_uuid" = String, Path), ("team_uuid" = String, Path)),
     responses(
         (status = 200, body = Data<TeamAccessBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody, description = "The owner team"),
@@ -214,7 +206,7 @@ pub async fn revoke_sensitive(
     caller: Caller,
     Path((site_uuid, team_uuid)): Path<(String, String)>,
 ) -> AccessAnswer {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let owner = OWNER_SEES_SENSITIVE;
     let (site_id, access) = guest_access(&state, &caller, &site_uuid, &team_uuid, owner).await?;
     state
@@ -233,8 +225,6 @@ pub async fn revoke_sensitive(
     params(("site_uuid" = String, Path), ("team_uuid" = String, Path, description = "A guest team the caller belongs to")),
     responses(
         (status = 200, body = Data<TeamAccessBody>),
-        (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "The token lacks sites:write"),
         (status = 404, body = ErrorBody, description = "No such site, or not a guest team of the caller"),
         (status = 422, body = ValidationErrorBody, description = "The owner team"),
     ),
@@ -245,7 +235,7 @@ pub async fn request_sensitive(
     caller: Caller,
     Path((site_uuid, team_uuid)): Path<(String, String)>,
 ) -> AccessAnswer {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let (site_id, _) = visible_site(&state, &caller, &site_uuid).await?;
     let team = state
         .store
@@ -270,7 +260,6 @@ pub async fn request_sensitive(
     request_body = AssetsRequest,
     responses(
         (status = 200, body = Data<TeamAccessBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody),
@@ -283,7 +272,7 @@ pub async fn update_assets(
     Path((site_uuid, team_uuid)): Path<(String, String)>,
     mut input: Input,
 ) -> AccessAnswer {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let owner = "The owner team has access to every asset.";
     let (site_id, access) = guest_access(&state, &caller, &site_uuid, &team_uuid, owner).await?;
     let chargers = state.store.site_charger_ids(site_id).await?;
@@ -308,7 +297,6 @@ pub async fn update_assets(
     params(("site_uuid" = String, Path), ("team_uuid" = String, Path, description = "A guest team of the site")),
     responses(
         (status = 200, description = "The new owner's access", body = Data<TeamAccessBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody, description = "No such site, or the team has no access to it"),
         (status = 422, body = ValidationErrorBody, description = "The team already owns the site"),
@@ -320,7 +308,7 @@ pub async fn transfer_ownership(
     caller: Caller,
     Path((site_uuid, team_uuid)): Path<(String, String)>,
 ) -> AccessAnswer {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let owner = "The team already owns the site.";
     let (site_id, access) = guest_access(&state, &caller, &site_uuid, &team_uuid, owner).await?;
     state.store.transfer_site(site_id, access.team.id).await?;

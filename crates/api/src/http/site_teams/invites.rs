@@ -15,7 +15,6 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::header::HOST;
 use axum::http::{HeaderMap, StatusCode};
-use cms_store::Scope;
 use cms_store::sites::{Acceptance, NewInvite};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -89,7 +88,6 @@ pub struct InviteLinksBody {
     request_body = InviteRequest,
     responses(
         (status = 201, body = InviteCreatedBody),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
         (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody),
@@ -103,7 +101,7 @@ pub async fn invite(
     headers: HeaderMap,
     mut input: Input,
 ) -> Result<(StatusCode, Json<InviteCreatedBody>), ApiError> {
-    caller.require(Scope::SITES_WRITE)?;
+    caller.authorize()?;
     let site_id = owned_site(&state, &caller, &site_uuid).await?;
     let email = input.email("email", Rules::required().max(255.0)).flatten();
     let mut flag = |field: &str| {
@@ -161,7 +159,6 @@ pub async fn invite(
     request_body = AcceptInviteRequest,
     responses(
         (status = 200, description = "The team's access", body = crate::http::schema::Data<TeamAccessBody>),
-        (status = 401, body = ErrorBody),
         (status = 403, body = ErrorBody, description = "The invite is for another e-mail address, or the token lacks teams:write"),
         (status = 422, body = ValidationErrorBody, description = "An invalid, used or expired token, or not the caller's team"),
     ),
@@ -173,7 +170,7 @@ pub async fn accept(
     Path(site_uuid): Path<String>,
     mut input: Input,
 ) -> AccessAnswer {
-    caller.require(Scope::TEAMS_WRITE)?;
+    caller.authorize()?;
     let token = input
         .string("token", Rules::required().max(255.0))
         .flatten();
