@@ -9,7 +9,7 @@ use crate::http::lookup::{
 };
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
-use crate::http::settings::secret_refusal;
+use crate::http::secret_settings::secret_refusal;
 use crate::http::{AppState, ChangesNoAccess};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;

@@ -18,6 +18,7 @@ mod ops;
 mod pagination;
 mod providers;
 pub mod schema;
+mod secret_settings;
 mod settings;
 mod site_teams;
 mod sites;

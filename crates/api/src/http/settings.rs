@@ -8,6 +8,7 @@ use crate::http::error::ApiError;
 use crate::http::input::Input;
 use crate::http::lookup::{forbidden_unless, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::secret_settings::secret_refusal;
 use crate::http::{AppState, ChangesNoAccess};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -197,35 +198,6 @@ pub async fn change(
         StatusCode::ACCEPTED
     };
     Ok((status, Extension(ChangesNoAccess), Json(Data::new(data))).into_response())
-}
-
-/// Why `key` may not be changed to `value` by a ChangeConfiguration from the API, if it may
-/// not: the charger's own password goes through `PUT .../security` (which changes it on the
-/// charger and in cms together); another secret needs the key to seal it for the gateways
-/// (`can_seal`), and a value other than the mask cms shows for it.
-pub(crate) fn secret_refusal(key: &str, value: &str, can_seal: bool) -> Option<String> {
-    if key.eq_ignore_ascii_case(secrets::AUTHORIZATION_KEY) {
-        return Some(format!(
-            "The {key} setting is the charger's password: change it with PUT \
-             /api/v3/chargers/{{charger_uuid}}/security, which changes it on the charger and in \
-             cms together."
-        ));
-    }
-    if !secrets::is_secret_key(key) {
-        return None;
-    }
-    if value == secrets::MASK {
-        return Some(format!(
-            "The {key} setting is write-only: {} is how cms shows it, not a value.",
-            secrets::MASK
-        ));
-    }
-    (!can_seal).then(|| {
-        format!(
-            "The {key} setting is a secret, and this API has no --secrets-key to send it to the \
-             charger's gateway sealed."
-        )
-    })
 }
 
 /// `settings`: an object of 1 or more keys (1 to 50 characters) to string values (at most
