@@ -8,12 +8,12 @@
 //! offsets of the assignment are asked of the group coordinator a few times a second until
 //! they reach the ends, and then no more.
 
-use crate::consumer::{LagContext, watermarks};
+use crate::offsets::{LagContext, watermarks};
 use cms_bus::CaughtUp;
 use rdkafka::consumer::{Consumer as _, StreamConsumer};
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::HashMap;
-use std::sync::{Mutex, Weak};
+use std::sync::Weak;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -21,30 +21,6 @@ use tokio::sync::watch;
 const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// Bound of one request for the ends or the committed offsets.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The member's assignment as the rebalance callbacks tell it: how many rebalances so far, and
-/// whether the last one gave it partitions (possibly none) rather than took them away.
-#[derive(Default)]
-pub(crate) struct Assignment(Mutex<(u64, bool)>);
-
-impl Assignment {
-    pub(crate) fn assigned(&self) {
-        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *state = (state.0 + 1, true);
-    }
-
-    pub(crate) fn revoked(&self) {
-        let mut state = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *state = (state.0 + 1, false);
-    }
-
-    /// The rebalance that gave the member its current partitions; `None` while it has none
-    /// assigned (not yet joined, or in the middle of a rebalance).
-    fn current(&self) -> Option<u64> {
-        let state = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        state.1.then_some(state.0)
-    }
-}
 
 /// `(high, low)` watermark of each partition of the topics, when the member started.
 type Ends = HashMap<(String, i32), (i64, i64)>;

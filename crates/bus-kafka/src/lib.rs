@@ -5,6 +5,7 @@ mod catch_up;
 mod consumer;
 mod follow;
 mod handback;
+mod offsets;
 mod producer;
 
 pub use consumer::Replay;

@@ -39,7 +39,7 @@ pub struct ApiCmdArgs {
     /// Entries the REST API's access cache holds at most, of each kind (verified tokens,
     /// charger access, site access, chargers lists; a few hundred bytes each): past it the
     /// least recently used entries of the users who hold the most are forgotten.
-    #[arg(long, env = "CMS_ACCESS_CACHE_ENTRIES", value_parser = crate::up::at_least_one,
+    #[arg(long, env = "CMS_ACCESS_CACHE_ENTRIES", value_parser = crate::counts::at_least_one,
         default_value_t = cms_api::DEFAULT_ACCESS_CACHE_ENTRIES)]
     pub access_cache_entries: usize,
     /// A gateway silent (no beacon) this long is taken for dead, and the chargers it still

@@ -8,6 +8,7 @@ pub mod action_args;
 pub mod action_cli;
 pub mod admin;
 pub mod api;
+pub mod counts;
 pub mod dead_letters;
 pub mod duration;
 pub mod gateway;

@@ -1,8 +1,8 @@
 //! The flags of the probes and metrics listener (`--ops-addr`, on every serving subcommand), of
 //! the metrics token and of the live streams' limits (`cms up`, `cms api`).
 
+use crate::counts::at_least_one;
 use crate::duration::positive_duration;
-use crate::up::at_least_one;
 use cms_api::StreamLimits;
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //! in-process bus, the materialiser and the REST API over SQLite in the data directory.
 
 use crate::action_args::ActionArgs;
+use crate::counts::at_least_one;
 use crate::duration::{parse_duration, positive_duration};
 use crate::observability::{self, LogFormat};
 use crate::ops_args::{RestOpsArgs, StreamArgs};
@@ -46,7 +47,7 @@ pub struct UpArgs {
     /// Entries the REST API's access cache holds at most, of each kind (verified tokens,
     /// charger access, site access, chargers lists; a few hundred bytes each): past it the
     /// least recently used entries of the users who hold the most are forgotten.
-    #[arg(long, env = "CMS_ACCESS_CACHE_ENTRIES", value_parser = crate::up::at_least_one,
+    #[arg(long, env = "CMS_ACCESS_CACHE_ENTRIES", value_parser = at_least_one,
         default_value_t = cms_api::DEFAULT_ACCESS_CACHE_ENTRIES)]
     pub access_cache_entries: usize,
     #[arg(long, env = "CMS_LOG_FORMAT", value_enum, default_value = "text")]
@@ -230,15 +231,6 @@ impl HttpArgs {
             header_timeout: self.http_header_timeout,
             request_timeout: self.http_request_timeout,
         }
-    }
-}
-
-/// A count of connections: zero would refuse everyone.
-pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".to_string()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(format!("{text:?}: {e}")),
     }
 }
 

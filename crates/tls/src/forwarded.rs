@@ -19,8 +19,7 @@ use crate::certificate::ClientCertificate;
 use crate::client_trust::{client_verifier, verify_chain};
 use crate::fingerprint::Fingerprints;
 use crate::metrics;
-use crate::server_tls::ReloadCause;
-use crate::watch::Reload;
+use crate::watch::{Reload, ReloadCause};
 
 /// The client CA and CRLs, for certificates that arrive in a header instead of a handshake;
 /// reloaded when the files change, as the wss listener's are. Cheap to clone.

@@ -3,16 +3,19 @@
 
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rustls::crypto::CryptoProvider;
 use rustls::{HandshakeKind, ServerConfig, ServerConnection};
+use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
 
 use crate::client_trust::verify_chain;
 use crate::config::{Loaded, build};
 use crate::fingerprint::Fingerprints;
-use crate::watch::Reload;
+use crate::watch::{Reload, ReloadCause, watch};
 use crate::{ClientCertificate, TlsError, TlsFiles, metrics};
 
 /// The TLS set-up of one listener. Cheap to clone; clones share the configuration.
@@ -29,14 +32,6 @@ struct Shared {
     /// The files as they were when last read. Held for the whole of a reload, so that two
     /// reloads (a SIGHUP and a file change at once) do not interleave.
     last_read: Mutex<Fingerprints>,
-}
-
-/// Why a reload happened, for the log line.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum ReloadCause {
-    Requested,
-    Hangup,
-    FileChanged,
 }
 
 impl ServerTls {
@@ -204,5 +199,23 @@ impl fmt::Debug for ServerTls {
             .field("files", &self.shared.files)
             .field("not_after", &self.not_after())
             .finish_non_exhaustive()
+    }
+}
+
+impl ServerTls {
+    /// Spawns the task that reloads on SIGHUP and when a file's inode, size, modification or
+    /// change time differs from when it was last read, looking every `poll_every`, until
+    /// `shutdown` is cancelled. Outcomes are logged and counted by the reload itself; a broken
+    /// file is not retried until it changes again or SIGHUP comes.
+    ///
+    /// The SIGHUP handler is in place when this returns (from then on SIGHUP no longer ends
+    /// the process). Call it inside a tokio runtime with I/O enabled; the error is the
+    /// runtime's refusal to register the signal.
+    pub fn watch(
+        &self,
+        poll_every: Duration,
+        shutdown: CancellationToken,
+    ) -> std::io::Result<JoinHandle<()>> {
+        watch(self.clone(), poll_every, shutdown)
     }
 }

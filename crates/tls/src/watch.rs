@@ -7,29 +7,18 @@ use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 use tokio_util::sync::CancellationToken;
 
-use crate::server_tls::ReloadCause;
-use crate::{ServerTls, TlsError};
+use crate::TlsError;
 
 /// How often `watch` looks at the files: a rotated certificate is served within seconds, for
 /// the price of three `stat` calls.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(5);
 
-impl ServerTls {
-    /// Spawns the task that reloads on SIGHUP and when a file's inode, size, modification or
-    /// change time differs from when it was last read, looking every `poll_every`, until
-    /// `shutdown` is cancelled. Outcomes are logged and counted by the reload itself; a broken
-    /// file is not retried until it changes again or SIGHUP comes.
-    ///
-    /// The SIGHUP handler is in place when this returns (from then on SIGHUP no longer ends
-    /// the process). Call it inside a tokio runtime with I/O enabled; the error is the
-    /// runtime's refusal to register the signal.
-    pub fn watch(
-        &self,
-        poll_every: Duration,
-        shutdown: CancellationToken,
-    ) -> std::io::Result<JoinHandle<()>> {
-        watch(self.clone(), poll_every, shutdown)
-    }
+/// Why a reload happened, for the log line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ReloadCause {
+    Requested,
+    Hangup,
+    FileChanged,
 }
 
 /// What `watch` reloads: a listener's TLS, or the trusted proxies' client CA.
