@@ -1,6 +1,6 @@
 //! Command line: what fleet to simulate, against which loopback gateway, for how long.
 
-use crate::commands::CommandAction;
+use crate::command_action::CommandAction;
 use crate::connect::Target;
 use clap::Parser;
 use std::net::{SocketAddr, SocketAddrV4};

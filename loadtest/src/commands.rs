@@ -6,9 +6,9 @@
 
 use crate::api::{self, ApiClient};
 use crate::args::Args;
+use crate::command_action::CommandAction;
 use crate::stats::{Latency, histogram};
 use hdrhistogram::Histogram;
-use hyper::Method;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddrV4;
@@ -17,40 +17,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until, timeout_at};
-
-/// What the generator asks the chargers to do: actions every charger answers at once, and
-/// that change nothing on it; or, to price the REST request alone, no action at all.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandAction {
-    DataTransfer,
-    GetLocalListVersion,
-    /// `GET /api/v3/chargers/{uuid}`: no action, a baseline (HTTP, the token, the charger).
-    ReadCharger,
-}
-
-impl CommandAction {
-    /// Its name in the summary: the action's path segment.
-    pub fn name(self) -> &'static str {
-        match self {
-            CommandAction::DataTransfer => "data-transfer",
-            CommandAction::GetLocalListVersion => "get-local-list-version",
-            CommandAction::ReadCharger => "read-charger",
-        }
-    }
-
-    /// The request for the charger `uuid`: method, path and body (the OCPP request payload).
-    pub fn request(self, uuid: &str) -> (Method, String, &'static str) {
-        let action = |body| {
-            let path = format!("/api/v3/chargers/{uuid}/actions/{}?wait=0", self.name());
-            (Method::POST, path, body)
-        };
-        match self {
-            CommandAction::DataTransfer => action(r#"{"vendorId":"cms.loadtest"}"#),
-            CommandAction::GetLocalListVersion => action("{}"),
-            CommandAction::ReadCharger => (Method::GET, format!("/api/v3/chargers/{uuid}"), ""),
-        }
-    }
-}
 
 /// When each command is due, and for which charger: command `k` at `start + k / (chargers ×
 /// rate)`, for charger `k mod chargers`. The fleet's commands come evenly spaced, each
@@ -348,27 +314,5 @@ mod tests {
         // A fractional rate: one command per charger every 4 s.
         let slow = Schedule::new(start, 10, 0.25);
         assert_eq!(slow.nth(10).0 - start, Duration::from_secs(4));
-    }
-
-    #[test]
-    fn the_requests_name_the_charger_and_carry_json_objects() {
-        for action in [
-            CommandAction::DataTransfer,
-            CommandAction::GetLocalListVersion,
-        ] {
-            let (method, path, body) = action.request("u-1");
-            assert_eq!(method, Method::POST);
-            assert_eq!(
-                path,
-                format!("/api/v3/chargers/u-1/actions/{}?wait=0", action.name())
-            );
-            let body: serde_json::Value = serde_json::from_str(body).unwrap();
-            assert!(body.is_object(), "{action:?}");
-        }
-        let (method, path, _) = CommandAction::ReadCharger.request("u-1");
-        assert_eq!(
-            (method, path.as_str()),
-            (Method::GET, "/api/v3/chargers/u-1")
-        );
     }
 }

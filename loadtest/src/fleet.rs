@@ -4,31 +4,18 @@
 //! JSON lines on stdout; the parent shows one progress line and sums them into one summary.
 
 use crate::args::Args;
+use crate::child_lines::ChildLine;
 use crate::progress;
 use crate::report::Summary;
 use crate::stats::{Latency, histogram};
 use crate::timeline::{self, Sample};
-use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::io::{BufRead, BufReader, IsTerminal};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Files a process keeps for itself besides its chargers' sockets.
 const SPARE_FILES: u64 = 200;
-
-/// One line a child writes on stdout.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum ChildLine {
-    Sample(Sample),
-    Done {
-        summary: Box<Summary>,
-        /// The latency histogram as (microseconds, count) pairs, to merge exactly.
-        histogram: Vec<(u64, u64)>,
-    },
-}
 
 /// Processes the run needs: as asked, or enough that each stays under the open-file limit.
 pub fn processes_for(args: &Args) -> usize {
@@ -41,31 +28,6 @@ pub fn processes_for(args: &Args) -> usize {
     let files = progress::open_files_limit().unwrap_or(1024);
     let per_process = files.saturating_sub(SPARE_FILES).max(1) as usize;
     args.chargers.div_ceil(per_process).max(1)
-}
-
-/// In a child: one second's sample, for the parent.
-pub fn report_sample(sample: &Sample) {
-    emit(&ChildLine::Sample(*sample));
-}
-
-/// In a child: the end of its run, for the parent.
-pub fn report_done(summary: &Summary, latency: &Histogram<u64>) {
-    let histogram = latency
-        .iter_recorded()
-        .map(|v| (v.value_iterated_to(), v.count_at_value()))
-        .collect();
-    emit(&ChildLine::Done {
-        summary: Box::new(summary.clone()),
-        histogram,
-    });
-}
-
-fn emit(line: &ChildLine) {
-    if let Ok(json) = serde_json::to_string(line) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{json}");
-        let _ = out.flush();
-    }
 }
 
 /// What the parent has heard from one child so far.

@@ -8,6 +8,8 @@
 
 mod api;
 mod args;
+mod child_lines;
+mod command_action;
 mod commands;
 mod connect;
 mod cpu;
@@ -77,7 +79,7 @@ fn main() -> ExitCode {
             }
         };
         if args.child {
-            fleet::report_done(&summary, &histogram);
+            child_lines::report_done(&summary, &histogram);
             return ExitCode::SUCCESS;
         }
         summary

@@ -79,7 +79,7 @@ pub fn spawn(stats: Arc<Stats>, chargers: usize, pids: Vec<u32>, output: Output)
             match output {
                 Output::Line => print_line(&sample, chargers, tty),
                 Output::Quiet => {}
-                Output::Child => crate::fleet::report_sample(&sample),
+                Output::Child => crate::child_lines::report_sample(&sample),
             }
         }
         if tty && !quiet {

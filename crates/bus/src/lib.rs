@@ -8,6 +8,7 @@ mod commands;
 mod id_tags;
 mod in_process;
 mod proxy;
+pub mod proxy_url;
 mod publishing;
 mod record;
 mod registry;
@@ -22,6 +23,7 @@ pub use commands::{
 pub use id_tags::{IdTagEntry, IdTagStatus, id_tag_entry, id_tag_record};
 pub use in_process::{InProcessBus, InProcessConfig};
 pub use proxy::{ProxySetup, Upstream, VendorRole};
+pub use proxy_url::ProxyUrl;
 pub use publishing::Publishing;
 pub use record::{Delivered, Header, Headers, Message, Record};
 pub use registry::{

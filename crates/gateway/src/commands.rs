@@ -3,14 +3,14 @@
 //! queues it, in that session's inbox. So an action is sent at most once, and never by a
 //! gateway that merely held the charger once.
 
+use crate::Shared;
 use crate::calls::ChargerAnswer;
 use crate::identity::ChargerIdentity;
 use crate::record_time::record_time;
-use crate::{GatewayConfig, Shared};
 use chrono::Utc;
 use cms_bus::{
-    ActionCommand, ActionError, ActionReport, ActionStatus, Message, RequestedBy, Subscriber,
-    command_of, report_record,
+    ActionCommand, ActionError, ActionReport, ActionStatus, Message, Subscriber, command_of,
+    report_record,
 };
 use cms_ocpp::v16::secrets;
 use std::collections::{HashMap, VecDeque};
@@ -226,47 +226,6 @@ async fn deliver(shared: &Shared, message: &Message) {
     }
 }
 
-/// The GetConfiguration (all keys) a gateway sends of its own accord after a BootNotification,
-/// so that cms knows every charger's configuration.
-pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]) -> ActionCommand {
-    let now = Utc::now();
-    let expires = now + chrono::Duration::from_std(config.command_ttl).unwrap_or_default();
-    ActionCommand {
-        uuid: uuid::Uuid::new_v4().to_string(),
-        identity: identity.to_string(),
-        session: String::from_utf8_lossy(session).into_owned(),
-        action: "GetConfiguration".into(),
-        request: serde_json::json!({}),
-        requested_by: RequestedBy::system(),
-        created_at: record_time(now),
-        expires_at: record_time(expires),
-        timeout_ms: config.command_timeout.as_millis() as u64,
-        sealed_request: None,
-    }
-}
-
-/// Whether `command` is the configuration read a gateway makes after a boot
-/// ([`read_configuration`]): cms's own GetConfiguration of every key. An operator's
-/// GetConfiguration (REST, CLI) is not, even of every key: it is sent whatever came before.
-pub fn is_configuration_read(command: &ActionCommand) -> bool {
-    command.requested_by == RequestedBy::system()
-        && command.action == "GetConfiguration"
-        && command.request.as_object().is_some_and(|r| r.is_empty())
-}
-
-/// Why the configuration read after a boot failed when the charger's answer closed the
-/// connection for its size: what the operator can do about it, in the audit log.
-pub fn configuration_too_large(max_frame_size: usize) -> ActionError {
-    ActionError::new(
-        "FrameTooLarge",
-        format!(
-            "the charger's answer was larger than the gateway's frame limit of \
-             {max_frame_size} bytes (--max-frame-size); raising it lets the configuration be \
-             read (until then the gateway does not read it after a boot again)"
-        ),
-    )
-}
-
 pub fn disconnected() -> ActionError {
     ActionError::new(
         "Disconnected",
@@ -341,6 +300,7 @@ pub fn masked(report: &mut ActionReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cms_bus::RequestedBy;
 
     fn command(n: u32) -> ActionCommand {
         ActionCommand {
@@ -355,27 +315,6 @@ mod tests {
             timeout_ms: 30_000,
             sealed_request: None,
         }
-    }
-
-    #[test]
-    fn the_configuration_read_after_boot_is_told_from_an_operators_get_configuration() {
-        let config = GatewayConfig::new(None, "gw-1".into(), cms_bus::Topics::with_prefix("t"));
-        let read = read_configuration(&config, "CP-1", b"s-1");
-        assert!(is_configuration_read(&read));
-        let operator = ActionCommand {
-            requested_by: RequestedBy {
-                kind: "user".into(),
-                email: Some("operator@example.com".into()),
-            },
-            ..read.clone()
-        };
-        assert!(!is_configuration_read(&operator), "an operator's read");
-        let some_keys = ActionCommand {
-            request: serde_json::json!({"key": ["HeartbeatInterval"]}),
-            ..read.clone()
-        };
-        assert!(!is_configuration_read(&some_keys), "a read of some keys");
-        assert!(!is_configuration_read(&command(1)), "another action");
     }
 
     #[test]

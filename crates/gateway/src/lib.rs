@@ -13,6 +13,7 @@
 
 mod admission;
 mod authorization;
+mod boot_configuration;
 /// The frame path: public for its benchmark (`benches/frame_path.rs`).
 pub mod calls;
 mod capacity;
@@ -29,7 +30,6 @@ mod identity;
 mod liveness;
 mod metrics;
 mod outgoing;
-mod pacing;
 mod record_time;
 mod registry;
 mod relay;
@@ -63,7 +63,7 @@ pub use transactions::TransactionIds;
 
 use bytes::Bytes;
 use cms_bus::{Publisher, Subscriber, Topics};
-use dashmap::{DashMap, DashSet};
+use dashmap::DashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -201,13 +201,8 @@ pub(crate) struct Shared {
     proxies: Option<TrustedProxies>,
     transaction_ids: transactions::TransactionIds,
     metrics: metrics::GatewayMetrics,
-    /// Spaces the configuration reads after boots.
-    configuration_reads: pacing::Pacer,
-    /// Chargers whose whole configuration was larger than `--max-frame-size`: the read after
-    /// their boot closed their connection (1009), and would at every boot, so it is not made
-    /// again while this process runs. In memory: one entry per charger that hit it, and a
-    /// restart with a larger limit reads them again.
-    oversized_configurations: DashSet<Box<str>>,
+    /// The configuration reads after boots: spaced, and skipped for oversized configurations.
+    boot_configuration: boot_configuration::BootConfigurationReads,
     /// Cancelled: every session closes at once (and the listeners stop).
     shutdown: CancellationToken,
     /// Cancelled: the listeners stop; the sessions go on (a child of `shutdown`).
@@ -291,7 +286,7 @@ impl Gateway {
                 .clamp(BEACON_INTERVALS.0, BEACON_INTERVALS.1),
             shutdown.clone(),
         ));
-        let configuration_reads = pacing::Pacer::new(config.configuration_reads_per_second);
+        let boot_configuration = boot_configuration::BootConfigurationReads::new(&config);
         let shared = Arc::new(Shared {
             ws_config,
             capacity: capacity::connection_cap(config.max_connections),
@@ -307,8 +302,7 @@ impl Gateway {
             ended: Default::default(),
             transaction_ids: Default::default(),
             metrics: metrics::GatewayMetrics::new(),
-            configuration_reads,
-            oversized_configurations: DashSet::new(),
+            boot_configuration,
             stop_accepting: shutdown.child_token(),
             shutdown,
         });

@@ -75,7 +75,7 @@ pub struct GatewayMetrics {
     /// Sessions a draining gateway closed in turn (`Gateway::drain`).
     pub drained: Counter,
     /// Boots not followed by the configuration read, as the charger's configuration is larger
-    /// than `--max-frame-size` (`Shared::oversized_configurations`).
+    /// than `--max-frame-size` (`BootConfigurationReads`).
     pub configuration_reads_skipped: Counter,
 }
 

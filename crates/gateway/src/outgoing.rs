@@ -4,11 +4,9 @@
 //! or the session's end.
 
 use crate::Shared;
+use crate::boot_configuration::{configuration_too_large, is_configuration_read};
 use crate::calls::ChargerAnswer;
-use crate::commands::{
-    CommandInbox, configuration_too_large, disconnected, finished, is_configuration_read,
-    publish_report,
-};
+use crate::commands::{CommandInbox, disconnected, finished, publish_report};
 use crate::record_time::record_time;
 use chrono::{DateTime, Utc};
 use cms_bus::{ActionCommand, ActionError, ActionReport, ActionStatus};

@@ -3,7 +3,8 @@
 //! at a time, `outgoing.rs`) and graceful shutdown.
 
 use crate::admission::Transport;
-use crate::commands::{CommandInbox, read_configuration};
+use crate::boot_configuration::read_configuration;
+use crate::commands::CommandInbox;
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
@@ -223,7 +224,7 @@ struct LiveSession<'a> {
     /// A call ended: send the next one waiting, if any, before reading on.
     try_send: bool,
     /// When the configuration read after a boot is due, while it waits for its turn
-    /// (`Shared::configuration_reads`).
+    /// (`Shared::boot_configuration`).
     read_configuration_at: Option<Instant>,
     /// The charger's upstreams, when it is relayed to proxy servers (boxed: most chargers are
     /// not, and every connection holds this field all its life).
@@ -375,14 +376,9 @@ impl LiveSession<'_> {
     /// off, or its configuration proved larger than the frame limit (a skip is counted).
     fn reads_configuration_at_boot(&self) -> bool {
         let shared = self.shared;
-        if !shared.config.read_configuration_at_boot {
-            return false;
-        }
-        let oversized = shared.oversized_configurations.contains(self.identity);
-        if oversized {
-            shared.metrics.configuration_reads_skipped.increment(1);
-        }
-        !oversized
+        shared
+            .boot_configuration
+            .wanted(self.identity, &shared.metrics.configuration_reads_skipped)
     }
 
     /// A frame over the limit is about to close the session. When it answered the
@@ -394,7 +390,7 @@ impl LiveSession<'_> {
         if !Box::pin(self.outgoing.end_oversized_configuration_read(shared)).await {
             return;
         }
-        if shared.oversized_configurations.insert(self.identity.into()) {
+        if shared.boot_configuration.oversized(self.identity) {
             tracing::warn!(
                 identity = self.identity,
                 max_frame_size = shared.config.max_frame_size,
@@ -562,7 +558,7 @@ impl LiveSession<'_> {
             // waits adds none: the waiting one reads what the charger has after both.
             if self.read_configuration_at.is_none() {
                 let now = Instant::now();
-                let at = shared.configuration_reads.slot(now);
+                let at = shared.boot_configuration.turn(now);
                 if at <= now {
                     self.queue_configuration_read();
                 } else {

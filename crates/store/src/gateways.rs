@@ -6,7 +6,7 @@
 //! every API process sweeps: the chargers still online on a gateway silent past the timeout go
 //! offline through [`end_session`], as if their gateway had said so.
 
-use crate::state::end_session;
+use crate::session_end::end_session;
 use crate::{Result, Store, format_record_time};
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;

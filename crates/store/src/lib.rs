@@ -26,6 +26,7 @@ pub mod proxy;
 pub mod quotas;
 mod redact;
 mod registry;
+mod session_end;
 pub mod sites;
 pub mod smart_charging;
 mod state;

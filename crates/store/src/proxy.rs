@@ -2,6 +2,7 @@
 //! standalone) and the proxy servers it relays through, in the order the operator listed them.
 
 use crate::{Result, Store, StoreError, now_record_time};
+use cms_bus::ProxyUrl;
 use std::collections::HashMap;
 
 /// A proxy server of a charger as stored.
@@ -21,7 +22,7 @@ pub struct ProxyServer {
 /// A proxy server as the operator lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewProxyServer {
-    pub websocket_url: String,
+    pub websocket_url: ProxyUrl,
     pub role: String,
 }
 
@@ -79,8 +80,9 @@ impl Store {
             .await?;
         for (position, server) in servers.iter().enumerate() {
             let disconnected = (now.clone(), "disconnected".to_string(), None);
-            let (created_at, status, last_connected_at) =
-                known.get(&server.websocket_url).unwrap_or(&disconnected);
+            let (created_at, status, last_connected_at) = known
+                .get(server.websocket_url.as_str())
+                .unwrap_or(&disconnected);
             let inserted = sqlx::query(
                 "INSERT INTO proxy_servers (charger_id, position, websocket_url, role, created_at,
                    updated_at, connection_status, last_connected_at)
@@ -88,7 +90,7 @@ impl Store {
             )
             .bind(charger_id)
             .bind(position as i64)
-            .bind(&server.websocket_url)
+            .bind(server.websocket_url.as_str())
             .bind(&server.role)
             .bind(created_at)
             .bind(&now)
@@ -100,7 +102,7 @@ impl Store {
                 Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                     return Err(StoreError::Conflict(format!(
                         "the proxy server {:?} is listed twice",
-                        server.websocket_url
+                        server.websocket_url.as_str()
                     )));
                 }
                 other => other?,
@@ -129,7 +131,7 @@ mod tests {
 
     fn server(url: &str, role: &str) -> NewProxyServer {
         NewProxyServer {
-            websocket_url: url.into(),
+            websocket_url: ProxyUrl::parse(url).unwrap(),
             role: role.into(),
         }
     }

@@ -372,7 +372,7 @@ mod tests {
                 .await
                 .unwrap();
             let server = |url: &str, role: &str| NewProxyServer {
-                websocket_url: url.into(),
+                websocket_url: cms_bus::ProxyUrl::parse(url).unwrap(),
                 role: role.into(),
             };
             let servers = [

@@ -8,7 +8,6 @@
 mod connectors;
 mod licenses;
 pub(crate) mod proxy;
-mod proxy_url;
 mod security;
 
 use crate::http::AppState;

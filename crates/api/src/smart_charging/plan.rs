@@ -8,6 +8,7 @@ use super::allocate::{Demand, Standing, Strategy, allocate};
 use super::readings::Currents;
 use chrono::{DateTime, Utc};
 use cms_store::format_record_time;
+use cms_store::smart_charging::SmartChargingMode;
 use cms_store::smart_charging::balancer::{
     BalancedCharger, BalancedSite, ChargingConnector, ConnectorComputation, LatestReading,
     SentLimit, SiteComputation,
@@ -106,7 +107,7 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
     };
     let chargers: HashMap<i64, &BalancedCharger> =
         inputs.chargers.iter().map(|c| (c.charger_id, *c)).collect();
-    if site.mode == "disabled" || site.grid_limit_amps.is_none() {
+    if site.mode == SmartChargingMode::Disabled || site.grid_limit_amps.is_none() {
         let mut steps = Vec::new();
         for limit in inputs.limits.values() {
             clear_or_wait(inputs, &chargers, limit, &mut steps);
@@ -135,7 +136,7 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
         .sum();
     let timeout = Duration::from_secs(site.meter_timeout_seconds.max(1) as u64);
     let mut fail_safe = false;
-    let available = if site.mode == "dynamic" {
+    let available = if site.mode == SmartChargingMode::Dynamic {
         let grid = inputs.grid;
         if let Some(reading) = grid {
             computation.meter_amps = reading.phases.highest();
@@ -181,7 +182,7 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
     computation.available_amps = (!fail_safe).then_some(hundredths(available.max(0.0)));
     let allocated: f64 = targets.iter().sum::<f64>() + unsteered;
     computation.allocated_amps = Some(hundredths(allocated));
-    if site.mode == "static" {
+    if site.mode == SmartChargingMode::Static {
         computation.headroom_amps = Some(hundredths(grid_limit - allocated));
     }
 

@@ -9,7 +9,8 @@ use crate::calls::ChargerAnswer;
 use crate::commands::CommandInbox;
 use crate::events::{ConnectionEvent, EventTarget, connection_record};
 use crate::record_time::record_time;
-use cms_bus::{ActionCommand, RequestedBy};
+use cms_bus::proxy_url::redacted;
+use cms_bus::{ActionCommand, ProxyUrl, RequestedBy};
 use cms_ocpp::{ErrorCode, Frame, call_error, parse_frame};
 use futures_util::{SinkExt, StreamExt};
 use std::collections::VecDeque;
@@ -189,10 +190,9 @@ impl Link {
     }
 
     async fn connect(&self) -> Result<Upstream, String> {
-        let target = UpstreamUrl::parse(&self.websocket_url, &self.identity)?;
+        let target = ProxyUrl::parse(&self.websocket_url)?;
         let mut request = target
-            .url
-            .as_str()
+            .for_charger(&self.identity)
             .into_client_request()
             .map_err(|e| e.to_string())?;
         let headers = request.headers_mut();
@@ -200,17 +200,17 @@ impl Link {
             "Sec-WebSocket-Protocol",
             HeaderValue::from_static("ocpp1.6"),
         );
-        if let Some(basic) = &target.basic {
-            let value = HeaderValue::from_str(basic).map_err(|e| e.to_string())?;
+        if let Some(basic) = target.basic_auth() {
+            let value = HeaderValue::from_str(&basic).map_err(|e| e.to_string())?;
             headers.insert("Authorization", value);
         }
-        let tcp = TcpStream::connect((target.host.as_str(), target.port))
+        let tcp = TcpStream::connect((target.host(), target.port()))
             .await
             .map_err(|e| format!("connect: {e}"))?;
         let _ = tcp.set_nodelay(true);
-        let io: Box<dyn Io> = if target.tls {
-            let name = rustls::pki_types::ServerName::try_from(target.host.clone())
-                .map_err(|e| format!("server name {:?}: {e}", target.host))?;
+        let io: Box<dyn Io> = if target.is_secure() {
+            let name = rustls::pki_types::ServerName::try_from(target.host().to_string())
+                .map_err(|e| format!("server name {:?}: {e}", target.host()))?;
             let connector = tokio_rustls::TlsConnector::from(self.tls.clone());
             let tls = connector
                 .connect(name, tcp)
@@ -493,116 +493,9 @@ fn jittered(retry: Duration) -> Duration {
     retry.mul_f64(0.5 + (random % 1000) as f64 / 2000.0)
 }
 
-/// The URL without its password, for logs.
-fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((_, host)) => format!("{scheme}://{host}{path}"),
-        None => url.to_string(),
-    }
-}
-
-/// An upstream's address, as connecting needs it.
-#[derive(Debug, PartialEq, Eq)]
-struct UpstreamUrl {
-    /// The URL to ask for, the charger's identity appended, without credentials.
-    url: String,
-    host: String,
-    port: u16,
-    tls: bool,
-    /// `Basic <base64>` from the URL's `user:password@`.
-    basic: Option<String>,
-}
-
-impl UpstreamUrl {
-    fn parse(websocket_url: &str, identity: &str) -> Result<UpstreamUrl, String> {
-        let (scheme, rest) = websocket_url
-            .split_once("://")
-            .ok_or_else(|| format!("not a URL: {}", redacted(websocket_url)))?;
-        let tls = match scheme.to_ascii_lowercase().as_str() {
-            "wss" => true,
-            "ws" => false,
-            other => return Err(format!("not a websocket URL (scheme {other})")),
-        };
-        let (authority, path) = match rest.find('/') {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
-        };
-        let (credentials, host_port) = match authority.rsplit_once('@') {
-            Some((credentials, host_port)) => (Some(credentials), host_port),
-            None => (None, authority),
-        };
-        let (host, port) = split_port(host_port, if tls { 443 } else { 80 })?;
-        let basic = credentials.map(|c| {
-            use base64::Engine;
-            let decoded = percent_encoding::percent_decode_str(c).decode_utf8_lossy();
-            let encoded = base64::engine::general_purpose::STANDARD.encode(decoded.as_bytes());
-            format!("Basic {encoded}")
-        });
-        let identity = percent_encoding::utf8_percent_encode(identity, SEGMENT);
-        let path = path.trim_end_matches('/');
-        Ok(UpstreamUrl {
-            url: format!("{scheme}://{host_port}{path}/{identity}"),
-            host,
-            port,
-            tls,
-            basic,
-        })
-    }
-}
-
-/// What a path segment may not hold as it is.
-const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'/')
-    .add(b'?')
-    .add(b'#')
-    .add(b'%');
-
-fn split_port(host_port: &str, default: u16) -> Result<(String, u16), String> {
-    // `[::1]:9000`, `host:9000`, `host`.
-    let (host, port) = match host_port.rsplit_once(':') {
-        Some((host, port)) if !port.contains(']') => (host, Some(port)),
-        _ => (host_port, None),
-    };
-    let port = match port {
-        Some(port) => port.parse().map_err(|_| format!("bad port {port:?}"))?,
-        None => default,
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.is_empty() {
-        return Err("no host in the URL".into());
-    }
-    Ok((host.to_string(), port))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_identity_is_appended_and_credentials_become_basic_auth() {
-        let url = UpstreamUrl::parse("wss://ops:s3cr%40t@csms.example:8443/ocpp/", "CP 1").unwrap();
-        assert_eq!(url.url, "wss://csms.example:8443/ocpp/CP%201");
-        assert_eq!(
-            (url.host.as_str(), url.port, url.tls),
-            ("csms.example", 8443, true)
-        );
-        // base64("ops:s3cr@t")
-        assert_eq!(url.basic.as_deref(), Some("Basic b3BzOnMzY3JAdA=="));
-        let plain = UpstreamUrl::parse("ws://127.0.0.1:9000", "CP-1").unwrap();
-        assert_eq!(plain.url, "ws://127.0.0.1:9000/CP-1");
-        assert_eq!((plain.port, plain.tls, plain.basic), (9000, false, None));
-        assert_eq!(UpstreamUrl::parse("wss://h/ocpp", "X").unwrap().port, 443);
-        assert!(UpstreamUrl::parse("https://h/ocpp", "X").is_err());
-        assert!(UpstreamUrl::parse("no url", "X").is_err());
-        assert_eq!(redacted("wss://ops:pw@h/ocpp"), "wss://h/ocpp");
-        assert_eq!(redacted("wss://ops:p@ss@h/x@y"), "wss://h/x@y");
-    }
 
     fn link(leader: Option<LeaderSide>) -> Link {
         Link {

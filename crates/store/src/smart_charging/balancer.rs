@@ -5,6 +5,7 @@
 //! recorded before it is sent, and only while the lease is held, so a balancer that lost its
 //! lease (stalled past it) sends nothing more. See docs/smart-charging.md.
 
+use super::SmartChargingMode;
 use crate::{Result, Store};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -14,8 +15,8 @@ use sqlx::any::AnyRow;
 pub struct BalancedSite {
     pub site_id: i64,
     pub site_uuid: String,
-    /// `disabled` (held only to clear what was sent), `static` or `dynamic`.
-    pub mode: String,
+    /// `Disabled`: held only to clear what was sent.
+    pub mode: SmartChargingMode,
     pub grid_limit_amps: Option<f64>,
     pub strategy: String,
     pub min_amps: f64,
@@ -434,11 +435,23 @@ impl Store {
     }
 }
 
+/// The site's mode; a word the API never writes is the row's decoding error.
+fn mode_of(row: &AnyRow) -> Result<SmartChargingMode> {
+    let text: String = row.try_get("smart_charging")?;
+    SmartChargingMode::parse(&text).ok_or_else(|| {
+        sqlx::Error::ColumnDecode {
+            index: "smart_charging".into(),
+            source: format!("not a smart-charging mode: {text:?}").into(),
+        }
+        .into()
+    })
+}
+
 fn balanced_site(row: &AnyRow) -> Result<BalancedSite> {
     Ok(BalancedSite {
         site_id: row.try_get("id")?,
         site_uuid: row.try_get("uuid")?,
-        mode: row.try_get("smart_charging")?,
+        mode: mode_of(row)?,
         grid_limit_amps: row.try_get("grid_limit_amps")?,
         strategy: row.try_get("strategy")?,
         min_amps: row.try_get("min_amps")?,

@@ -6,6 +6,7 @@
 //! per site once its settings were first saved.
 
 pub mod balancer;
+mod mode;
 #[cfg(test)]
 mod tests;
 
@@ -17,12 +18,12 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 use std::collections::HashSet;
 
-/// Smart charging is off: the balancer clears what it sent and leaves the site alone.
-pub const MODE_DISABLED: &str = "disabled";
-/// The chargers share a fixed grid limit.
-pub const MODE_STATIC: &str = "static";
-/// The chargers share what the site's CT meter says is left under the grid limit.
-pub const MODE_DYNAMIC: &str = "dynamic";
+pub use mode::SmartChargingMode;
+
+/// The modes' words ([`SmartChargingMode`]), as the API takes them.
+pub const MODE_DISABLED: &str = SmartChargingMode::Disabled.as_str();
+pub const MODE_STATIC: &str = SmartChargingMode::Static.as_str();
+pub const MODE_DYNAMIC: &str = SmartChargingMode::Dynamic.as_str();
 pub const MODES: [&str; 3] = [MODE_DISABLED, MODE_STATIC, MODE_DYNAMIC];
 
 /// Every charging connector gets the same share.

@@ -6,7 +6,6 @@
 //! or a list of at most [`MAX_SERVERS`] `{websocket_url, role}`, which replaces the charger's
 //! list (`null` or absent empties it).
 
-use super::proxy_url::{is_secure_websocket_url, masked, unmasked};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
@@ -15,6 +14,8 @@ use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
+use cms_bus::ProxyUrl;
+use cms_bus::proxy_url::{masked, unmasked};
 use cms_store::StoreError;
 use cms_store::proxy::{NewProxyServer, ProxyServer};
 use serde::Serialize;
@@ -246,18 +247,23 @@ pub(crate) fn proxy_servers(
             Some((Some(url), _)) => Some(url),
             None => None,
         };
-        if let Some(url) = &url {
-            if !is_secure_websocket_url(url) {
+        let url = url.and_then(|url| match secure_proxy_url(&url) {
+            Some(url) => Some(url),
+            None => {
                 item.fail(
                     &url_field,
                     format!("The servers.{n}.websocket url field must be a wss:// URL."),
                 );
-            } else if !seen.insert(masked(url)) {
-                item.fail(
-                    &url_field,
-                    format!("The servers.{n}.websocket url field has a duplicate value."),
-                );
+                None
             }
+        });
+        if let Some(url) = &url
+            && !seen.insert(masked(url.as_str()))
+        {
+            item.fail(
+                &url_field,
+                format!("The servers.{n}.websocket url field has a duplicate value."),
+            );
         }
         let role = item
             .one_of(
@@ -290,11 +296,49 @@ pub(crate) fn proxy_servers(
     servers
 }
 
-/// `wss://` followed by a host (with an optional port) and an optional path, without
-/// whitespace or control characters.
+/// `url` if it is a proxy URL the API takes: the relay would dial a `ws` URL too, but a
+/// charger's traffic leaves cms encrypted or not at all.
+fn secure_proxy_url(url: &str) -> Option<ProxyUrl> {
+    ProxyUrl::parse(url).ok().filter(ProxyUrl::is_secure)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proxy_servers_are_secure_websocket_urls() {
+        for good in [
+            "wss://proxy.example.com",
+            "wss://proxy.example.com/ocpp",
+            "wss://10.0.0.1:8443/ocpp/CP-1",
+            "wss://[::1]:8443/ocpp",
+            "wss://ops:s3cret@proxy.example.com/ocpp",
+            "wss://ops@proxy.example.com/ocpp",
+            "wss://proxy.example.com:65535/ocpp",
+        ] {
+            assert!(secure_proxy_url(good).is_some(), "{good}");
+        }
+        for bad in [
+            "ws://proxy.example.com",
+            "https://proxy.example.com",
+            "wss://",
+            "wss:///path",
+            "wss://host:port/x",
+            "wss://127.0.0.1:99999/x",
+            "wss://host:65536/x",
+            "wss://host:0/x",
+            "wss://host:/x",
+            "wss://host:+443/x",
+            "wss://@host/x",
+            "wss://:pw@host/x",
+            "wss://host/a b",
+            "wss://host/ocpp?token=x",
+            "wss://host/ocpp#x",
+        ] {
+            assert!(secure_proxy_url(bad).is_none(), "{bad}");
+        }
+    }
 
     #[test]
     fn the_documented_roles_are_the_accepted_ones() {

@@ -16,7 +16,7 @@ fn site(mode: &str) -> BalancedSite {
     BalancedSite {
         site_id: 1,
         site_uuid: "site".into(),
-        mode: mode.into(),
+        mode: SmartChargingMode::parse(mode).unwrap(),
         grid_limit_amps: Some(100.0),
         strategy: "equal".into(),
         min_amps: 6.0,

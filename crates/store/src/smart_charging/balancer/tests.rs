@@ -282,7 +282,7 @@ store_test!(
             .await
             .unwrap();
         assert_eq!(held.len(), 1);
-        assert_eq!(held[0].mode, "disabled");
+        assert_eq!(held[0].mode.as_str(), "disabled");
         store.forget_limit(charger, 1, "x").await.unwrap();
         assert!(
             store
