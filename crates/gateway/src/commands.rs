@@ -9,10 +9,10 @@ use crate::record_time::record_time;
 use crate::{GatewayConfig, Shared};
 use chrono::Utc;
 use cms_bus::{
-    ActionCommand, ActionError, ActionReport, ActionStatus, Message, RequestedBy, Subscriber,
-    command_of, report_record,
+    ActionCommand, ActionError, ActionName, ActionReport, ActionStatus, Message, RequestedBy,
+    Subscriber, command_of, report_record,
 };
-use cms_ocpp::v16::secrets;
+use cms_ocpp::v16::{Command, secrets};
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
@@ -235,7 +235,7 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
         uuid: uuid::Uuid::new_v4().to_string(),
         identity: identity.to_string(),
         session: String::from_utf8_lossy(session).into_owned(),
-        action: "GetConfiguration".into(),
+        action: Command::GetConfiguration.into(),
         request: serde_json::json!({}),
         requested_by: RequestedBy::system(),
         created_at: record_time(now),
@@ -250,7 +250,7 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
 /// GetConfiguration (REST, CLI) is not, even of every key: it is sent whatever came before.
 pub fn is_configuration_read(command: &ActionCommand) -> bool {
     command.requested_by == RequestedBy::system()
-        && command.action == "GetConfiguration"
+        && command.action == ActionName::Known(Command::GetConfiguration)
         && command.request.as_object().is_some_and(|r| r.is_empty())
 }
 
@@ -301,8 +301,8 @@ pub fn finished(
 }
 
 /// The action's name as a metric label: one of the 19, never free text from the bus.
-fn action_label(action: &str) -> &'static str {
-    cms_ocpp::v16::Command::from_name(action).map_or("unknown", |c| c.as_str())
+fn action_label(action: &ActionName) -> &'static str {
+    action.command().map_or("unknown", |c| c.as_str())
 }
 
 /// Publishes a report; a report the bus refuses is logged, and the API ends the action itself
@@ -332,9 +332,9 @@ pub fn publish_report(
 pub fn masked(report: &mut ActionReport) {
     let command = &mut report.command;
     command.sealed_request = None;
-    secrets::mask_request(&command.action, &mut command.request);
+    secrets::mask_request(command.action.as_str(), &mut command.request);
     if let Some(response) = &mut report.response {
-        secrets::mask_response(&command.action, response);
+        secrets::mask_response(command.action.as_str(), response);
     }
 }
 
