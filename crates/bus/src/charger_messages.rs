@@ -99,7 +99,7 @@ pub fn push_reading_headers(
 }
 
 /// A StartTransaction record's headers: the transactionId and idTagInfo status it was given.
-pub fn push_start_headers(headers: &mut Headers, transaction_id: i64, id_tag_status: &'static str) {
+pub fn push_start_headers(headers: &mut Headers, transaction_id: i32, id_tag_status: &'static str) {
     headers.push(Header::new(
         header::TRANSACTION_ID,
         transaction_id.to_string(),

@@ -250,7 +250,7 @@ fn accept(
                 ctx.authority
                     .start(ctx.identity, start.connector_id, &start.id_tag, id, now);
             // The transaction is recorded with the verdict: a refused start is still one.
-            push_start_headers(&mut headers, id.into(), verdict.status);
+            push_start_headers(&mut headers, id, verdict.status);
             answer::start_transaction(id, &verdict.id_tag_info()).into()
         }
         Request::StopTransaction(stop) => {
