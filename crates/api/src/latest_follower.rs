@@ -7,13 +7,10 @@
 //! charger. The group's materialisers still write the store. (`cms up` has one materialiser
 //! that sees everything, and no follower.)
 
-use crate::cache::{LatestReading, LatestValueCache};
-use crate::materialiser::{Told, told};
-use crate::normalise::rest_meter_values;
-use bytes::Bytes;
-use cms_bus::{Record, Subscriber};
-use cms_ocpp::v16::{Action, Request, parse_request};
-use cms_store::format_record_time;
+use crate::cache::LatestValueCache;
+use crate::materialiser::{ReadingUse, Told, remember_readings, told, translate};
+use chrono::Utc;
+use cms_bus::{Message, Subscriber, Topics};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +21,7 @@ pub const STORE_READ_AGAIN_AFTER: Duration = Duration::from_secs(10);
 /// Follows the messages topic until the bus closes, offering each reading to the cache.
 pub async fn follow_latest_values(
     mut messages: Box<dyn Subscriber>,
-    messages_topic: &'static str,
+    topics: Topics,
     cache: Arc<LatestValueCache>,
 ) {
     let mut batch = Vec::new();
@@ -34,7 +31,7 @@ pub async fn follow_latest_values(
             Ok(0) => return,
             Ok(_) => {
                 for message in &batch {
-                    offer(&cache, &message.record, messages_topic);
+                    offer(&cache, message, &topics);
                 }
             }
             Err(e) => {
@@ -47,8 +44,9 @@ pub async fn follow_latest_values(
 
 /// Offers a MeterValues record's reading, parsed only when its headers say it is newer than
 /// the one held (most records are others' traffic, or already seen by the materialiser).
-fn offer(cache: &LatestValueCache, record: &Record, messages_topic: &str) {
-    let Told::Reading(Some((identity, connector, at))) = told(record, messages_topic) else {
+fn offer(cache: &LatestValueCache, message: &Message, topics: &Topics) {
+    let Told::Reading(Some((identity, connector, at))) = told(&message.record, topics.messages)
+    else {
         return;
     };
     let Ok(connector) = u32::try_from(connector) else {
@@ -57,19 +55,8 @@ fn offer(cache: &LatestValueCache, record: &Record, messages_topic: &str) {
     if !cache.would_keep(identity, connector, at) {
         return;
     }
-    let Ok(text) = std::str::from_utf8(&record.value) else {
-        return;
-    };
-    let Ok(Request::MeterValues(values)) = parse_request(Action::MeterValues, text) else {
-        return;
-    };
-    let (json, newest) = rest_meter_values(&values.meter_value);
-    let Some(newest) = newest else {
-        return;
-    };
-    let reading = LatestReading {
-        measured_at: format_record_time(newest),
-        meter_value: Bytes::from(json),
-    };
-    cache.offer(identity, values.connector_id, reading);
+    let latest = ReadingUse::Latest { energy: false };
+    if let Some(change) = translate(message, topics, latest, Utc::now()) {
+        remember_readings(cache, std::slice::from_ref(&change));
+    }
 }

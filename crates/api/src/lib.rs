@@ -3,7 +3,9 @@
 #![forbid(unsafe_code)]
 
 mod access;
+mod action_reports;
 mod actions;
+mod arrived;
 mod cache;
 mod charger_rows;
 mod gateway_in_process;
@@ -175,7 +177,7 @@ impl Api {
                 });
                 Some(tokio::spawn(latest_follower::follow_latest_values(
                     messages,
-                    config.topics.messages,
+                    config.topics,
                     cache.clone(),
                 )))
             }

@@ -2,7 +2,8 @@
 //! its state (gateway → API). Both are keyed by charger identity, so one charger's actions and
 //! results keep their order; both carry the whole action, so a consumer needs nothing else.
 
-use crate::{Headers, Message, Record, Topics};
+use crate::contract::header;
+use crate::{ActionName, Headers, Message, Record, Topics};
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -100,8 +101,8 @@ pub struct ActionCommand {
     pub identity: String,
     /// The session (as in the connection events) the action is for.
     pub session: String,
-    /// The OCPP action, e.g. `Reset`.
-    pub action: String,
+    /// The OCPP action, e.g. `Reset` (a name this version does not know is kept as written).
+    pub action: ActionName,
     /// The OCPP request payload, already checked against the action's schema.
     pub request: Value,
     pub requested_by: RequestedBy,
@@ -134,7 +135,12 @@ pub struct ActionReport {
 
 /// The record of a command on `<prefix>.ocpp.commands`.
 pub fn command_record(topics: &Topics, command: &ActionCommand) -> Record {
-    json_record(topics.commands, &command.identity, &command.action, command)
+    json_record(
+        topics.commands,
+        &command.identity,
+        command.action.as_str(),
+        command,
+    )
 }
 
 /// The record of a report on `<prefix>.ocpp.command-results`.
@@ -143,12 +149,12 @@ pub fn report_record(topics: &Topics, report: &ActionReport) -> Record {
     let mut record = json_record(
         topics.command_results,
         &command.identity,
-        &command.action,
+        command.action.as_str(),
         report,
     );
     record
         .headers
-        .push(crate::Header::new("status", report.status.as_str()));
+        .push(crate::Header::new(header::STATUS, report.status.as_str()));
     record
 }
 
@@ -163,7 +169,7 @@ fn json_record(
         topic: Cow::Borrowed(topic),
         key: Bytes::copy_from_slice(identity.as_bytes()),
         headers: Headers::from_iter([crate::Header::new(
-            "action",
+            header::ACTION,
             Bytes::copy_from_slice(action.as_bytes()),
         )]),
         value: Bytes::from(value),

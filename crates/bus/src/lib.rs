@@ -3,8 +3,12 @@
 //! offsets, commits) so that the in-process bus and the Kafka bus are interchangeable.
 #![forbid(unsafe_code)]
 
+mod action_name;
 mod caught_up;
+mod charger_messages;
 mod commands;
+mod connections;
+pub mod contract;
 mod id_tags;
 mod in_process;
 mod proxy;
@@ -15,11 +19,17 @@ mod registry;
 mod sealing;
 mod topics;
 
+pub use action_name::ActionName;
 pub use caught_up::CaughtUp;
+pub use charger_messages::{
+    ChargerMessage, message_headers, push_reading_headers, push_start_headers,
+};
 pub use commands::{
     ActionCommand, ActionError, ActionReport, ActionStatus, RequestedBy, command_of,
     command_record, report_of, report_record,
 };
+pub use connections::ConnectionEvent;
+pub use contract::{CONTRACT_VERSION, header};
 pub use id_tags::{IdTagEntry, IdTagStatus, id_tag_entry, id_tag_record};
 pub use in_process::{InProcessBus, InProcessConfig};
 pub use proxy::{ProxySetup, Upstream, VendorRole};

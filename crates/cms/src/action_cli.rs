@@ -98,7 +98,7 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
         uuid: uuid::Uuid::new_v4().to_string(),
         identity: args.identity.clone(),
         session,
-        action: command.as_str().to_string(),
+        action: command.into(),
         request,
         requested_by: RequestedBy {
             kind: "cli".into(),

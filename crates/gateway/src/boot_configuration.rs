@@ -9,7 +9,8 @@ mod pacing;
 use crate::GatewayConfig;
 use crate::record_time::record_time;
 use chrono::Utc;
-use cms_bus::{ActionCommand, ActionError, RequestedBy};
+use cms_bus::{ActionCommand, ActionError, ActionName, RequestedBy};
+use cms_ocpp::v16::Command;
 use dashmap::DashSet;
 use std::time::Instant;
 
@@ -67,7 +68,7 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
         uuid: uuid::Uuid::new_v4().to_string(),
         identity: identity.to_string(),
         session: String::from_utf8_lossy(session).into_owned(),
-        action: "GetConfiguration".into(),
+        action: Command::GetConfiguration.into(),
         request: serde_json::json!({}),
         requested_by: RequestedBy::system(),
         created_at: record_time(now),
@@ -82,7 +83,7 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
 /// GetConfiguration (REST, CLI) is not, even of every key: it is sent whatever came before.
 pub fn is_configuration_read(command: &ActionCommand) -> bool {
     command.requested_by == RequestedBy::system()
-        && command.action == "GetConfiguration"
+        && command.action == ActionName::Known(Command::GetConfiguration)
         && command.request.as_object().is_some_and(|r| r.is_empty())
 }
 

@@ -8,7 +8,7 @@ use crate::transactions::{StartKey, TransactionIds};
 use bytes::{Bytes, BytesMut};
 use chrono::{DateTime, Utc};
 use cms_bus::Topics;
-use cms_bus::{Header, Headers, Record};
+use cms_bus::{Headers, Record, push_reading_headers, push_start_headers};
 use cms_ocpp::v16::answer::{self, ClockAnswer};
 use cms_ocpp::v16::{
     Action, MAX_CONNECTOR_ID, MeterValuesCheck, Request, check_meter_values, parse_request,
@@ -200,25 +200,23 @@ fn accept(
     value: Bytes,
     now: DateTime<Utc>,
 ) -> Handled {
-    // Six here and the two a MeterValues or StartTransaction adds: all inside the record.
-    let mut headers = Headers::new();
-    headers.push(Header::new("action", action.as_str()));
-    headers.push(Header::new("message_id", id_bytes));
-    headers.push(Header::new("received_at", record_time_bytes(now)));
-    headers.push(Header::new("gateway", ctx.node.clone()));
-    headers.push(Header::new("session", ctx.session.clone()));
-    headers.push(Header::new("ocpp_version", "ocpp1.6"));
+    let mut headers = cms_bus::message_headers(
+        action.as_str(),
+        id_bytes,
+        record_time_bytes(now),
+        ctx.node.clone(),
+        ctx.session.clone(),
+        crate::handshake::OCPP16,
+    );
     let request = match request {
         Valid::MeterValues(values) => {
             // Lets a consumer keep only the newest reading per connector without parsing the
             // ones it supersedes (the materialiser does, under load).
-            headers.push(Header::new(
-                "connector_id",
+            push_reading_headers(
+                &mut headers,
                 connector_id_text(values.connector_id),
-            ));
-            if let Some(newest) = values.newest {
-                headers.push(Header::new("measured_at", record_time_bytes(newest)));
-            }
+                values.newest.map(record_time_bytes),
+            );
             return published(ctx, message_id, action, headers, value, answer::EMPTY);
         }
         Valid::Request(request) => request,
@@ -251,9 +249,8 @@ fn accept(
             let verdict =
                 ctx.authority
                     .start(ctx.identity, start.connector_id, &start.id_tag, id, now);
-            headers.push(Header::new("transaction_id", id.to_string()));
             // The transaction is recorded with the verdict: a refused start is still one.
-            headers.push(Header::new("id_tag_status", verdict.status));
+            push_start_headers(&mut headers, id, verdict.status);
             answer::start_transaction(id, &verdict.id_tag_info()).into()
         }
         Request::StopTransaction(stop) => {

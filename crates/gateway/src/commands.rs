@@ -9,8 +9,8 @@ use crate::identity::ChargerIdentity;
 use crate::record_time::record_time;
 use chrono::Utc;
 use cms_bus::{
-    ActionCommand, ActionError, ActionReport, ActionStatus, Message, Subscriber, command_of,
-    report_record,
+    ActionCommand, ActionError, ActionName, ActionReport, ActionStatus, Message, Subscriber,
+    command_of, report_record,
 };
 use cms_ocpp::v16::secrets;
 use std::collections::{HashMap, VecDeque};
@@ -260,8 +260,8 @@ pub fn finished(
 }
 
 /// The action's name as a metric label: one of the 19, never free text from the bus.
-fn action_label(action: &str) -> &'static str {
-    cms_ocpp::v16::Command::from_name(action).map_or("unknown", |c| c.as_str())
+fn action_label(action: &ActionName) -> &'static str {
+    action.command().map_or("unknown", |c| c.as_str())
 }
 
 /// Publishes a report; a report the bus refuses is logged, and the API ends the action itself
@@ -291,9 +291,9 @@ pub fn publish_report(
 pub fn masked(report: &mut ActionReport) {
     let command = &mut report.command;
     command.sealed_request = None;
-    secrets::mask_request(&command.action, &mut command.request);
+    secrets::mask_request(command.action.as_str(), &mut command.request);
     if let Some(response) = &mut report.response {
-        secrets::mask_response(&command.action, response);
+        secrets::mask_response(command.action.as_str(), response);
     }
 }
 

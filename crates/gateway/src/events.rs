@@ -4,8 +4,7 @@
 use crate::metrics::DisconnectReason;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use cms_bus::{Header, Headers, Record};
-use std::borrow::Cow;
+use cms_bus::{ConnectionEvent as Event, Record};
 use std::time::Duration;
 
 pub enum ConnectionEvent {
@@ -40,48 +39,50 @@ pub fn connection_record(
     now: DateTime<Utc>,
 ) -> Record {
     let at = crate::record_time::record_time(now);
-    let identity = String::from_utf8_lossy(identity_key);
-    let session_text = String::from_utf8_lossy(session);
-    let node = String::from_utf8_lossy(&target.node);
-    let (name, value) = match &event {
-        ConnectionEvent::Connected { remote_addr } => (
-            "connected",
-            serde_json::json!({
-                "event": "connected", "identity": identity, "session": session_text,
-                "gateway": node, "at": at, "remote_addr": remote_addr, "subprotocol": "ocpp1.6",
-            }),
-        ),
-        ConnectionEvent::Disconnected { reason } => (
-            "disconnected",
-            serde_json::json!({
-                "event": "disconnected", "identity": identity, "session": session_text,
-                "gateway": node, "at": at, "reason": reason.as_str(),
-            }),
-        ),
+    let identity = String::from_utf8_lossy(identity_key).into_owned();
+    let session_text = String::from_utf8_lossy(session).into_owned();
+    let gateway = String::from_utf8_lossy(&target.node).into_owned();
+    let event = match event {
+        ConnectionEvent::Connected { remote_addr } => Event::Connected {
+            identity,
+            session: session_text,
+            gateway,
+            at,
+            remote_addr,
+            subprotocol: crate::handshake::OCPP16.to_string(),
+        },
+        ConnectionEvent::Disconnected { reason } => Event::Disconnected {
+            identity,
+            session: session_text,
+            gateway,
+            at,
+            reason: reason.as_str().to_string(),
+        },
         ConnectionEvent::Upstream {
             position,
             websocket_url,
             connected,
-        } => (
-            "upstream",
-            serde_json::json!({
-                "event": "upstream", "identity": identity, "session": session_text,
-                "gateway": node, "at": at, "position": position, "websocket_url": websocket_url,
-                "status": if *connected { "connected" } else { "disconnected" },
-            }),
-        ),
+        } => Event::Upstream {
+            identity,
+            session: session_text,
+            gateway,
+            at,
+            position: i64::try_from(position).unwrap_or(i64::MAX),
+            websocket_url,
+            status: if connected {
+                "connected"
+            } else {
+                "disconnected"
+            }
+            .to_string(),
+        },
     };
-    Record {
-        topic: Cow::Borrowed(target.topic),
-        key: identity_key.clone(),
-        headers: Headers::from_iter([
-            Header::new("event", name),
-            Header::new("received_at", at),
-            Header::new("gateway", target.node.clone()),
-            Header::new("session", session.clone()),
-        ]),
-        value: Bytes::from(value.to_string()),
-    }
+    event.record(
+        target.topic,
+        identity_key.clone(),
+        target.node.clone(),
+        Some(session.clone()),
+    )
 }
 
 /// The record a gateway publishes as it starts: every session it held before (a crash says
@@ -92,7 +93,13 @@ pub fn gateway_started_record(
     beacon_interval: Duration,
     now: DateTime<Utc>,
 ) -> Record {
-    gateway_record(target, "gateway_started", beacon_interval, now)
+    let (gateway, at, beacon_interval_ms) = gateway_fields(target, beacon_interval, now);
+    let event = Event::GatewayStarted {
+        gateway,
+        at,
+        beacon_interval_ms,
+    };
+    event.record(target.topic, target.node.clone(), target.node.clone(), None)
 }
 
 /// The beacon a gateway publishes every `beacon_interval` while it runs: it is alive at `at`.
@@ -103,32 +110,25 @@ pub fn gateway_alive_record(
     beacon_interval: Duration,
     now: DateTime<Utc>,
 ) -> Record {
-    gateway_record(target, "gateway_alive", beacon_interval, now)
+    let (gateway, at, beacon_interval_ms) = gateway_fields(target, beacon_interval, now);
+    let event = Event::GatewayAlive {
+        gateway,
+        at,
+        beacon_interval_ms,
+    };
+    event.record(target.topic, target.node.clone(), target.node.clone(), None)
 }
 
-/// A record of the gateway itself: `event`, its node id, the time and how often it beacons.
-fn gateway_record(
+/// What a record of the gateway itself says: its node id, the time and how often it beacons.
+fn gateway_fields(
     target: &EventTarget,
-    event: &'static str,
     beacon_interval: Duration,
     now: DateTime<Utc>,
-) -> Record {
+) -> (String, String, Option<u64>) {
+    let gateway = String::from_utf8_lossy(&target.node).into_owned();
     let at = crate::record_time::record_time(now);
-    let node = String::from_utf8_lossy(&target.node);
     let interval_ms = u64::try_from(beacon_interval.as_millis()).unwrap_or(u64::MAX);
-    let value = serde_json::json!({
-        "event": event, "gateway": node, "at": at, "beacon_interval_ms": interval_ms,
-    });
-    Record {
-        topic: Cow::Borrowed(target.topic),
-        key: target.node.clone(),
-        headers: Headers::from_iter([
-            Header::new("event", event),
-            Header::new("received_at", at),
-            Header::new("gateway", target.node.clone()),
-        ]),
-        value: Bytes::from(value.to_string()),
-    }
+    (gateway, at, Some(interval_ms))
 }
 
 #[cfg(test)]

@@ -10,7 +10,6 @@ use crate::commands::{CommandInbox, disconnected, finished, publish_report};
 use crate::record_time::record_time;
 use chrono::{DateTime, Utc};
 use cms_bus::{ActionCommand, ActionError, ActionReport, ActionStatus};
-use cms_ocpp::v16::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -78,7 +77,8 @@ impl OutgoingCalls {
                 continue;
             }
             // The action's uuid is the message id: 36 characters, the most OCPP-J allows.
-            let frame = cms_ocpp::call(&command.uuid, &command.action, &request.to_string());
+            let frame =
+                cms_ocpp::call(&command.uuid, command.action.as_str(), &request.to_string());
             // A frame over the limit this gateway holds chargers' frames to would not fit the
             // socket's write buffer (the session would end) and could not be expected to fit
             // the charger's: not sent, and the charger stays connected.
@@ -294,7 +294,7 @@ fn unsendable(
         let error = ActionError::new("Expired", "its deadline passed before it could be sent");
         return Some((ActionStatus::Expired, error));
     }
-    let Some(action) = Command::from_name(&command.action) else {
+    let Some(action) = command.action.command() else {
         let error = ActionError::new("NotImplemented", "not an OCPP 1.6 central system action");
         return Some((ActionStatus::Failed, error));
     };
@@ -312,7 +312,7 @@ fn checked_response(
     let response: serde_json::Value = serde_json::from_str(payload).map_err(|e| {
         ActionError::new("FormationViolation", format!("the answer is not JSON: {e}"))
     })?;
-    if let Some(action) = Command::from_name(&command.action) {
+    if let Some(action) = command.action.command() {
         action.validate_response(&response).map_err(|refused| {
             let first = &refused.first().violation;
             ActionError::new(first.code.as_str(), first.description.clone())

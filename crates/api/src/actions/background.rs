@@ -3,7 +3,7 @@
 //! the actions no gateway reported on in time.
 
 use super::{Dispatch, command_of_row};
-use cms_bus::{Subscriber, command_record, report_of};
+use cms_bus::{ActionStatus, Subscriber, command_record, header, report_of};
 use cms_store::Store;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,13 +39,15 @@ pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscr
                         _ = dispatch.waiting_began.notified() => {}
                         _ = tokio::time::sleep(UNAWAITED_LINGER) => {}
                     }
-                    crate::materialiser::take_arrived(&mut *reports, &mut batch, MAX);
+                    crate::arrived::take_arrived(&mut *reports, &mut batch, MAX);
                 }
                 // Only a final report wakes a request, and only one that a request of this
                 // process waits for: the rest are not parsed. (A request waits before its
                 // action is published, so no report in hand is for a request not yet waiting.)
                 let waited_for = batch.iter().filter(|message| {
-                    dispatch.has_waiters() && message.record.header_str("status") != Some("sent")
+                    dispatch.has_waiters()
+                        && message.record.header_str(header::STATUS)
+                            != Some(ActionStatus::Sent.as_str())
                 });
                 for report in waited_for.filter_map(report_of) {
                     dispatch.report(report);

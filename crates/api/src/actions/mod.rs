@@ -5,17 +5,17 @@
 //! What no gateway reports on in time, the sweep ends (see `background.rs`).
 
 mod background;
-mod reported;
 
+pub use crate::action_reports::new_action;
+use crate::action_reports::report_change;
 pub use background::{SWEEP_MARGIN, follow_reports, relay_cli_actions, sweep_overdue};
-pub use reported::report_change;
 
 use cms_bus::{
     ActionCommand, ActionReport, Publisher, RequestedBy, SecretsKey, Topics, command_record,
 };
 use cms_ocpp::v16::secrets;
+use cms_store::actions::ActionRow;
 pub use cms_store::actions::ActionTimes;
-use cms_store::actions::{ActionRow, NewAction};
 use cms_store::{Store, StoreError, format_record_time};
 use dashmap::DashMap;
 use std::sync::Arc;
@@ -198,7 +198,7 @@ impl Dispatch {
             uuid,
             identity: identity.to_string(),
             session: session.to_string(),
-            action: action.to_string(),
+            action: action.into(),
             request,
             requested_by,
             created_at: format_record_time(now),
@@ -281,23 +281,6 @@ impl Dispatch {
     }
 }
 
-/// The stored form of a command about to be published (or left to the outbox).
-pub fn new_action(charger_id: i64, command: &ActionCommand, published: bool) -> NewAction {
-    NewAction {
-        uuid: command.uuid.clone(),
-        charger_id,
-        session: command.session.clone(),
-        action: command.action.clone(),
-        request: command.request.to_string(),
-        requested_by_type: command.requested_by.kind.clone(),
-        requested_by_email: command.requested_by.email.clone(),
-        timeout_ms: command.timeout_ms as i64,
-        created_at: command.created_at.clone(),
-        expires_at: command.expires_at.clone(),
-        published,
-    }
-}
-
 /// The command a stored action stands for (for the outbox, which publishes what the command
 /// line stored).
 pub fn command_of_row(row: &ActionRow) -> ActionCommand {
@@ -305,7 +288,7 @@ pub fn command_of_row(row: &ActionRow) -> ActionCommand {
         uuid: row.uuid.clone(),
         identity: row.identity.clone(),
         session: row.session.clone(),
-        action: row.action.clone(),
+        action: row.action.as_str().into(),
         request: serde_json::from_str(&row.request).unwrap_or(serde_json::Value::Null),
         requested_by: RequestedBy {
             kind: row.requested_by_type.clone(),

@@ -85,7 +85,7 @@ impl ActionBody {
     fn taken(command: ActionCommand) -> Self {
         ActionBody {
             uuid: command.uuid,
-            action: command.action,
+            action: command.action.to_string(),
             request: command.request,
             status: "pending".into(),
             response: None,

@@ -1,4 +1,6 @@
 use super::*;
+use bytes::Bytes;
+use chrono::DateTime;
 use cms_bus::{Header, Headers, Record};
 use std::borrow::Cow;
 
@@ -11,11 +13,11 @@ fn told_of<'a>(batch: &'a [Message], messages_topic: &str) -> Vec<Told<'a>> {
 
 fn reading(key: &'static str, connector: &'static str, at: Option<&'static str>) -> Message {
     let mut headers = vec![
-        Header::new("action", "MeterValues"),
-        Header::new("connector_id", connector),
+        Header::new(header::ACTION, "MeterValues"),
+        Header::new(header::CONNECTOR_ID, connector),
     ];
     if let Some(at) = at {
-        headers.push(Header::new("measured_at", at));
+        headers.push(Header::new(header::MEASURED_AT, at));
     }
     message("t.messages", key, headers)
 }
@@ -49,16 +51,16 @@ fn only_the_newest_reading_of_each_connector_is_kept() {
         message(
             "t.messages",
             "CP1",
-            vec![Header::new("action", "Heartbeat")],
+            vec![Header::new(header::ACTION, "Heartbeat")],
         ),
         // Same headers on another topic: not a reading of this one.
         message(
             "t.other",
             "CP1",
             vec![
-                Header::new("action", "MeterValues"),
-                Header::new("connector_id", "1"),
-                Header::new("measured_at", "2026-11-21T11:00:00.000000Z"),
+                Header::new(header::ACTION, "MeterValues"),
+                Header::new(header::CONNECTOR_ID, "1"),
+                Header::new(header::MEASURED_AT, "2026-11-21T11:00:00.000000Z"),
             ],
         ),
     ];
@@ -100,8 +102,8 @@ fn ocpp_record(topics: &Topics, identity: &str, action: &str, payload: &str) -> 
         topic: Cow::Borrowed(topics.messages),
         key: Bytes::copy_from_slice(identity.as_bytes()),
         headers: Headers::from_iter([
-            Header::new("action", Bytes::copy_from_slice(action.as_bytes())),
-            Header::new("received_at", "2026-11-21T10:00:00.000000Z"),
+            Header::new(header::ACTION, Bytes::copy_from_slice(action.as_bytes())),
+            Header::new(header::RECEIVED_AT, "2026-11-21T10:00:00.000000Z"),
         ]),
         value: Bytes::copy_from_slice(payload.as_bytes()),
     }
@@ -208,14 +210,14 @@ fn energy_record(topics: &Topics, connector: u32, at: &str, wh: i64) -> Message 
     );
     let mut record = ocpp_record(topics, "CP-1", "MeterValues", &payload);
     record.headers.push(Header::new(
-        "connector_id",
+        header::CONNECTOR_ID,
         Bytes::from(connector.to_string()),
     ));
     // The gateway's record time form: fixed width, microseconds.
     let measured_at = at.replace('Z', ".000000Z");
     record
         .headers
-        .push(Header::new("measured_at", Bytes::from(measured_at)));
+        .push(Header::new(header::MEASURED_AT, Bytes::from(measured_at)));
     Message {
         record,
         partition: 0,
@@ -321,10 +323,11 @@ async fn a_reading_without_a_register_does_not_take_its_connectors_minute() {
     let power = {
         let payload = r#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-21T10:00:00Z","sampledValue":[{"value":"7.4","measurand":"Power.Active.Import","unit":"kW"}]}]}"#;
         let mut record = ocpp_record(&topics, "CP-1", "MeterValues", payload);
-        record.headers.push(Header::new("connector_id", "1"));
-        record
-            .headers
-            .push(Header::new("measured_at", "2026-11-21T10:00:00.000000Z"));
+        record.headers.push(Header::new(header::CONNECTOR_ID, "1"));
+        record.headers.push(Header::new(
+            header::MEASURED_AT,
+            "2026-11-21T10:00:00.000000Z",
+        ));
         Message {
             record,
             partition: 0,
@@ -342,7 +345,10 @@ async fn a_reading_without_a_register_does_not_take_its_connectors_minute() {
 
 #[test]
 fn a_gateways_start_and_beacons_are_its_signs_of_life() {
-    let change = |value: &str| connection_change("gw-1".into(), &Bytes::from(value.to_string()));
+    let change = |value: &str| {
+        let event: cms_bus::ConnectionEvent = serde_json::from_str(value).ok()?;
+        translate::connection_change("gw-1".into(), &event, Utc::now())
+    };
     let at = "2026-11-21T10:00:00.000000Z";
     assert_eq!(
         change(&format!(

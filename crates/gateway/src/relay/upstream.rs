@@ -404,7 +404,7 @@ impl Link {
             uuid: uuid::Uuid::new_v4().to_string(),
             identity: self.identity.clone(),
             session: leader.session.clone(),
-            action: action.into_owned(),
+            action: action.into_owned().into(),
             request,
             requested_by: RequestedBy {
                 kind: "proxy_leader".into(),

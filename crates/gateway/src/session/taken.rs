@@ -104,7 +104,7 @@ impl LiveSession<'_> {
         if let (Some(own), Some(leaders)) = (own_id, transaction_id_of(&record))
             && own != leaders
         {
-            let accepted = record.header_str("id_tag_status") == Some("Accepted");
+            let accepted = record.header_str(cms_bus::header::ID_TAG_STATUS) == Some("Accepted");
             let authority = &self.shared.authority;
             authority.leader_started(self.identity, own, leaders, accepted);
         }
@@ -150,10 +150,14 @@ async fn leader_answer(
             if action == Action::StartTransaction {
                 let leaders: serde_json::Value = serde_json::from_str(&payload).unwrap_or_default();
                 if let Some(id) = leaders["transactionId"].as_i64() {
-                    set_header(&mut record, "transaction_id", id.to_string());
+                    set_header(&mut record, cms_bus::header::TRANSACTION_ID, id.to_string());
                 }
                 if let Some(status) = leaders["idTagInfo"]["status"].as_str() {
-                    set_header(&mut record, "id_tag_status", status.to_string());
+                    set_header(
+                        &mut record,
+                        cms_bus::header::ID_TAG_STATUS,
+                        status.to_string(),
+                    );
                 }
             }
             cms_ocpp::call_result(&id, &payload)
@@ -168,7 +172,10 @@ async fn leader_answer(
 
 /// The transactionId a StartTransaction record was given.
 fn transaction_id_of(record: &Record) -> Option<i32> {
-    record.header_str("transaction_id")?.parse().ok()
+    record
+        .header_str(cms_bus::header::TRANSACTION_ID)?
+        .parse()
+        .ok()
 }
 
 fn set_header(record: &mut Record, name: &'static str, value: String) {

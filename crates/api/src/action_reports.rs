@@ -1,10 +1,12 @@
 //! A gateway's report as a change of the store: the action's new state, and what an answered
-//! configuration call says of the charger's settings.
+//! configuration call says of the charger's settings; and the stored form of a command. Shared
+//! by the materialiser (which translates reports) and the actions (which take commands and
+//! hand out their ends), so that neither reaches into the other.
 
-use cms_bus::{ActionReport, ActionStatus};
+use cms_bus::{ActionCommand, ActionReport, ActionStatus};
 use cms_ocpp::v16::secrets::AUTHORIZATION_KEY;
 use cms_store::StateChange;
-use cms_store::actions::{ActionReported, Setting, SettingsUpdate};
+use cms_store::actions::{ActionReported, NewAction, Setting, SettingsUpdate};
 use serde_json::Value;
 
 /// The state change a report makes; `at` is when it is applied (a record timestamp).
@@ -13,7 +15,7 @@ pub fn report_change(report: &ActionReport, at: String) -> StateChange {
     StateChange::ActionReported(Box::new(ActionReported {
         identity: command.identity.clone(),
         // The charger id is the store's to find (by identity).
-        action: super::new_action(0, command, true),
+        action: new_action(0, command, true),
         status: report.status.as_str().to_string(),
         response: report.response.as_ref().map(Value::to_string),
         error_code: report.error.as_ref().map(|e| e.code.clone()),
@@ -24,6 +26,23 @@ pub fn report_change(report: &ActionReport, at: String) -> StateChange {
         credential: credential_taken(report),
         at,
     }))
+}
+
+/// The stored form of a command about to be published (or left to the outbox).
+pub fn new_action(charger_id: i64, command: &ActionCommand, published: bool) -> NewAction {
+    NewAction {
+        uuid: command.uuid.clone(),
+        charger_id,
+        session: command.session.clone(),
+        action: command.action.to_string(),
+        request: command.request.to_string(),
+        requested_by_type: command.requested_by.kind.clone(),
+        requested_by_email: command.requested_by.email.clone(),
+        timeout_ms: command.timeout_ms as i64,
+        created_at: command.created_at.clone(),
+        expires_at: command.expires_at.clone(),
+        published,
+    }
 }
 
 /// What an answered GetConfiguration or accepted ChangeConfiguration says of the settings.

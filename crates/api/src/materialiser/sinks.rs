@@ -1,0 +1,92 @@
+//! The sinks after the store, each handed every applied batch in turn: the latest-value cache
+//! (written only once the store has committed, so that what the REST API streams is stored),
+//! pricing (final costs of stopped transactions) and the prices' display on chargers.
+
+use super::translate::latest_reading;
+use crate::cache::LatestValueCache;
+use crate::price_display::PriceEvent;
+use cms_store::{StateChange, Store};
+use tokio::sync::mpsc;
+
+/// Offers each of the batch's latest readings to the cache (the live streams hear of it).
+pub(crate) fn remember_readings(cache: &LatestValueCache, changes: &[StateChange]) {
+    for (identity, connector_id, reading) in changes.iter().filter_map(latest_reading) {
+        cache.offer(identity, connector_id, reading);
+    }
+}
+
+/// Writes the final cost of the batch's stopped transactions (those that took a tariff).
+pub(super) async fn price_stopped(store: &Store, changes: &[StateChange]) {
+    for change in changes {
+        if let StateChange::TransactionStopped {
+            identity,
+            ocpp_transaction_id,
+            ..
+        } = change
+        {
+            crate::pricing::write_final_cost(store, identity, *ocpp_transaction_id).await;
+        }
+    }
+}
+
+/// Hands the batch's transaction starts, kept readings and stops to the prices' display.
+pub(super) fn show_prices(sender: Option<&mpsc::Sender<PriceEvent>>, changes: &[StateChange]) {
+    let Some(sender) = sender else {
+        return;
+    };
+    for change in changes {
+        let event = match change {
+            StateChange::TransactionStarted {
+                identity,
+                ocpp_transaction_id,
+                ..
+            } => PriceEvent::Started {
+                identity: identity.clone(),
+                ocpp_transaction_id: *ocpp_transaction_id,
+            },
+            StateChange::TransactionStopped {
+                identity,
+                ocpp_transaction_id,
+                ..
+            } => PriceEvent::Stopped {
+                identity: identity.clone(),
+                ocpp_transaction_id: *ocpp_transaction_id,
+            },
+            StateChange::MeterValue {
+                identity,
+                connector_id,
+                energy: Some(_),
+                ..
+            }
+            | StateChange::TransactionEnergy {
+                identity,
+                connector_id,
+                ..
+            } => PriceEvent::Reading {
+                identity: identity.clone(),
+                connector_id: *connector_id,
+            },
+            StateChange::ActionReported(report) if displays_costs(report) => {
+                PriceEvent::Configured {
+                    identity: report.identity.clone(),
+                }
+            }
+            _ => continue,
+        };
+        crate::price_display::offer(sender, event);
+    }
+}
+
+/// Whether the report is of a whole configuration read that says the charger displays costs
+/// (the pricing whitepaper's `CustomDisplayCostAndPrice`).
+fn displays_costs(report: &cms_store::actions::ActionReported) -> bool {
+    match &report.settings {
+        Some(cms_store::actions::SettingsUpdate::Replace(settings)) => settings.iter().any(|s| {
+            s.key == "CustomDisplayCostAndPrice"
+                && s.value
+                    .as_deref()
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        }),
+        _ => false,
+    }
+}

@@ -1,0 +1,219 @@
+//! A gateway's record as a change of the store: pure translation of the bus contract
+//! (cms_bus's charger messages, connection events and reports) into [`StateChange`]s. No I/O:
+//! the materialiser and the latest follower both translate through here, and hand the changes
+//! to their sinks.
+
+use crate::action_reports::report_change;
+use crate::normalise::{energy_register_wh, rest_meter_values};
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use cms_bus::{ChargerMessage, ConnectionEvent, Message, Topics};
+use cms_ocpp::v16::{Action, Request, parse_request};
+use cms_store::{EnergyReading, StateChange, format_record_time};
+
+/// What a MeterValues record is read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadingUse {
+    /// The connector's latest reading, and its energy register for pricing when `energy`.
+    Latest { energy: bool },
+    /// Only its energy register for pricing: a newer reading is the latest.
+    EnergyOnly,
+}
+
+/// The change a record of the gateway's topics makes; `None` for a record that makes none (or
+/// is not one). `now` stands in for a time the record does not give.
+pub(crate) fn translate(
+    message: &Message,
+    topics: &Topics,
+    use_of: ReadingUse,
+    now: DateTime<Utc>,
+) -> Option<StateChange> {
+    let record = &message.record;
+    let identity = std::str::from_utf8(&record.key).ok()?.to_string();
+    if record.topic == topics.connections {
+        connection_change(identity, &ConnectionEvent::of(record)?, now)
+    } else if record.topic == topics.command_results {
+        let report = cms_bus::report_of(message)?;
+        Some(report_change(&report, format_record_time(now)))
+    } else if record.topic == topics.messages {
+        let told = ChargerMessage::of(record)?;
+        let action = Action::from_name(told.action)?;
+        let at = record_time(told.received_at, now);
+        let text = std::str::from_utf8(&record.value).ok()?;
+        message_change(identity, action, text, at, &told, use_of)
+    } else {
+        None
+    }
+}
+
+fn message_change(
+    identity: String,
+    action: Action,
+    payload: &str,
+    at: String,
+    told: &ChargerMessage<'_>,
+    use_of: ReadingUse,
+) -> Option<StateChange> {
+    let request = match parse_request(action, payload) {
+        Ok(request) => request,
+        Err(v) => {
+            // The gateway validated it; a record that fails here came from elsewhere.
+            tracing::warn!(%identity, action = action.as_str(), error = %v.description, "skipping invalid record");
+            return None;
+        }
+    };
+    Some(match request {
+        Request::Heartbeat => StateChange::Heartbeat { identity, at },
+        Request::BootNotification(boot) => StateChange::Booted {
+            identity,
+            vendor: boot.charge_point_vendor.into_owned(),
+            model: boot.charge_point_model.into_owned(),
+            serial_number: boot
+                .charge_point_serial_number
+                .or(boot.charge_box_serial_number)
+                .map(|s| s.into_owned()),
+            firmware_version: boot.firmware_version.map(|s| s.into_owned()),
+            at,
+        },
+        Request::StatusNotification(status) => StateChange::Status {
+            identity,
+            connector_id: status.connector_id.into(),
+            status: status.status.as_str().to_string(),
+            error: status.error_code.as_str().to_string(),
+            info: status.info.map(|s| s.into_owned()),
+            vendor_id: status.vendor_id.map(|s| s.into_owned()),
+            vendor_error_code: status.vendor_error_code.map(|s| s.into_owned()),
+            at,
+        },
+        Request::MeterValues(values) => {
+            let connector_id = i64::from(values.connector_id);
+            let energy = match use_of {
+                ReadingUse::Latest { energy: false } => None,
+                _ => energy_register_wh(&values.meter_value).map(|(at, wh)| EnergyReading {
+                    at: format_record_time(at),
+                    wh,
+                }),
+            };
+            if use_of == ReadingUse::EnergyOnly {
+                return energy.map(|energy| StateChange::TransactionEnergy {
+                    identity,
+                    connector_id,
+                    energy,
+                });
+            }
+            let (json, newest) = rest_meter_values(&values.meter_value);
+            StateChange::MeterValue {
+                identity,
+                connector_id,
+                meter_value: json,
+                measured_at: format_record_time(newest?),
+                energy,
+                at,
+            }
+        }
+        Request::StartTransaction(start) => StateChange::TransactionStarted {
+            identity,
+            ocpp_transaction_id: told.transaction_id()?,
+            connector_id: start.connector_id.into(),
+            id_tag: start.id_tag.into_owned(),
+            id_tag_status: told.id_tag_status.map(str::to_string),
+            meter_start: start.meter_start.into(),
+            reservation_id: start.reservation_id.map(Into::into),
+            started_at: format_record_time(start.timestamp),
+            at,
+        },
+        Request::StopTransaction(stop) => StateChange::TransactionStopped {
+            identity,
+            ocpp_transaction_id: stop.transaction_id.into(),
+            meter_stop: stop.meter_stop.into(),
+            stopped_at: format_record_time(stop.timestamp),
+            reason: stop.reason().as_str().to_string(),
+            at,
+        },
+        _ => return None,
+    })
+}
+
+/// The change a connection event makes.
+pub(super) fn connection_change(
+    identity: String,
+    event: &ConnectionEvent,
+    now: DateTime<Utc>,
+) -> Option<StateChange> {
+    let at = record_time(Some(event.at()), now);
+    Some(match event.clone() {
+        ConnectionEvent::Connected {
+            session, gateway, ..
+        } => StateChange::Connected {
+            identity,
+            session,
+            server: gateway,
+            at,
+        },
+        ConnectionEvent::Disconnected { session, .. } => StateChange::Disconnected {
+            identity,
+            session,
+            at,
+        },
+        ConnectionEvent::Upstream {
+            session,
+            position,
+            status,
+            ..
+        } => StateChange::UpstreamState {
+            identity,
+            session,
+            position,
+            connected: status == "connected",
+            at,
+        },
+        // A gateway's record of itself (keyed by its node id): its start, or its beacon.
+        ConnectionEvent::GatewayStarted {
+            gateway,
+            beacon_interval_ms,
+            ..
+        } if !gateway.is_empty() => StateChange::GatewayStarted {
+            server: gateway,
+            at,
+            // A gateway that beacons says how often as it starts; one of an older version
+            // does not.
+            beacons: beacon_interval_ms.is_some(),
+        },
+        ConnectionEvent::GatewayAlive { gateway, .. } if !gateway.is_empty() => {
+            StateChange::GatewayAlive {
+                server: gateway,
+                at,
+            }
+        }
+        ConnectionEvent::GatewayStarted { .. } | ConnectionEvent::GatewayAlive { .. } => {
+            return None;
+        }
+    })
+}
+
+/// A gateway timestamp in record form (`now`, if absent or unreadable).
+fn record_time(text: Option<&str>, now: DateTime<Utc>) -> String {
+    let parsed = text.and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+    format_record_time(parsed.map_or(now, |t| t.with_timezone(&Utc)))
+}
+
+/// The latest reading a MeterValue change holds, as the cache keeps it.
+pub(crate) fn latest_reading(
+    change: &StateChange,
+) -> Option<(&str, u32, crate::cache::LatestReading)> {
+    let StateChange::MeterValue {
+        identity,
+        connector_id,
+        meter_value,
+        measured_at,
+        ..
+    } = change
+    else {
+        return None;
+    };
+    let reading = crate::cache::LatestReading {
+        measured_at: measured_at.clone(),
+        meter_value: Bytes::from(meter_value.clone()),
+    };
+    Some((identity, u32::try_from(*connector_id).ok()?, reading))
+}
