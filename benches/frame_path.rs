@@ -7,7 +7,7 @@
 use bytes::Bytes;
 use chrono::Utc;
 use cms_bus::{Bus, InProcessBus, InProcessConfig, Publisher, Topics};
-use cms_gateway::calls::{CallContext, Outcome, handle_text};
+use cms_gateway::charger_calls::{CallContext, Outcome, handle_text};
 use cms_gateway::{TransactionIds, open_authority};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -2,44 +2,33 @@
 //! store, and serves the REST API of the reference from them.
 #![forbid(unsafe_code)]
 
-mod access;
-mod action_reports;
-mod actions;
-mod arrived;
-mod cache;
-mod charger_rows;
-mod gateway_in_process;
-mod gateway_liveness;
+mod control;
 mod http;
-mod latest_follower;
-mod local_lists;
-mod materialiser;
-mod normalise;
-mod price_display;
-mod pricing;
+mod ingest;
 mod readiness;
-mod registry;
-mod smart_charging;
 
-pub use actions::{Dispatch, command_of_row, new_action};
-pub use cache::{LatestReading, LatestValueCache};
 use cms_http_server::{HttpLimits, OPS_LIMITS, Served, serve_as, serve_with};
 pub use cms_store::actions::ActionTimes;
-pub use gateway_in_process::GatewayInProcess;
+pub use control::actions::{Dispatch, command_of_row, new_action};
+pub use control::gateway_in_process::GatewayInProcess;
+pub use control::local_lists::LocalListConfig;
+pub use control::registry::{RegistryPublisher, id_tag_entry, registry_state};
+pub use control::smart_charging::SmartChargingConfig;
 #[doc(hidden)]
 pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
 pub use http::{
     ActionBody, ApiError, DEFAULT_STREAM_MAX_LIFE, DEFAULT_STREAMS_PER_USER, StreamLimits,
 };
-pub use local_lists::LocalListConfig;
-pub use registry::{RegistryPublisher, id_tag_entry, registry_state};
-pub use smart_charging::SmartChargingConfig;
+pub use ingest::cache::{LatestReading, LatestValueCache};
 
 use bytes::Bytes;
 use cms_bus::{Bus, Topics};
 use cms_store::Store;
-use gateway_in_process::GatewaySlot;
+use control::gateway_in_process::GatewaySlot;
+use control::{actions, local_lists, price_display, smart_charging};
+use http::access;
+use ingest::{gateway_liveness, latest_follower, materialiser};
 use metrics_exporter_prometheus::PrometheusHandle;
 use readiness::Readiness;
 use std::net::SocketAddr;
@@ -79,11 +68,11 @@ pub struct ApiConfig {
     /// The token `/metrics` on the REST listener answers (`--metrics-token`).
     pub metrics_token: Option<String>,
     /// Whether to follow every charger's readings outside the consumer group as well
-    /// (crate::latest_follower): for replicas that share the group (`cms api`), not for a
+    /// (crate::ingest::latest_follower): for replicas that share the group (`cms api`), not for a
     /// process that is the whole group (`cms up`).
     pub follow_latest_values: bool,
     /// A gateway whose last beacon is older than this is taken for dead: the sessions it still
-    /// holds end (crate::gateway_liveness). Several of the gateways' beacon intervals.
+    /// holds end (crate::ingest::gateway_liveness). Several of the gateways' beacon intervals.
     pub gateway_timeout: std::time::Duration,
     /// The key requests carrying a secret are sealed with for the gateways (`--secrets-key`):
     /// without it, changes of secret configuration keys are refused.

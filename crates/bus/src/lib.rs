@@ -4,9 +4,9 @@
 #![forbid(unsafe_code)]
 
 mod action_name;
+mod actions;
 mod caught_up;
 mod charger_messages;
-mod commands;
 mod connections;
 pub mod contract;
 mod id_tags;
@@ -20,13 +20,13 @@ mod sealing;
 mod topics;
 
 pub use action_name::ActionName;
+pub use actions::{
+    ActionError, ActionReport, ActionRequest, ActionStatus, RequestedBy, command_of,
+    command_record, report_of, report_record,
+};
 pub use caught_up::CaughtUp;
 pub use charger_messages::{
     ChargerMessage, message_headers, push_reading_headers, push_start_headers,
-};
-pub use commands::{
-    ActionCommand, ActionError, ActionReport, ActionStatus, RequestedBy, command_of,
-    command_record, report_of, report_record,
 };
 pub use connections::ConnectionEvent;
 pub use contract::{CONTRACT_VERSION, header};

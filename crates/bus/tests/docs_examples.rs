@@ -1,7 +1,7 @@
 //! The examples of docs/bus.md are records of the bus types: each ```json <Type>``` block is
 //! read into its type and written back unchanged, so the page and the code cannot drift apart.
 
-use cms_bus::{ActionCommand, ActionReport, ChargerMessage, ConnectionEvent};
+use cms_bus::{ActionReport, ActionRequest, ChargerMessage, ConnectionEvent};
 use serde_json::Value;
 
 /// Each block of the page marked `json <Type>`: the type's name and the block's text.
@@ -42,7 +42,7 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
                 events.push(event.name());
                 round_trip::<ConnectionEvent>(&text)
             }
-            "ActionCommand" => round_trip::<ActionCommand>(&text),
+            "ActionRequest" => round_trip::<ActionRequest>(&text),
             "ActionReport" => round_trip::<ActionReport>(&text),
             other => panic!("docs/bus.md names no bus type {other:?}"),
         };
@@ -53,7 +53,7 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
     assert_eq!(
         kinds,
         [
-            "ActionCommand",
+            "ActionRequest",
             "ActionReport",
             "ChargerMessage",
             "ConnectionEvent"

@@ -7,7 +7,7 @@
 use crate::duration::{parse_duration, positive_duration};
 use crate::store_args::StoreArgs;
 use cms_api::ActionTimes;
-use cms_bus::{ActionCommand, RequestedBy};
+use cms_bus::{ActionRequest, RequestedBy};
 use cms_ocpp::v16::Command;
 use cms_store::actions::SERVICE_TIMES;
 use cms_store::format_record_time;
@@ -94,7 +94,7 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
         ),
     };
     let ttl = chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX);
-    let action = ActionCommand {
+    let action = ActionRequest {
         uuid: uuid::Uuid::new_v4().to_string(),
         identity: args.identity.clone(),
         session,

@@ -9,7 +9,7 @@ mod pacing;
 use crate::GatewayConfig;
 use crate::record_time::record_time;
 use chrono::Utc;
-use cms_bus::{ActionCommand, ActionError, ActionName, RequestedBy};
+use cms_bus::{ActionError, ActionName, ActionRequest, RequestedBy};
 use cms_ocpp::v16::Command;
 use dashmap::DashSet;
 use std::time::Instant;
@@ -61,10 +61,10 @@ impl BootConfigurationReads {
 }
 
 /// The read itself, addressed to `identity`'s session `session`.
-pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]) -> ActionCommand {
+pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]) -> ActionRequest {
     let now = Utc::now();
     let expires = now + chrono::Duration::from_std(config.command_ttl).unwrap_or_default();
-    ActionCommand {
+    ActionRequest {
         uuid: uuid::Uuid::new_v4().to_string(),
         identity: identity.to_string(),
         session: String::from_utf8_lossy(session).into_owned(),
@@ -81,7 +81,7 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
 /// Whether `command` is the configuration read a gateway makes after a boot
 /// ([`read_configuration`]): cms's own GetConfiguration of every key. An operator's
 /// GetConfiguration (REST, CLI) is not, even of every key: it is sent whatever came before.
-pub fn is_configuration_read(command: &ActionCommand) -> bool {
+pub fn is_configuration_read(command: &ActionRequest) -> bool {
     command.requested_by == RequestedBy::system()
         && command.action == ActionName::Known(Command::GetConfiguration)
         && command.request.as_object().is_some_and(|r| r.is_empty())

@@ -7,18 +7,19 @@
 //! `directory` (`registry`), `session` runs the websocket until it ends: each frame goes through
 //! `calls` (parse, validate, answer, make the record) and out to the bus. Actions for chargers
 //! come the other way: `commands` follows the commands topic into the inbox of the session they
-//! are addressed to, and the session's `outgoing` calls send them one at a time and report how
+//! are addressed to, and the session's action calls (`action_calls.rs`) send them one at a time and report how
 //! each ended.
 #![forbid(unsafe_code)]
 
+mod action_calls;
+mod actions;
 mod admission;
 mod authorization;
 mod boot_configuration;
-/// The frame path: public for its benchmark (`benches/frame_path.rs`).
-pub mod calls;
 mod capacity;
+/// The frame path: public for its benchmark (`benches/frame_path.rs`).
+pub mod charger_calls;
 mod chunks;
-mod commands;
 mod directory;
 mod ended;
 mod events;
@@ -29,7 +30,6 @@ mod handshake;
 mod identity;
 mod liveness;
 mod metrics;
-mod outgoing;
 mod record_time;
 mod registry;
 mod relay;
@@ -333,7 +333,7 @@ impl Gateway {
             }
             _ => None,
         };
-        let commands = tokio::spawn(commands::follow(shared.clone(), commands));
+        let commands = tokio::spawn(actions::follow(shared.clone(), commands));
         tracing::info!(
             addr = ?local_addr,
             tls_addr = ?tls_addr,

@@ -19,7 +19,7 @@ mod upstream;
 pub use budget::{CHARGER_BYTES, GatewayBudget, TOTAL_BYTES};
 pub use leader_calls::LeaderCalls;
 
-use crate::commands::CommandInbox;
+use crate::actions::ActionInbox;
 use crate::events::EventTarget;
 use bytes::Bytes;
 use cms_bus::ProxySetup;
@@ -165,7 +165,7 @@ impl Relay {
         identity: &str,
         session: &str,
         setup: ProxySetup,
-        inbox: &Arc<CommandInbox>,
+        inbox: &Arc<ActionInbox>,
         replay: Arc<Mutex<Replay>>,
         mid_session: bool,
     ) -> Relay {

@@ -1,14 +1,14 @@
 //! One charger's connection: handshake, then frames in and answers out until it ends, with
 //! keepalive, takeover by a newer connection, the calls cms sends the charger (one in flight
-//! at a time, `outgoing.rs`) and graceful shutdown.
+//! at a time, `action_calls.rs`) and graceful shutdown.
 
+use crate::action_calls::ActionCalls;
+use crate::actions::ActionInbox;
 use crate::admission::Transport;
 use crate::boot_configuration::read_configuration;
-use crate::commands::CommandInbox;
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
-use crate::outgoing::OutgoingCalls;
 use crate::relay::{Relay, Replay};
 use crate::stream::ChargerStream;
 use crate::{AckAfter, ChargerIdentity, Shared};
@@ -27,9 +27,9 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 
-mod taken;
+mod text_frame;
 
-use taken::{Published, Taken};
+use text_frame::{Published, Taken};
 
 type Ws = WebSocketStream<ChargerStream>;
 
@@ -52,7 +52,7 @@ pub struct SessionEntry {
     pub end: oneshot::Sender<Ending>,
     /// Whether this session's charger gave its password.
     pub authenticated: bool,
-    pub inbox: Arc<CommandInbox>,
+    pub inbox: Arc<ActionInbox>,
 }
 
 impl SessionEntry {
@@ -87,7 +87,7 @@ pub async fn serve(
     // No span for the session's life: one costs about 500 bytes a connection, a tenth of its
     // idle memory. Each event names the charger instead (docs/operations.md, "Logs").
     let (end, ended) = oneshot::channel();
-    let inbox = Arc::new(CommandInbox::default());
+    let inbox = Arc::new(ActionInbox::default());
     let entry = SessionEntry {
         session: session.clone(),
         end,
@@ -128,7 +128,7 @@ pub async fn serve(
         last_seen: Instant::now(),
         ping_sent: None,
         closed_by_charger: false,
-        outgoing: OutgoingCalls::new(inbox),
+        action_calls: ActionCalls::new(inbox),
         try_send: false,
         read_configuration_at: None,
         relay: None,
@@ -148,7 +148,7 @@ pub async fn serve(
         .remove_if(&identity, |_, entry| entry.session == session);
     live.relay = None;
     // Boxed: once per session, and inline its room would be held all the session long.
-    Box::pin(live.outgoing.end(&shared)).await;
+    Box::pin(live.action_calls.end(&shared)).await;
     live.publish_event(ConnectionEvent::Disconnected { reason })
         .await;
     shared.metrics.open.decrement(1.0);
@@ -220,7 +220,7 @@ struct LiveSession<'a> {
     /// When the ping not yet answered by a pong was sent, for `cms_gateway_ws_ping_rtt_seconds`.
     ping_sent: Option<Instant>,
     closed_by_charger: bool,
-    outgoing: OutgoingCalls,
+    action_calls: ActionCalls,
     /// A call ended: send the next one waiting, if any, before reading on.
     try_send: bool,
     /// When the configuration read after a boot is due, while it waits for its turn
@@ -251,7 +251,7 @@ impl LiveSession<'_> {
             );
         }
         let session = String::from_utf8_lossy(self.session);
-        let inbox = &self.outgoing.inbox;
+        let inbox = &self.action_calls.inbox;
         let replay = self.replay.get_or_insert_with(Default::default).clone();
         self.relay = setup.map(|setup| {
             let context = &self.shared.relay;
@@ -280,7 +280,7 @@ impl LiveSession<'_> {
         // dropped, and the shutdown's list is every session's, on both shards.
         let shutdown = self.shared.shutdown.cancelled();
         tokio::pin!(shutdown);
-        let inbox = self.outgoing.inbox.clone();
+        let inbox = self.action_calls.inbox.clone();
         let ready = inbox.ready.notified();
         tokio::pin!(ready);
         loop {
@@ -311,9 +311,9 @@ impl LiveSession<'_> {
                     close(ws, CloseCode::Normal, "replaced by a newer connection").await;
                     return DisconnectReason::Replaced;
                 }
-                _ = &mut ready, if !self.outgoing.busy() => {
+                _ = &mut ready, if !self.action_calls.busy() => {
                     ready.set(inbox.ready.notified());
-                    if self.outgoing.inbox.take_registration_change() {
+                    if self.action_calls.inbox.take_registration_change() {
                         self.follow_proxy_setup(true);
                     }
                     self.try_send = true;
@@ -322,7 +322,7 @@ impl LiveSession<'_> {
                 _ = &mut timer => {
                     // A registration change told while a call was in flight (its wake-up
                     // waits for the call's end or this timer, whichever comes first).
-                    if self.outgoing.inbox.take_registration_change() {
+                    if self.action_calls.inbox.take_registration_change() {
                         self.follow_proxy_setup(true);
                     }
                     let now = Instant::now();
@@ -331,8 +331,8 @@ impl LiveSession<'_> {
                         self.queue_configuration_read();
                         self.try_send = true;
                     }
-                    if self.outgoing.answer_by().is_some_and(|at| now >= at) {
-                        Box::pin(self.outgoing.on_timer(self.shared, now)).await;
+                    if self.action_calls.answer_by().is_some_and(|at| now >= at) {
+                        Box::pin(self.action_calls.on_timer(self.shared, now)).await;
                         self.try_send = true;
                     }
                     if now >= self.idle_deadline() {
@@ -369,7 +369,9 @@ impl LiveSession<'_> {
     fn wake_at(&self, next_ping: Instant) -> Instant {
         let wake = next_ping.min(self.idle_deadline());
         let wake = self.read_configuration_at.map_or(wake, |at| wake.min(at));
-        self.outgoing.answer_by().map_or(wake, |at| wake.min(at))
+        self.action_calls
+            .answer_by()
+            .map_or(wake, |at| wake.min(at))
     }
 
     /// Whether a boot of this charger is followed by the configuration read: unless turned
@@ -387,7 +389,7 @@ impl LiveSession<'_> {
     /// the same 1009, a disconnect loop for as long as both run.
     async fn on_frame_too_large(&mut self) {
         let shared = self.shared;
-        if !Box::pin(self.outgoing.end_oversized_configuration_read(shared)).await {
+        if !Box::pin(self.action_calls.end_oversized_configuration_read(shared)).await {
             return;
         }
         if shared.boot_configuration.oversized(self.identity) {
@@ -404,7 +406,7 @@ impl LiveSession<'_> {
     /// Queues the GetConfiguration a gateway makes after a boot; its deadline runs from now.
     fn queue_configuration_read(&mut self) {
         let command = read_configuration(&self.shared.config, self.identity, self.session);
-        if self.outgoing.inbox.push(command).is_err() {
+        if self.action_calls.inbox.push(command).is_err() {
             tracing::warn!(
                 identity = self.identity,
                 "the configuration read after boot could not be queued"
@@ -415,13 +417,13 @@ impl LiveSession<'_> {
     /// Writes the next waiting call, if there is one and none is in flight; `Ok(true)` when one
     /// was sent.
     async fn send_next_call(&mut self, ws: &mut Ws) -> Result<bool, DisconnectReason> {
-        let Some(frame) = self.outgoing.next_call(self.shared).await else {
+        let Some(frame) = self.action_calls.next_call(self.shared).await else {
             return Ok(false);
         };
         ws.send(Message::text(frame))
             .await
             .map_err(|_| DisconnectReason::ConnectionLost)?;
-        self.outgoing.report_sent(self.shared).await;
+        self.action_calls.report_sent(self.shared).await;
         Ok(true)
     }
 
@@ -522,7 +524,7 @@ impl LiveSession<'_> {
             Taken::Reply(reply) => return Ok(reply),
             Taken::Answer(answer) => {
                 // Boxed: rare beside the frames, and its state would grow every frame's.
-                Box::pin(self.outgoing.on_answer(shared, self.identity, answer)).await;
+                Box::pin(self.action_calls.on_answer(shared, self.identity, answer)).await;
                 self.try_send = true;
                 return Ok(None);
             }

@@ -7,7 +7,7 @@ use chrono::Utc;
 mod support;
 
 use cms_bus::{
-    ActionCommand, ActionStatus, Bus, InProcessBus, InProcessConfig, Message, Publisher,
+    ActionRequest, ActionStatus, Bus, InProcessBus, InProcessConfig, Message, Publisher,
     RequestedBy, Subscriber, Topics, command_record, report_of,
 };
 use cms_gateway::Gateway;
@@ -56,7 +56,7 @@ impl Harness {
         (ws, session)
     }
 
-    async fn command(&self, command: &ActionCommand) {
+    async fn command(&self, command: &ActionRequest) {
         let record = command_record(&self.topics, command);
         self.bus.publish(record).await.unwrap();
     }
@@ -104,10 +104,10 @@ async fn an_action_for_a_replaced_session_is_reported_expired_at_once_and_never_
     assert!(got.is_err(), "the live connection was sent {got:?}");
 }
 
-fn action(uuid: &str, session: &str) -> ActionCommand {
+fn action(uuid: &str, session: &str) -> ActionRequest {
     let now = Utc::now();
     let time = |t: chrono::DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-    ActionCommand {
+    ActionRequest {
         uuid: uuid.into(),
         identity: IDENTITY.into(),
         session: session.into(),

@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use cms_bus::{ActionCommand, RequestedBy};
+use cms_bus::{ActionRequest, RequestedBy};
 use cms_http_server::AnswerBy;
 use cms_ocpp::v16::{Command, SchemaViolations, secrets};
 use cms_store::actions::ActionRow;
@@ -82,7 +82,7 @@ pub struct RequestedByBody {
 impl ActionBody {
     /// The action just taken, as the requester who did not wait is told without reading it
     /// back: `pending`.
-    fn taken(command: ActionCommand) -> Self {
+    fn taken(command: ActionRequest) -> Self {
         ActionBody {
             uuid: command.uuid,
             action: command.action.to_string(),

@@ -1,6 +1,6 @@
 //! Bearer authentication: every API request names a personal access token (`<id>|<secret>`) or
 //! an OAuth access token (`<selector>.<verifier>`, never with `|`), checked against the token
-//! held in memory once verified (crate::access: a revoked token is forgotten within a poll of
+//! held in memory once verified (crate::http::access: a revoked token is forgotten within a poll of
 //! the access change log, on every replica) or else against the store.
 
 use crate::http::AppState;

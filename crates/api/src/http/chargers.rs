@@ -458,8 +458,8 @@ async fn charger_page(
     site_id: Option<i64>,
     page: i64,
 ) -> Result<(Vec<Charger>, i64), ApiError> {
-    // Which chargers, from memory (crate::access); their rows as held, checked against the
-    // store in one round trip (crate::charger_rows).
+    // Which chargers, from memory (crate::http::access); their rows as held, checked against the
+    // store in one round trip (crate::http::charger_rows).
     let visible = state
         .access
         .visible_chargers(&state.store, caller.user_id())

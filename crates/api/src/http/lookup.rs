@@ -35,7 +35,7 @@ pub async fn visible_charger(
     caller: &Caller,
     charger_uuid: &str,
 ) -> Result<ChargerRow, ApiError> {
-    // Who sees it from memory (crate::access); the row, which changes with the charger's
+    // Who sees it from memory (crate::http::access); the row, which changes with the charger's
     // traffic, by primary key.
     let visible = visible_of(charger_access(state, caller, charger_uuid).await?);
     let mut rows = state.store.chargers_by_id(&[visible]).await?;
@@ -43,7 +43,7 @@ pub async fn visible_charger(
 }
 
 /// [`visible_charger`] for a read that may show its row up to 0.1 s old: as held by this
-/// replica, checked against the store at most that often (crate::charger_rows), so that a
+/// replica, checked against the store at most that often (crate::http::charger_rows), so that a
 /// poller costs the store little.
 pub async fn held_charger(
     state: &AppState,
@@ -75,7 +75,7 @@ pub async fn charger_with_sensitive_data(
     Ok(charger)
 }
 
-/// The caller's access to the charger `charger_uuid`, from memory once asked (crate::access):
+/// The caller's access to the charger `charger_uuid`, from memory once asked (crate::http::access):
 /// 404 when they do not see it.
 pub async fn charger_access(
     state: &AppState,
@@ -89,7 +89,7 @@ pub async fn charger_access(
         .ok_or_else(|| not_found("Charger"))
 }
 
-/// The caller's access to the charger `charger_uuid`, from memory once asked (crate::access),
+/// The caller's access to the charger `charger_uuid`, from memory once asked (crate::http::access),
 /// when they may read its sensitive data: 404 when they do not see it, 403 when they see it
 /// without its sensitive data. What reads of meter values start with.
 pub async fn charger_access_with_sensitive_data(

@@ -1,7 +1,9 @@
 //! The REST API and the operational endpoints of the HTTP listener.
 
+pub(crate) mod access;
 pub(crate) mod actions;
 pub mod auth;
+pub(crate) mod charger_rows;
 mod chargers;
 mod conditional;
 mod error;
@@ -23,6 +25,7 @@ mod settings;
 mod site_teams;
 mod sites;
 mod smart_charging;
+mod state;
 mod stream_slots;
 mod streams;
 mod tariffs;
@@ -34,11 +37,11 @@ mod transactions;
 pub use actions::ActionBody;
 pub use error::ApiError;
 pub use ops::{MetricsOnRest, api_ops_router};
+pub use state::{AppState, Shared};
 pub use stream_slots::{
     DEFAULT_STREAM_MAX_LIFE, DEFAULT_STREAMS_PER_USER, StreamLimits, StreamSlots,
 };
 
-use crate::cache::LatestValueCache;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::extract::State;
@@ -47,56 +50,9 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use cms_http_server::{prometheus_text, request_metrics};
-use cms_store::Store;
-use metrics_exporter_prometheus::PrometheusHandle;
 use std::sync::Arc;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
-
-/// What every handler reaches, behind one `Arc`: axum clones the state for every extractor
-/// and middleware of every request, and a clone is then one counter, not one per field (the
-/// cancellation token's takes a lock).
-#[derive(Clone)]
-pub struct AppState(Arc<Shared>);
-
-impl AppState {
-    pub fn new(shared: Shared) -> Self {
-        AppState(Arc::new(shared))
-    }
-}
-
-impl std::ops::Deref for AppState {
-    type Target = Shared;
-
-    fn deref(&self) -> &Shared {
-        &self.0
-    }
-}
-
-pub struct Shared {
-    pub store: Store,
-    pub cache: Arc<LatestValueCache>,
-    pub metrics: PrometheusHandle,
-    /// What `/readyz` answers, kept in memory (crate::readiness).
-    pub ready: Arc<crate::readiness::Readiness>,
-    /// The gateway of this process (`cms up`), which reads each change before it is answered.
-    pub gateway: crate::gateway_in_process::GatewaySlot,
-    /// Takes actions for chargers and hands out how they ended.
-    pub dispatch: Arc<crate::actions::Dispatch>,
-    /// Cancelled when the listener stops: what outlives a request (a live stream) ends then,
-    /// or the server would wait for it.
-    pub closing: tokio_util::sync::CancellationToken,
-    /// Verified tokens and charger access held in memory.
-    pub access: Arc<crate::access::AccessCache>,
-    /// The chargers lists' rows, checked against the store on each read.
-    pub charger_rows: Arc<crate::charger_rows::ChargerRows>,
-    /// The live streams' places, by user and in all.
-    pub streams: Arc<StreamSlots>,
-    /// Whether `/readyz` and `/metrics` have a listener of their own (`--ops-addr`).
-    pub ops_listener: bool,
-    /// Whom `/metrics` answers on the REST listener.
-    pub metrics_on_rest: MetricsOnRest,
-}
 
 /// The REST API with its OpenAPI document: each group's routes come with their annotations.
 pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {

@@ -1,7 +1,7 @@
 //! Chargers > Settings: a charger's configuration as cms last knew it (read after each boot),
 //! and changes to it, one ChangeConfiguration per key through the actions' path.
 
-use crate::actions::Target;
+use crate::control::actions::Target;
 use crate::http::actions::wait_of;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;

@@ -1,5 +1,5 @@
 //! Sites > Smart Charging: a site's settings (mode, grid limit, CT meter, strategy, limits,
-//! priorities) and what its balancer last did. The balancer itself is `crate::smart_charging`.
+//! priorities) and what its balancer last did. The balancer itself is `crate::control::smart_charging`.
 
 mod request;
 

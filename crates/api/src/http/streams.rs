@@ -8,7 +8,6 @@
 //! current value newer than it. Streams are bounded per user and in all (crate::http::
 //! stream_slots), and each ends at its maximum life for its client to reconnect and resume.
 
-use crate::cache::ValueChange;
 use crate::http::AppState;
 use crate::http::auth::{Caller, bearer};
 use crate::http::error::ApiError;
@@ -17,6 +16,7 @@ use crate::http::lookup::{
 };
 use crate::http::schema::ErrorBody;
 use crate::http::stream_slots::Slot;
+use crate::ingest::cache::ValueChange;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -41,7 +41,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// How often a stream checks that its token is still valid and its caller may still see what
-/// it streams (from memory: crate::access).
+/// it streams (from memory: crate::http::access).
 const RECHECK: Duration = Duration::from_secs(1);
 /// Every how many checks a site's stream reads its chargers again (a store query).
 const REREAD_EVERY: u32 = 5;
@@ -327,7 +327,7 @@ async fn forward(mut f: Following, queue: tokio::sync::mpsc::Sender<Event>) {
 }
 
 /// Whether the stream's token is still valid, with its scope, and its caller may still read
-/// what it streams: from memory (crate::access), so within a second of a revocation or a
+/// what it streams: from memory (crate::http::access), so within a second of a revocation or a
 /// removed access on any replica. A store that cannot be asked ends the stream too.
 async fn still_allowed(f: &Following) -> bool {
     let owner = f.state.access.authenticate(&f.state.store, &f.bearer).await;

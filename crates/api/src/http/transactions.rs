@@ -202,7 +202,7 @@ pub async fn list(
     let data = tokio::task::spawn_blocking(move || {
         rows.into_iter()
             .map(|t| {
-                let cost = crate::pricing::cost_of(&t, &readings, now);
+                let cost = crate::control::pricing::cost_of(&t, &readings, now);
                 transaction(t, &charger, cost)
             })
             .collect()

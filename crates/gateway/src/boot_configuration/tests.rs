@@ -7,7 +7,7 @@ fn the_configuration_read_after_boot_is_told_from_an_operators_get_configuration
     let config = GatewayConfig::new(None, "gw-1".into(), cms_bus::Topics::with_prefix("t"));
     let read = read_configuration(&config, "CP-1", b"s-1");
     assert!(is_configuration_read(&read));
-    let operator = ActionCommand {
+    let operator = ActionRequest {
         requested_by: RequestedBy {
             kind: "user".into(),
             email: Some("operator@example.com".into()),
@@ -15,12 +15,12 @@ fn the_configuration_read_after_boot_is_told_from_an_operators_get_configuration
         ..read.clone()
     };
     assert!(!is_configuration_read(&operator), "an operator's read");
-    let some_keys = ActionCommand {
+    let some_keys = ActionRequest {
         request: serde_json::json!({"key": ["HeartbeatInterval"]}),
         ..read.clone()
     };
     assert!(!is_configuration_read(&some_keys), "a read of some keys");
-    let reset = ActionCommand {
+    let reset = ActionRequest {
         action: "Reset".into(),
         request: serde_json::json!({"type": "Soft"}),
         ..read.clone()

@@ -5,12 +5,12 @@
 
 use super::{DOWN, UP};
 use super::{LeaderAnswer, Relayed, Replay};
-use crate::calls::ChargerAnswer;
-use crate::commands::CommandInbox;
+use crate::actions::ActionInbox;
+use crate::charger_calls::ChargerAnswer;
 use crate::events::{ConnectionEvent, EventTarget, connection_record};
 use crate::record_time::record_time;
 use cms_bus::proxy_url::redacted;
-use cms_bus::{ActionCommand, ProxyUrl, RequestedBy};
+use cms_bus::{ActionRequest, ProxyUrl, RequestedBy};
 use cms_ocpp::{ErrorCode, Frame, call_error, parse_frame};
 use futures_util::{SinkExt, StreamExt};
 use std::collections::VecDeque;
@@ -101,7 +101,7 @@ impl Link {
 
 /// Where a leader's calls go: the session's inbox, behind cms's own actions; which it may send.
 pub struct LeaderSide {
-    pub inbox: Arc<CommandInbox>,
+    pub inbox: Arc<ActionInbox>,
     pub session: String,
     pub calls: super::LeaderCalls,
     pub refused: metrics::Counter,
@@ -400,7 +400,7 @@ impl Link {
         }
         let now = chrono::Utc::now();
         let expires = now + chrono::Duration::from_std(LEADER_CALL_TTL).unwrap_or_default();
-        let command = ActionCommand {
+        let command = ActionRequest {
             uuid: uuid::Uuid::new_v4().to_string(),
             identity: self.identity.clone(),
             session: leader.session.clone(),
@@ -563,7 +563,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_leaders_call_is_queued_for_the_charger_and_its_answer_comes_back() {
-        let inbox = Arc::new(CommandInbox::default());
+        let inbox = Arc::new(ActionInbox::default());
         let side = LeaderSide {
             inbox: inbox.clone(),
             session: "s-1".into(),

@@ -153,7 +153,7 @@ pub async fn list_connectors(
     caller.authorize()?;
     let page = page_number(query.get("page").map(String::as_str))?;
     // Who sees it from memory; the connectors as held, checked against the store at most
-    // every 0.1 s (crate::charger_rows).
+    // every 0.1 s (crate::http::charger_rows).
     let charger = charger_access(&state, &caller, &charger_uuid).await?;
     let all = state
         .charger_rows

@@ -8,7 +8,7 @@
 //! it; the old one works until then.
 
 use super::{Charger, only_operators_open, read_credentials};
-use crate::actions::Target;
+use crate::control::actions::Target;
 use crate::http::AppState;
 use crate::http::actions::wait_of;
 use crate::http::auth::Caller;

@@ -3,7 +3,7 @@
 //! by the materialiser (which translates reports) and the actions (which take commands and
 //! hand out their ends), so that neither reaches into the other.
 
-use cms_bus::{ActionCommand, ActionReport, ActionStatus};
+use cms_bus::{ActionReport, ActionRequest, ActionStatus};
 use cms_ocpp::v16::secrets::AUTHORIZATION_KEY;
 use cms_store::StateChange;
 use cms_store::actions::{ActionReported, NewAction, Setting, SettingsUpdate};
@@ -29,7 +29,7 @@ pub fn report_change(report: &ActionReport, at: String) -> StateChange {
 }
 
 /// The stored form of a command about to be published (or left to the outbox).
-pub fn new_action(charger_id: i64, command: &ActionCommand, published: bool) -> NewAction {
+pub fn new_action(charger_id: i64, command: &ActionRequest, published: bool) -> NewAction {
     NewAction {
         uuid: command.uuid.clone(),
         charger_id,
@@ -105,12 +105,12 @@ fn setting(entry: &Value) -> Option<Setting> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cms_bus::{ActionCommand, RequestedBy};
+    use cms_bus::{ActionRequest, RequestedBy};
     use serde_json::json;
 
     fn answered(action: &str, request: Value, response: Value) -> ActionReport {
         ActionReport {
-            command: ActionCommand {
+            command: ActionRequest {
                 uuid: "a-1".into(),
                 identity: "CP-1".into(),
                 session: "s-1".into(),

@@ -41,7 +41,7 @@ pub struct Handled {
 }
 
 // Not boxed: publishing is what nearly every frame does, and a box would be an allocation per
-// frame. An outcome is never held in a future (session/taken.rs), so its size costs a move.
+// frame. An outcome is never held in a future (session/text_frame.rs), so its size costs a move.
 #[allow(clippy::large_enum_variant)]
 pub enum Outcome {
     /// Answer with this CALLERROR; nothing is published.

@@ -2,7 +2,7 @@
 //! of the way from what it holds to what it should, or nothing.
 
 use super::Keeper;
-use crate::actions::Target;
+use crate::control::actions::Target;
 use cms_bus::RequestedBy;
 use cms_store::local_lists::{
     ListCall, ListCallKind, ListChange, ListCharger, ListEntry, ListUpdate, fit, next_update,

@@ -12,8 +12,8 @@ mod translate;
 pub(crate) use sinks::remember_readings;
 pub(crate) use translate::{ReadingUse, translate};
 
-use crate::cache::LatestValueCache;
-use crate::price_display::PriceEvent;
+use crate::control::price_display::PriceEvent;
+use crate::ingest::cache::LatestValueCache;
 use chrono::Utc;
 use cms_bus::{Message, Record, Subscriber, Topics, header};
 use cms_ocpp::v16::Action;
@@ -59,7 +59,7 @@ impl Materialiser {
         }
     }
 
-    /// Hands transactions' events to the prices' display (`crate::price_display`).
+    /// Hands transactions' events to the prices' display (`crate::control::price_display`).
     pub fn showing_prices(mut self, sender: mpsc::Sender<PriceEvent>) -> Self {
         self.price_display = Some(sender);
         self
@@ -215,7 +215,7 @@ async fn gather_more(subscriber: &mut dyn Subscriber, batch: &mut Vec<Message>) 
         return;
     }
     tokio::time::sleep(LINGER).await;
-    crate::arrived::take_arrived(subscriber, batch, BATCH);
+    crate::ingest::arrived::take_arrived(subscriber, batch, BATCH);
 }
 
 fn last_of_each_partition(batch: &[Message]) -> Vec<&Message> {

@@ -81,7 +81,7 @@ impl LatestValueCache {
             .entry((identity.into(), connector_id))
             .and_modify(|held| {
                 // The same reading again: from the other of a replica's two readers of the
-                // messages (crate::latest_follower); no change to tell the streams of.
+                // messages (crate::ingest::latest_follower); no change to tell the streams of.
                 if held.0 == reading {
                     held_already = true;
                 } else if reading.measured_at >= held.0.measured_at {

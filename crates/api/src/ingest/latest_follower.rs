@@ -7,8 +7,8 @@
 //! charger. The group's materialisers still write the store. (`cms up` has one materialiser
 //! that sees everything, and no follower.)
 
-use crate::cache::LatestValueCache;
-use crate::materialiser::{ReadingUse, Told, remember_readings, told, translate};
+use crate::ingest::cache::LatestValueCache;
+use crate::ingest::materialiser::{ReadingUse, Told, remember_readings, told, translate};
 use chrono::Utc;
 use cms_bus::{Message, Subscriber, Topics};
 use std::sync::Arc;

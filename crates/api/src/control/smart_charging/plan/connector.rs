@@ -2,7 +2,7 @@
 //! may be drawing, on the safe side.
 
 use super::{Inputs, since};
-use crate::smart_charging::readings::currents;
+use crate::control::smart_charging::readings::currents;
 use cms_store::smart_charging::balancer::{BalancedCharger, ChargingConnector, SentLimit};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -10,7 +10,7 @@ use std::time::Duration;
 /// A connector's own reading older than this is not used.
 const READING_FRESH: Duration = Duration::from_secs(60);
 
-pub(in crate::smart_charging) struct Charging<'a> {
+pub(in crate::control::smart_charging) struct Charging<'a> {
     pub connector: &'a ChargingConnector,
     pub charger: &'a BalancedCharger,
     /// Its charger's session while online.

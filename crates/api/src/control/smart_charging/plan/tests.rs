@@ -137,7 +137,8 @@ impl Case {
             .iter()
             .find(|r| (r.charger_id, r.connector_id) == (99, 0))
             .map(|r| GridReading {
-                phases: crate::smart_charging::readings::currents(&r.meter_value, "Inlet").unwrap(),
+                phases: crate::control::smart_charging::readings::currents(&r.meter_value, "Inlet")
+                    .unwrap(),
                 at: r.measured_at.clone(),
             });
         plan(&Inputs {
@@ -557,7 +558,7 @@ fn tx_profiles_take_one_stack_level_per_connector_above_the_default() {
             _ => None,
         })
         .unwrap();
-    let request = crate::smart_charging::set_charging_profile(&tx);
+    let request = crate::control::smart_charging::set_charging_profile(&tx);
     assert_eq!(request["csChargingProfiles"]["stackLevel"], 1);
     assert_eq!(request["csChargingProfiles"]["chargingProfileId"], 1001);
 }

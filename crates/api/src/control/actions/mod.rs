@@ -6,12 +6,12 @@
 
 mod background;
 
-pub use crate::action_reports::new_action;
-use crate::action_reports::report_change;
+pub use crate::ingest::action_reports::new_action;
+use crate::ingest::action_reports::report_change;
 pub use background::{SWEEP_MARGIN, follow_reports, relay_cli_actions, sweep_overdue};
 
 use cms_bus::{
-    ActionCommand, ActionReport, Publisher, RequestedBy, SecretsKey, Topics, command_record,
+    ActionReport, ActionRequest, Publisher, RequestedBy, SecretsKey, Topics, command_record,
 };
 use cms_ocpp::v16::secrets;
 use cms_store::actions::ActionRow;
@@ -120,7 +120,7 @@ impl Dispatch {
         request: serde_json::Value,
         requested_by: RequestedBy,
         times: ActionTimes,
-    ) -> Result<(ActionCommand, oneshot::Receiver<ActionReport>), DispatchError> {
+    ) -> Result<(ActionRequest, oneshot::Receiver<ActionReport>), DispatchError> {
         let command = self.command(
             uuid,
             target.identity,
@@ -147,7 +147,7 @@ impl Dispatch {
         action: &str,
         request: serde_json::Value,
         requested_by: RequestedBy,
-    ) -> Result<Option<(ActionCommand, oneshot::Receiver<ActionReport>)>, DispatchError> {
+    ) -> Result<Option<(ActionRequest, oneshot::Receiver<ActionReport>)>, DispatchError> {
         let uuid = uuid::Uuid::new_v4().to_string();
         let mut command = self.command(
             uuid,
@@ -182,7 +182,7 @@ impl Dispatch {
         mut request: serde_json::Value,
         requested_by: RequestedBy,
         times: ActionTimes,
-    ) -> Result<ActionCommand, DispatchError> {
+    ) -> Result<ActionRequest, DispatchError> {
         let now = chrono::Utc::now();
         let ttl = chrono::Duration::from_std(times.ttl).unwrap_or_default();
         let mut sealed_request = None;
@@ -194,7 +194,7 @@ impl Dispatch {
             sealed_request = Some(key.seal(&uuid, request.to_string().as_bytes()));
             secrets::mask_request(action, &mut request);
         }
-        Ok(ActionCommand {
+        Ok(ActionRequest {
             uuid,
             identity: identity.to_string(),
             session: session.to_string(),
@@ -211,7 +211,7 @@ impl Dispatch {
     /// Publishes a stored action to the gateways; the receiver of its final report.
     async fn publish(
         &self,
-        command: &ActionCommand,
+        command: &ActionRequest,
     ) -> Result<oneshot::Receiver<ActionReport>, DispatchError> {
         let (tx, rx) = oneshot::channel();
         self.waiting.insert(command.uuid.clone(), tx);
@@ -283,8 +283,8 @@ impl Dispatch {
 
 /// The command a stored action stands for (for the outbox, which publishes what the command
 /// line stored).
-pub fn command_of_row(row: &ActionRow) -> ActionCommand {
-    ActionCommand {
+pub fn command_of_row(row: &ActionRow) -> ActionRequest {
+    ActionRequest {
         uuid: row.uuid.clone(),
         identity: row.identity.clone(),
         session: row.session.clone(),

@@ -4,32 +4,32 @@
 //! or the session's end.
 
 use crate::Shared;
+use crate::actions::{ActionInbox, disconnected, finished, publish_report};
 use crate::boot_configuration::{configuration_too_large, is_configuration_read};
-use crate::calls::ChargerAnswer;
-use crate::commands::{CommandInbox, disconnected, finished, publish_report};
+use crate::charger_calls::ChargerAnswer;
 use crate::record_time::record_time;
 use chrono::{DateTime, Utc};
-use cms_bus::{ActionCommand, ActionError, ActionReport, ActionStatus};
+use cms_bus::{ActionError, ActionReport, ActionRequest, ActionStatus};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A call written to the charger, waiting for its answer.
 struct InFlight {
-    command: ActionCommand,
+    command: ActionRequest,
     sent_at: String,
     sent: Instant,
     answer_by: Instant,
 }
 
-pub struct OutgoingCalls {
-    pub inbox: Arc<CommandInbox>,
+pub struct ActionCalls {
+    pub inbox: Arc<ActionInbox>,
     /// Boxed: an idle session holds none, and would otherwise hold its room all its life.
     in_flight: Option<Box<InFlight>>,
 }
 
-impl OutgoingCalls {
-    pub fn new(inbox: Arc<CommandInbox>) -> Self {
-        OutgoingCalls {
+impl ActionCalls {
+    pub fn new(inbox: Arc<ActionInbox>) -> Self {
+        ActionCalls {
             inbox,
             in_flight: None,
         }
@@ -264,7 +264,7 @@ impl OutgoingCalls {
 /// to write to the charger, opened with this gateway's key; `None`: the command's own.
 fn opened_request(
     shared: &Shared,
-    command: &ActionCommand,
+    command: &ActionRequest,
 ) -> Result<Option<serde_json::Value>, ActionError> {
     let Some(sealed) = &command.sealed_request else {
         return Ok(None);
@@ -285,7 +285,7 @@ fn opened_request(
 /// request (`request`, as it is to be sent) of a known action that fits its schema (failed;
 /// checked again here because any producer can write the topic).
 fn unsendable(
-    command: &ActionCommand,
+    command: &ActionRequest,
     request: &serde_json::Value,
     now: DateTime<Utc>,
 ) -> Option<(ActionStatus, ActionError)> {
@@ -306,7 +306,7 @@ fn unsendable(
 
 /// The charger's answer, if it fits the action's response schema.
 fn checked_response(
-    command: &ActionCommand,
+    command: &ActionRequest,
     payload: &str,
 ) -> Result<serde_json::Value, ActionError> {
     let response: serde_json::Value = serde_json::from_str(payload).map_err(|e| {

@@ -6,7 +6,7 @@
 //! audit log. The materialiser, which sees every transaction once across the API replicas,
 //! hands the events over; a worker looks up whether the prices are shown and sends.
 
-use crate::actions::{Dispatch, Target};
+use crate::control::actions::{Dispatch, Target};
 use chrono::Utc;
 use cms_bus::RequestedBy;
 use cms_store::price_display::PriceDisplay;
@@ -241,7 +241,7 @@ async fn running_cost(
         .transaction_readings(&[t.id])
         .await
         .map_err(|e| e.to_string())?;
-    let cost = crate::pricing::price(t, &readings, Utc::now())
+    let cost = crate::control::pricing::price(t, &readings, Utc::now())
         .ok_or("not priced")?
         .map_err(|e| e.to_string())?;
     let meter_value = readings
@@ -272,7 +272,7 @@ async fn final_cost(dispatch: &Dispatch, shown: &PriceDisplay) -> Result<Value, 
             .await
             .map_err(|e| e.to_string())?,
     };
-    let cost = crate::pricing::cost_of(t, &readings, Utc::now());
+    let cost = crate::control::pricing::cost_of(t, &readings, Utc::now());
     let (Some(incl), Some(excl), Some(currency)) = (
         cost["incl_vat"].as_str(),
         cost["excl_vat"].as_str(),

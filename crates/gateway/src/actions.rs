@@ -4,12 +4,12 @@
 //! gateway that merely held the charger once.
 
 use crate::Shared;
-use crate::calls::ChargerAnswer;
+use crate::charger_calls::ChargerAnswer;
 use crate::identity::ChargerIdentity;
 use crate::record_time::record_time;
 use chrono::Utc;
 use cms_bus::{
-    ActionCommand, ActionError, ActionName, ActionReport, ActionStatus, Message, Subscriber,
+    ActionError, ActionName, ActionReport, ActionRequest, ActionStatus, Message, Subscriber,
     command_of, report_record,
 };
 use cms_ocpp::v16::secrets;
@@ -30,7 +30,7 @@ pub const MAX_RELAYED: usize = 16;
 
 /// The actions waiting for one session, in the order they were taken.
 #[derive(Default)]
-pub struct CommandInbox {
+pub struct ActionInbox {
     state: Mutex<InboxState>,
     /// Wakes the session when an action arrives, or its charger's registration changed.
     pub ready: Notify,
@@ -44,7 +44,7 @@ pub struct CommandInbox {
 
 #[derive(Default)]
 struct InboxState {
-    queue: VecDeque<ActionCommand>,
+    queue: VecDeque<ActionRequest>,
     /// Set when the session ends: nothing is queued after its queue was drained.
     closed: bool,
 }
@@ -59,12 +59,12 @@ pub enum Refusal {
 /// An action an inbox did not take, handed back to be reported.
 #[derive(Debug)]
 pub struct Refused {
-    pub command: ActionCommand,
+    pub command: ActionRequest,
     pub why: Refusal,
 }
 
-impl CommandInbox {
-    pub fn push(&self, command: ActionCommand) -> Result<(), Box<Refused>> {
+impl ActionInbox {
+    pub fn push(&self, command: ActionRequest) -> Result<(), Box<Refused>> {
         {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let refusal = if state.closed {
@@ -99,7 +99,7 @@ impl CommandInbox {
     /// `reply` (dropped unanswered when the call ends another way).
     pub fn push_relayed(
         &self,
-        command: ActionCommand,
+        command: ActionRequest,
         reply: oneshot::Sender<ChargerAnswer>,
     ) -> Result<(), Box<Refused>> {
         let uuid = command.uuid.clone();
@@ -125,7 +125,7 @@ impl CommandInbox {
         replies.remove(uuid)
     }
 
-    pub fn pop(&self) -> Option<ActionCommand> {
+    pub fn pop(&self) -> Option<ActionRequest> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let popped = state.queue.pop_front();
         if state.queue.is_empty() && state.queue.capacity() > 0 {
@@ -141,8 +141,8 @@ impl CommandInbox {
     }
 
     /// Takes every queued action and refuses any later one: the session is ending.
-    pub fn close(&self) -> Vec<ActionCommand> {
-        let drained: Vec<ActionCommand> = {
+    pub fn close(&self) -> Vec<ActionRequest> {
+        let drained: Vec<ActionRequest> = {
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             state.closed = true;
             state.queue.drain(..).collect()
@@ -236,7 +236,7 @@ pub fn disconnected() -> ActionError {
 /// A final report of `command`, finished now.
 pub fn finished(
     shared: &Shared,
-    command: ActionCommand,
+    command: ActionRequest,
     status: ActionStatus,
     response: Option<serde_json::Value>,
     error: Option<ActionError>,
@@ -302,8 +302,8 @@ mod tests {
     use super::*;
     use cms_bus::RequestedBy;
 
-    fn command(n: u32) -> ActionCommand {
-        ActionCommand {
+    fn command(n: u32) -> ActionRequest {
+        ActionRequest {
             uuid: format!("action-{n}"),
             identity: "CP-1".into(),
             session: "s-1".into(),
@@ -320,7 +320,7 @@ mod tests {
     #[test]
     fn a_report_carries_no_secret_of_the_request_or_the_answer() {
         let mut change = ActionReport {
-            command: ActionCommand {
+            command: ActionRequest {
                 action: "ChangeConfiguration".into(),
                 request: serde_json::json!({"key": "WifiPassword", "value": "s3cret-wifi"}),
                 sealed_request: Some("c2VhbGVk".into()),
@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(change.command.request["value"], "***");
         assert_eq!(change.command.sealed_request, None);
         let mut read = ActionReport {
-            command: ActionCommand {
+            command: ActionRequest {
                 action: "GetConfiguration".into(),
                 request: serde_json::json!({}),
                 ..command(2)
@@ -354,11 +354,11 @@ mod tests {
 
     #[test]
     fn an_emptied_queue_keeps_no_room_for_the_idle_session() {
-        let inbox = CommandInbox::default();
+        let inbox = ActionInbox::default();
         inbox.push(command(1)).unwrap();
         inbox.push(command(2)).unwrap();
         assert_eq!(inbox.pop().map(|c| c.uuid), Some("action-1".to_string()));
-        let state = |inbox: &CommandInbox| inbox.state.lock().unwrap().queue.capacity();
+        let state = |inbox: &ActionInbox| inbox.state.lock().unwrap().queue.capacity();
         assert!(state(&inbox) > 0, "one still queued");
         assert_eq!(inbox.pop().map(|c| c.uuid), Some("action-2".to_string()));
         assert_eq!(state(&inbox), 0, "an empty queue gave its memory back");
@@ -367,7 +367,7 @@ mod tests {
 
     #[test]
     fn an_inbox_gives_actions_back_in_the_order_they_came() {
-        let inbox = CommandInbox::default();
+        let inbox = ActionInbox::default();
         for n in 0..3 {
             inbox.push(command(n)).unwrap();
         }
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_full_inbox_refuses_and_a_closed_one_takes_nothing_more() {
-        let inbox = CommandInbox::default();
+        let inbox = ActionInbox::default();
         for n in 0..MAX_QUEUED as u32 {
             inbox.push(command(n)).unwrap();
         }
@@ -397,7 +397,7 @@ mod tests {
 
     #[test]
     fn a_leader_has_a_few_calls_waiting_at_most_and_cms_keeps_its_room() {
-        let inbox = CommandInbox::default();
+        let inbox = ActionInbox::default();
         for n in 0..MAX_RELAYED as u32 {
             inbox
                 .push_relayed(command(n), oneshot::channel().0)

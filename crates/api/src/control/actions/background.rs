@@ -39,7 +39,7 @@ pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscr
                         _ = dispatch.waiting_began.notified() => {}
                         _ = tokio::time::sleep(UNAWAITED_LINGER) => {}
                     }
-                    crate::arrived::take_arrived(&mut *reports, &mut batch, MAX);
+                    crate::ingest::arrived::take_arrived(&mut *reports, &mut batch, MAX);
                 }
                 // Only a final report wakes a request, and only one that a request of this
                 // process waits for: the rest are not parsed. (A request waits before its

@@ -14,7 +14,7 @@ mod readings;
 
 pub use plan::Pacing;
 
-use crate::actions::{ActionTimes, Dispatch, Target};
+use crate::control::actions::{ActionTimes, Dispatch, Target};
 use chrono::Utc;
 use cms_bus::{ActionReport, ActionStatus, RequestedBy};
 use cms_store::format_record_time;

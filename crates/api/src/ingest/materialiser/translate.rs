@@ -3,8 +3,8 @@
 //! the materialiser and the latest follower both translate through here, and hand the changes
 //! to their sinks.
 
-use crate::action_reports::report_change;
-use crate::normalise::{energy_register_wh, rest_meter_values};
+use crate::ingest::action_reports::report_change;
+use crate::ingest::normalise::{energy_register_wh, rest_meter_values};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::{ChargerMessage, ConnectionEvent, Message, Topics};
@@ -200,7 +200,7 @@ fn record_time(text: Option<&str>, now: DateTime<Utc>) -> String {
 /// The latest reading a MeterValue change holds, as the cache keeps it.
 pub(crate) fn latest_reading(
     change: &StateChange,
-) -> Option<(&str, u32, crate::cache::LatestReading)> {
+) -> Option<(&str, u32, crate::ingest::cache::LatestReading)> {
     let StateChange::MeterValue {
         identity,
         connector_id,
@@ -211,7 +211,7 @@ pub(crate) fn latest_reading(
     else {
         return None;
     };
-    let reading = crate::cache::LatestReading {
+    let reading = crate::ingest::cache::LatestReading {
         measured_at: measured_at.clone(),
         meter_value: Bytes::from(meter_value.clone()),
     };

@@ -12,7 +12,7 @@
 mod settle;
 mod visit;
 
-use crate::actions::{Dispatch, SWEEP_MARGIN};
+use crate::control::actions::{Dispatch, SWEEP_MARGIN};
 use cms_store::local_lists::ListCursors;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;

@@ -96,7 +96,7 @@ impl ActionError {
 /// An action for a charger, addressed to one of its sessions: only the gateway holding that
 /// session sends it, so it is sent at most once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ActionCommand {
+pub struct ActionRequest {
     pub uuid: String,
     pub identity: String,
     /// The session (as in the connection events) the action is for.
@@ -122,7 +122,7 @@ pub struct ActionCommand {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionReport {
     #[serde(flatten)]
-    pub command: ActionCommand,
+    pub command: ActionRequest,
     pub status: ActionStatus,
     /// The node id of the reporting gateway.
     pub gateway: String,
@@ -134,7 +134,7 @@ pub struct ActionReport {
 }
 
 /// The record of a command on `<prefix>.ocpp.commands`.
-pub fn command_record(topics: &Topics, command: &ActionCommand) -> Record {
+pub fn command_record(topics: &Topics, command: &ActionRequest) -> Record {
     json_record(
         topics.commands,
         &command.identity,
@@ -177,7 +177,7 @@ fn json_record(
 }
 
 /// The command a record carries; `None` for a record that is not one (logged by the caller).
-pub fn command_of(message: &Message) -> Option<ActionCommand> {
+pub fn command_of(message: &Message) -> Option<ActionRequest> {
     serde_json::from_slice(&message.record.value).ok()
 }
 
@@ -190,8 +190,8 @@ pub fn report_of(message: &Message) -> Option<ActionReport> {
 mod tests {
     use super::*;
 
-    fn command() -> ActionCommand {
-        ActionCommand {
+    fn command() -> ActionRequest {
+        ActionRequest {
             uuid: "0b6f8f1e-5a3e-4a43-9d2f-1c1e8f0c2a11".into(),
             identity: "CP-1".into(),
             session: "s-1".into(),

@@ -3,8 +3,8 @@
 //! pricing (final costs of stopped transactions) and the prices' display on chargers.
 
 use super::translate::latest_reading;
-use crate::cache::LatestValueCache;
-use crate::price_display::PriceEvent;
+use crate::control::price_display::PriceEvent;
+use crate::ingest::cache::LatestValueCache;
 use cms_store::{StateChange, Store};
 use tokio::sync::mpsc;
 
@@ -24,7 +24,7 @@ pub(super) async fn price_stopped(store: &Store, changes: &[StateChange]) {
             ..
         } = change
         {
-            crate::pricing::write_final_cost(store, identity, *ocpp_transaction_id).await;
+            crate::control::pricing::write_final_cost(store, identity, *ocpp_transaction_id).await;
         }
     }
 }
@@ -73,7 +73,7 @@ pub(super) fn show_prices(sender: Option<&mpsc::Sender<PriceEvent>>, changes: &[
             }
             _ => continue,
         };
-        crate::price_display::offer(sender, event);
+        crate::control::price_display::offer(sender, event);
     }
 }
 

@@ -6,7 +6,7 @@
 //! answer, is finished here too.
 
 use super::{LiveSession, message_id_of};
-use crate::calls::{CallContext, ChargerAnswer, Outcome, handle_text};
+use crate::charger_calls::{CallContext, ChargerAnswer, Outcome, handle_text};
 use crate::relay::{LEADER_WAIT, LeaderAnswer};
 use bytes::Bytes;
 use chrono::Utc;
