@@ -53,8 +53,8 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
     assert_eq!(
         kinds,
         [
-            "ActionRequest",
             "ActionReport",
+            "ActionRequest",
             "ChargerMessage",
             "ConnectionEvent"
         ]
