@@ -1,6 +1,6 @@
 //! The chargers' local authorization lists: which tags apply to a charger (the list it should
 //! hold), what cms knows it to hold, and the one call about it in flight. The API's list keeper
-//! (crates/api/src/local_lists) drives these; docs/actions.md tells the behaviour.
+//! (crates/api/src/control/local_lists) drives these; docs/actions.md tells the behaviour.
 //!
 //! A call is claimed before it is sent, by a conditional update on the row's `revision`: of
 //! several API replicas looking at the same charger, one sends; the others' claims fail. Its
