@@ -56,24 +56,14 @@ impl ActionCalls {
             let opened = match opened_request(shared, &command) {
                 Ok(opened) => opened,
                 Err(error) => {
-                    self.tell_leader(&command.uuid, &error);
-                    let report = finished(
-                        shared,
-                        command,
-                        ActionStatus::Failed,
-                        None,
-                        Some(error),
-                        None,
-                    );
-                    publish_report(shared, report).await;
+                    self.end_unsent(shared, command, ActionStatus::Failed, error)
+                        .await;
                     continue;
                 }
             };
             let request = opened.as_ref().unwrap_or(&command.request);
             if let Some((status, error)) = unsendable(&command, request, now) {
-                self.tell_leader(&command.uuid, &error);
-                let report = finished(shared, command, status, None, Some(error), None);
-                publish_report(shared, report).await;
+                self.end_unsent(shared, command, status, error).await;
                 continue;
             }
             // The action's uuid is the message id: 36 characters, the most OCPP-J allows.
@@ -92,16 +82,8 @@ impl ActionCalls {
                         frame.len()
                     ),
                 );
-                self.tell_leader(&command.uuid, &error);
-                let report = finished(
-                    shared,
-                    command,
-                    ActionStatus::Failed,
-                    None,
-                    Some(error),
-                    None,
-                );
-                publish_report(shared, report).await;
+                self.end_unsent(shared, command, ActionStatus::Failed, error)
+                    .await;
                 continue;
             }
             // A time-out of 0 is a command-line action whose service times an API of an
@@ -120,6 +102,19 @@ impl ActionCalls {
             return Some(frame);
         }
         None
+    }
+
+    /// Ends an action never sent: its report, and the leader proxy server that made it told.
+    async fn end_unsent(
+        &self,
+        shared: &Shared,
+        command: ActionRequest,
+        status: ActionStatus,
+        error: ActionError,
+    ) {
+        self.tell_leader(&command.uuid, &error);
+        let report = finished(shared, command, status, None, Some(error), None);
+        publish_report(shared, report).await;
     }
 
     /// Tells the leader proxy server that made call `uuid`, if one did, why it ended without the
