@@ -129,6 +129,8 @@ pub struct Replay {
     progress: Vec<(i64, i64)>,
     /// Partitions whose next offset is still below their start-time high watermark.
     behind: usize,
+    /// Set once `behind` reaches 0: every record that was in the topic at start handed out.
+    caught_up: CaughtUp,
 }
 
 impl Replay {
@@ -167,12 +169,11 @@ impl Replay {
             topic: [intern(topic)],
             progress,
             behind,
+            caught_up: match behind {
+                0 => CaughtUp::already(),
+                _ => CaughtUp::not_yet(),
+            },
         })
-    }
-
-    /// Whether every record that was in the topic when the replay started has been handed out.
-    pub fn caught_up(&self) -> bool {
-        self.behind == 0
     }
 }
 
@@ -193,6 +194,9 @@ impl Subscriber for Replay {
                 *next = (*next).max(message.offset + 1);
                 if was_behind && *next >= *high {
                     self.behind -= 1;
+                    if self.behind == 0 {
+                        self.caught_up.set();
+                    }
                 }
             }
             Ok(n)
@@ -202,6 +206,11 @@ impl Subscriber for Replay {
     /// Nothing to commit: a replay always starts from the beginning.
     fn commit(&mut self, _message: &Message) -> Result<(), BusError> {
         Ok(())
+    }
+
+    /// Once every record that was in the topic when the replay started has been handed out.
+    fn caught_up(&self) -> CaughtUp {
+        self.caught_up.clone()
     }
 }
 

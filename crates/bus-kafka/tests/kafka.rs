@@ -250,11 +250,11 @@ async fn replay_reads_a_compacted_topic_from_the_beginning() {
     }
 
     let mut replay = bus.replay(&registry).await.expect("replay");
-    assert!(!replay.caught_up());
+    assert!(!replay.caught_up().is_caught_up());
     let mut latest: HashMap<Bytes, usize> = HashMap::new();
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut out = Vec::new();
-    while !replay.caught_up() {
+    while !replay.caught_up().is_caught_up() {
         let left = deadline.saturating_duration_since(Instant::now());
         tokio::time::timeout(left, replay.next_batch(&mut out, 100))
             .await
@@ -277,7 +277,10 @@ async fn replay_reads_a_compacted_topic_from_the_beginning() {
     assert_eq!(more[0].record.key, Bytes::from("d"));
 
     let empty = bus.replay(&empty).await.expect("replay of an empty topic");
-    assert!(empty.caught_up(), "nothing to read is caught up at once");
+    assert!(
+        empty.caught_up().is_caught_up(),
+        "nothing to read is caught up at once"
+    );
 }
 
 /// Whether `future` is still pending after `wait`.

@@ -68,11 +68,11 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     let followers = [
         tokio::spawn({
             let directory = directory.clone();
-            async move { follow(&*directory, registry_replay, |r| r.caught_up()).await }
+            async move { follow(&*directory, registry_replay).await }
         }),
         tokio::spawn({
             let id_tags = id_tags.clone();
-            async move { follow(&*id_tags, id_tags_replay, |r| r.caught_up()).await }
+            async move { follow(&*id_tags, id_tags_replay).await }
         }),
     ];
     // Ready once both are loaded: before, a known charger would be refused, or its driver's

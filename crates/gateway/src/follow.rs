@@ -14,16 +14,13 @@ pub trait Materialised {
     fn is_caught_up(&self) -> bool;
 }
 
-/// Follows `subscriber` into `view` until the bus closes; `caught_up` tells when the reader has
-/// reached the end of the topic as it stood at start.
-pub async fn follow<V: Materialised, S: Subscriber>(
-    view: &V,
-    mut subscriber: S,
-    caught_up: impl Fn(&S) -> bool,
-) {
+/// Follows `subscriber` into `view` until the bus closes; the view is caught up once the
+/// subscriber is ([`Subscriber::caught_up`]: the end of the topic as it stood at start).
+pub async fn follow<V: Materialised, S: Subscriber>(view: &V, mut subscriber: S) {
+    let caught_up = subscriber.caught_up();
     let mut batch = Vec::new();
     loop {
-        if !view.is_caught_up() && caught_up(&subscriber) {
+        if !view.is_caught_up() && caught_up.is_caught_up() {
             tracing::info!(entries = view.entries(), "{} loaded", V::WHAT);
             view.set_caught_up();
         }
