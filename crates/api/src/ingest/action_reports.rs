@@ -3,7 +3,8 @@
 //! by the materialiser (which translates reports) and the actions (which take commands and
 //! hand out their ends), so that neither reaches into the other.
 
-use cms_bus::{ActionReport, ActionRequest, ActionStatus};
+use cms_bus::{ActionName, ActionReport, ActionRequest, ActionStatus};
+use cms_ocpp::v16::Command;
 use cms_ocpp::v16::secrets::AUTHORIZATION_KEY;
 use cms_store::StateChange;
 use cms_store::actions::{ActionReported, NewAction, Setting, SettingsUpdate};
@@ -80,7 +81,7 @@ fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
 /// charger uses it from its reboot on, and would be locked out if cms still wanted the old.
 fn credential_taken(report: &ActionReport) -> Option<bool> {
     let command = &report.command;
-    let rotation = command.action == "ChangeConfiguration"
+    let rotation = command.action == ActionName::Known(Command::ChangeConfiguration)
         && command.request["key"]
             .as_str()
             .is_some_and(|key| key.eq_ignore_ascii_case(AUTHORIZATION_KEY));

@@ -576,7 +576,7 @@ mod tests {
         let call = r#"[2,"lead-7","RemoteStartTransaction",{"idTag":"ABC"}]"#;
         assert_eq!(leader.on_frame(call, &mut None, &replies, &latency), None);
         let queued = inbox.pop().unwrap();
-        assert_eq!(queued.action, "RemoteStartTransaction");
+        assert_eq!(queued.action.as_str(), "RemoteStartTransaction");
         assert_eq!(queued.request, serde_json::json!({"idTag": "ABC"}));
         assert_eq!(queued.session, "s-1");
         let answer = ChargerAnswer::Result {
