@@ -80,8 +80,7 @@ pub async fn token_create(args: TokenCreateArgs) -> Result<(), String> {
     if !args.email.contains('@') {
         return Err(format!("{:?} is not an e-mail address", args.email));
     }
-    let store =
-        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let store = args.quotas.open(&args.store).await?;
     let user = store
         .ensure_user_in(&args.email, !args.guest)
         .await
@@ -183,8 +182,7 @@ pub async fn charger_add(args: ChargerAddArgs) -> Result<(), String> {
     let identity = ChargerIdentity::parse(&args.identity).map_err(|e| e.to_string())?;
     let credentials = charger_credentials(args.security_profile, args.password.as_deref())
         .map_err(|e| e.to_string())?;
-    let store =
-        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let store = args.quotas.open(&args.store).await?;
     let new = NewCharger {
         identity: identity.to_string(),
         reference: args.reference,
@@ -259,8 +257,7 @@ pub async fn charger_move(args: ChargerMoveArgs) -> Result<(), String> {
     let identity = ChargerIdentity::parse(&args.identity).map_err(|e| e.to_string())?;
     let credentials = charger_credentials(args.security_profile, args.password.as_deref())
         .map_err(|e| e.to_string())?;
-    let store =
-        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let store = args.quotas.open(&args.store).await?;
     let moved = store
         .move_charger(
             identity.as_str(),
@@ -337,8 +334,7 @@ pub async fn charger_import(args: ChargerImportArgs) -> Result<(), String> {
         });
         generated.push(credentials.generated_password);
     }
-    let store =
-        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let store = args.quotas.open(&args.store).await?;
     let uuids = store.add_chargers(&chargers).await;
     store.close().await;
     let uuids = uuids.map_err(explain)?;

@@ -60,8 +60,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
     let streams = args.streams.limits(http_limits.max_connections)?;
     observability::init_logs(args.log_format);
     let metrics = observability::metrics();
-    let store =
-        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let store = args.quotas.open(&args.store).await?;
     let topics = Topics::with_prefix(&args.topic_prefix);
     let stop_tls = CancellationToken::new();
     let bus = args.kafka.connect("cms-api", &topics).await?;

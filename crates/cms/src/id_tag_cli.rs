@@ -60,8 +60,7 @@ pub async fn import(args: IdTagImportArgs) -> Result<(), String> {
             ));
         }
     };
-    let store =
-        (args.store.open().await.map_err(|e| e.to_string())?).with_quotas(args.quotas.quotas());
+    let store = args.quotas.open(&args.store).await?;
     let team = team_of(&store, &args.team).await?;
     let counts = store
         .import_id_tags(team.id, &tags)

@@ -58,6 +58,16 @@ impl QuotaArgs {
             tokens: self.quota_tokens,
         }
     }
+
+    /// The store at `store`, counting creations against these quotas; the error as the admin
+    /// commands print it.
+    pub async fn open(
+        &self,
+        store: &crate::store_args::StoreArgs,
+    ) -> Result<cms_store::Store, String> {
+        let opened = store.open().await.map_err(|e| e.to_string())?;
+        Ok(opened.with_quotas(self.quotas()))
+    }
 }
 
 /// A store error as an admin command reports it: a quota reached says which flag raises it.

@@ -163,7 +163,8 @@ fn digest(salt: &[u8], secret: &str) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Equal, in a time that does not tell how much of `a` matched `b`.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

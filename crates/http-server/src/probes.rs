@@ -18,7 +18,8 @@ pub fn prometheus_text(metrics: &PrometheusHandle) -> impl IntoResponse + use<> 
     )
 }
 
-/// `/healthz`, `/readyz` (200 while `ready()` says so, else 503) and `/metrics` alone.
+/// `/healthz`, `/readyz` (200 while `ready()` says so, else 503) and `/metrics` alone; any
+/// other path is 404 with the REST API's error shape.
 pub fn ops_router(metrics: PrometheusHandle, ready: Arc<dyn Fn() -> bool + Send + Sync>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
@@ -41,5 +42,9 @@ pub fn ops_router(metrics: PrometheusHandle, ready: Arc<dyn Fn() -> bool + Send 
                 async move { text }
             }),
         )
+        .fallback(|| async {
+            let body = serde_json::json!({"message": "Not Found."});
+            (StatusCode::NOT_FOUND, axum::Json(body))
+        })
         .layer(axum::middleware::from_fn(request_metrics::record))
 }

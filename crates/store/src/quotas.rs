@@ -146,12 +146,6 @@ impl Quotas {
     }
 }
 
-impl Default for Quotas {
-    fn default() -> Self {
-        Quotas::DEFAULT
-    }
-}
-
 /// A creation refused: it would take the holder past its quota.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuotaReached {
@@ -177,10 +171,6 @@ impl Store {
     pub fn with_quotas(mut self, quotas: Quotas) -> Store {
         self.quotas = quotas;
         self
-    }
-
-    pub fn quotas(&self) -> Quotas {
-        self.quotas
     }
 
     /// Fails with [`StoreError::QuotaReached`] when `holder` (a team's or user's id) has more

@@ -49,7 +49,7 @@ use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use cms_http_server::{prometheus_text, request_metrics};
+use cms_http_server::request_metrics;
 use std::sync::Arc;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -213,8 +213,4 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     } else {
         (StatusCode::SERVICE_UNAVAILABLE, "not ready\n")
     }
-}
-
-async fn render_metrics(State(state): State<AppState>) -> impl IntoResponse {
-    prometheus_text(&state.metrics)
 }

@@ -8,13 +8,14 @@ mod tests;
 
 use super::auth::bearer;
 use super::error::ApiError;
-use super::{AppState, readyz, render_metrics};
+use super::{AppState, readyz};
 use axum::Router;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use cms_http_server::{prometheus_text, request_metrics};
+use cms_http_server::prometheus_text;
+use std::sync::Arc;
 
 /// Whom `/metrics` answers on the REST listener.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,17 +43,16 @@ impl MetricsOnRest {
         match self {
             MetricsOnRest::Anyone => Ok(()),
             MetricsOnRest::Token(token) => match bearer(headers) {
-                Some(given) if same_secret(given.as_bytes(), token.as_bytes()) => Ok(()),
+                Some(given)
+                    if cms_credentials::constant_time_eq(given.as_bytes(), token.as_bytes()) =>
+                {
+                    Ok(())
+                }
                 _ => Err(ApiError::Unauthenticated),
             },
             MetricsOnRest::Nobody => Err(ApiError::NotFound("Not Found.".into())),
         }
     }
-}
-
-/// Equal, in a time that does not tell how much of `given` was right.
-fn same_secret(given: &[u8], secret: &[u8]) -> bool {
-    given.len() == secret.len() && given.iter().zip(secret).fold(0, |d, (a, b)| d | (a ^ b)) == 0
 }
 
 /// `/healthz`, `/readyz` (unless an ops listener serves it) and `/metrics` on the REST listener.
@@ -74,13 +74,8 @@ async fn metrics_on_rest(State(state): State<AppState>, headers: HeaderMap) -> R
 }
 
 /// The API's ops listener: `/healthz`, `/readyz` and `/metrics` to anyone who reaches it, and
-/// nothing else (404).
+/// nothing else (404): a gateway's probes router, on the API's readiness.
 pub fn api_ops_router(state: AppState) -> Router {
-    Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route("/readyz", get(readyz))
-        .route("/metrics", get(render_metrics))
-        .fallback(|| async { ApiError::NotFound("Not Found.".into()) })
-        .layer(axum::middleware::from_fn(request_metrics::record))
-        .with_state(state)
+    let ready = state.ready.clone();
+    cms_http_server::ops_router(state.metrics.clone(), Arc::new(move || ready.is_ready()))
 }

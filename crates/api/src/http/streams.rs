@@ -21,7 +21,6 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use cms_store::Scope;
 use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -334,10 +333,11 @@ async fn still_allowed(f: &Following) -> bool {
     let Ok(Some(owner)) = owner else {
         return false;
     };
-    if !owner.allows(Scope::METER_VALUES_READ) {
+    // The scope the stream's route declared, as when it was opened.
+    let caller = Caller(owner, f.caller.1);
+    if caller.authorize().is_err() {
         return false;
     }
-    let caller = Caller(owner, Some(Scope::METER_VALUES_READ));
     match &f.subject {
         Subject::Connector { charger_uuid, .. } => {
             charger_access_with_sensitive_data(&f.state, &caller, charger_uuid)
