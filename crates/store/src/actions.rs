@@ -286,6 +286,17 @@ impl Store {
             .await?
             .rows_affected();
         }
+        // A password never sent was never taken: forgotten now. One sent waits for the
+        // charger's answer, however late it comes (`batch.rs`, `unseen`), for a day.
+        let day_ago = format_record_time(now - chrono::Duration::days(1));
+        sqlx::query(
+            "DELETE FROM charger_credential_changes WHERE action_uuid IN (
+               SELECT uuid FROM charger_actions
+               WHERE status = 'expired' OR (status = 'timed_out' AND finished_at < $1))",
+        )
+        .bind(&day_ago)
+        .execute(self.db())
+        .await?;
         Ok(expired + timed_out)
     }
 

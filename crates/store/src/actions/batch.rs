@@ -88,7 +88,8 @@ async fn settle_credential(
 
 /// An action the statement left alone: one this store has not seen (a configuration read a
 /// gateway took by itself) is kept, then moved; one past this state already (a replay, a report
-/// that came late) is left as it is.
+/// that came late) is left as it is, but for the charger's answer to a new password: a charger
+/// that took it after the sweep ended its action uses it from then on, so cms must too.
 async fn unseen(db: &mut AnyConnection, backend: Backend, one: &Furthest<'_>) -> Result<()> {
     let report = one.report;
     let known: Option<i64> =
@@ -96,7 +97,10 @@ async fn unseen(db: &mut AnyConnection, backend: Backend, one: &Furthest<'_>) ->
             .bind(&report.action.uuid)
             .fetch_optional(&mut *db)
             .await?;
-    if known.is_some() {
+    if let Some(charger_id) = known {
+        if let Some(accepted) = report.credential {
+            settle_credential(db, charger_id, report, accepted).await?;
+        }
         return Ok(());
     }
     let charger_id: Option<i64> = sqlx::query_scalar("SELECT id FROM chargers WHERE identity = $1")

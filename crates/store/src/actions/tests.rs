@@ -618,3 +618,64 @@ store_test!(
         assert_eq!(pending().await, 0);
     }
 );
+
+store_test!(
+    a_password_the_charger_took_after_its_action_was_swept_is_still_its,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        store
+            .set_charger_security(charger, 1, Some("sha256$old$old"))
+            .await
+            .unwrap();
+        let credential = async || -> Option<String> {
+            sqlx::query_scalar("SELECT password_hash FROM chargers WHERE id = $1")
+                .bind(charger)
+                .fetch_one(store.db())
+                .await
+                .unwrap()
+        };
+        let pending = async || -> i64 {
+            sqlx::query_scalar("SELECT COUNT(*) FROM charger_credential_changes")
+                .fetch_one(store.db())
+                .await
+                .unwrap()
+        };
+        let change = |uuid: &str| NewAction {
+            action: "ChangeConfiguration".into(),
+            request: r#"{"key":"AuthorizationKey","value":"***"}"#.into(),
+            ..new_action(charger, uuid, true)
+        };
+        // One sent and never answered in time, one never sent: both ended by the sweep.
+        for (uuid, hash) in [("late", "sha256$new$new"), ("never-sent", "sha256$no$no")] {
+            store
+                .insert_credential_change(uuid, charger, 1, hash)
+                .await
+                .unwrap();
+            store.insert_action(&change(uuid)).await.unwrap();
+        }
+        store.apply(&[report(&change("late"), "sent")]).await.unwrap();
+        let margin = chrono::Duration::seconds(30);
+        let ended = store
+            .expire_overdue_actions(at("2026-11-21T10:01:31Z"), margin)
+            .await
+            .unwrap();
+        assert_eq!(ended, 2);
+        assert_eq!(
+            pending().await,
+            1,
+            "the never-sent action's password is forgotten; the sent one's waits for its answer"
+        );
+
+        // The charger's answer arrives after the sweep: it took the password, so cms takes it.
+        let StateChange::ActionReported(mut answered) = report(&change("late"), "answered") else {
+            unreachable!()
+        };
+        answered.credential = Some(true);
+        store
+            .apply(&[StateChange::ActionReported(answered)])
+            .await
+            .unwrap();
+        assert_eq!(credential().await.as_deref(), Some("sha256$new$new"));
+        assert_eq!(pending().await, 0);
+    }
+);
