@@ -40,10 +40,9 @@ pub(crate) struct EarliestEnergy<'a> {
 
 impl<'a> EarliestEnergy<'a> {
     pub fn push(&mut self, identity: &'a str, connector_id: i64, energy: &'a EnergyReading) {
-        let minute = energy.at.get(..16).unwrap_or(&energy.at);
         // Record times are fixed-width: text order is time order.
         self.earliest
-            .entry((identity, connector_id, minute))
+            .entry((identity, connector_id, minute(&energy.at)))
             .and_modify(|kept| {
                 if energy.at < kept.at {
                     *kept = energy;
@@ -128,8 +127,14 @@ pub(crate) async fn keep_status(
     Ok(())
 }
 
-/// The minute of a record time (`2026-02-10T09:05`), and the earliest start of a transaction
-/// that keeps a reading of then ([`KEPT_DAYS`] before); `None` for a time that does not read.
+/// The minute of a record time, the unit readings are kept by for pricing: `2026-11-21T10:05`
+/// of `2026-11-21T10:05:30.000000Z` (record times are fixed-width).
+pub fn minute(at: &str) -> &str {
+    at.get(..16).unwrap_or(at)
+}
+
+/// The minute of a record time ([`minute`]), and the earliest start of a transaction that keeps
+/// a reading of then ([`KEPT_DAYS`] before); `None` for a time that does not read.
 fn minute_of(at: &str) -> Option<(&str, String)> {
     let t: DateTime<Utc> = DateTime::parse_from_rfc3339(at).ok()?.into();
     let since = crate::format_record_time(t.checked_sub_signed(TimeDelta::days(KEPT_DAYS))?);

@@ -4,6 +4,7 @@
 
 use super::{HashMap, Told};
 use cms_store::StateChange;
+use cms_store::transaction_readings::minute;
 use std::collections::hash_map::Entry;
 
 /// The newest minute an energy reading was kept for pricing in, per charger and connector.
@@ -34,7 +35,7 @@ impl EnergyKept {
                 }
                 Told::Reading(Some(key)) => key,
             };
-            match earliest.entry((identity, connector, minute_of(at))) {
+            match earliest.entry((identity, connector, minute(at))) {
                 Entry::Vacant(entry) => {
                     entry.insert((at, i));
                 }
@@ -71,7 +72,7 @@ impl EnergyKept {
             Some(connectors) => connectors,
             None => self.by_charger.entry(identity.to_string()).or_default(),
         };
-        let minute = minute_of(at);
+        let minute = minute(at);
         match connectors.get_mut(&connector) {
             Some(kept) if minute < kept.minute.as_str() => {}
             Some(kept) if minute == kept.minute.as_str() => {
@@ -126,11 +127,6 @@ pub(super) fn superseded_readings(told: &[Told<'_>]) -> Vec<bool> {
 struct KeptEnergy {
     minute: String,
     at: String,
-}
-
-/// The minute of a record time: `2026-11-21T10:05` of `2026-11-21T10:05:30.000000Z`.
-fn minute_of(at: &str) -> &str {
-    at.get(..16).unwrap_or(at)
 }
 
 /// A reading's energy register as a change of its own, if it has one kept for pricing.
