@@ -653,7 +653,10 @@ store_test!(
                 .unwrap();
             store.insert_action(&change(uuid)).await.unwrap();
         }
-        store.apply(&[report(&change("late"), "sent")]).await.unwrap();
+        store
+            .apply(&[report(&change("late"), "sent")])
+            .await
+            .unwrap();
         let margin = chrono::Duration::seconds(30);
         let ended = store
             .expire_overdue_actions(at("2026-11-21T10:01:31Z"), margin)
