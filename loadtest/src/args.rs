@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 #[derive(Parser, Debug, Clone)]
 #[command(
-    about = "Simulate a fleet of OCPP 1.6J chargers against a local cms and measure it",
-    long_about = "Each charger is a real OCPP 1.6J client on its own websocket \
-                  (ws://TARGET/ocpp/{identity}, or wss://, subprotocol ocpp1.6), with one call \
+    about = "Simulate a fleet of OCPP 1.6J or 2.0.1 chargers against a local cms and measure it",
+    long_about = "Each charger is a real OCPP-J client on its own websocket \
+                  (ws://TARGET/ocpp/{identity}, or wss://, subprotocol ocpp1.6 or ocpp2.0.1), with one call \
                   outstanding at a time. Loopback only; stops by itself after the ramp plus \
                   --duration."
 )]
@@ -67,6 +67,10 @@ pub struct Args {
     /// Import the tags with `cms id-tag import` to measure lookups among N known tags.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub authorize_tags: u64,
+    /// The OCPP version the chargers speak: 1.6 (subprotocol ocpp1.6) or 2.0.1 (ocpp2.0.1:
+    /// MeterValues outside transactions, TransactionEvent Started/Updated/Ended in them).
+    #[arg(long, value_enum, default_value_t = OcppVersion::V16)]
+    pub ocpp_version: OcppVersion,
     /// Run StartTransaction, meter values, StopTransaction cycles.
     #[arg(long)]
     pub transactions: bool,
@@ -143,6 +147,33 @@ pub struct Args {
     /// became of the others; latency from when it was due); default: closed loop.
     #[arg(long, value_parser = parse_request_rate)]
     pub rate: Option<f64>,
+}
+
+/// The OCPP version a simulated charger speaks.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OcppVersion {
+    #[value(name = "1.6")]
+    V16,
+    #[value(name = "2.0.1")]
+    V201,
+}
+
+impl OcppVersion {
+    /// The websocket subprotocol it offers.
+    pub fn subprotocol(self) -> &'static str {
+        match self {
+            OcppVersion::V16 => "ocpp1.6",
+            OcppVersion::V201 => "ocpp2.0.1",
+        }
+    }
+
+    /// As `--ocpp-version` takes it.
+    pub fn as_arg(self) -> &'static str {
+        match self {
+            OcppVersion::V16 => "1.6",
+            OcppVersion::V201 => "2.0.1",
+        }
+    }
 }
 
 /// A `--target`: an IPv4 socket address whose host is in 127.0.0.0/8.

@@ -8,6 +8,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -56,19 +57,21 @@ pub async fn tls(
     tls.connect(tcp).await
 }
 
-/// The websocket upgrade of charger `identity` over `stream`, offering ocpp1.6.
+/// The websocket upgrade of charger `identity` over `stream`, offering `subprotocol`.
 pub async fn upgrade<S>(
     stream: S,
     target: &Target,
     identity: &str,
+    subprotocol: &'static str,
 ) -> Result<WebSocketStream<S>, Error>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let mut request = target.url(identity).into_client_request()?;
-    request
-        .headers_mut()
-        .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse()?);
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        HeaderValue::from_static(subprotocol),
+    );
     let (ws, _) =
         tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config())).await?;
     Ok(ws)

@@ -132,6 +132,7 @@ fn child_command(
         .args(["--duration", &args.duration.to_string()])
         .args(["--meter-rate", &rate_arg(args.meter_rate)])
         .args(["--tx-seconds", &args.tx_seconds.to_string()])
+        .args(["--ocpp-version", args.ocpp_version.as_arg()])
         .args(["--source-addrs", &args.source_addrs().to_string()])
         .args(["--timeout", &args.timeout.to_string()])
         .args(["--threads", &args.threads.to_string()])

@@ -288,7 +288,7 @@ impl Client {
         let tcp = connect::tcp(self.source, self.target.addr).await?;
         match &self.tls {
             None => {
-                let ws = connect::upgrade(tcp, &self.target, &self.identity).await?;
+                let ws = connect::upgrade(tcp, &self.target, &self.identity, "ocpp1.6").await?;
                 tally.opened(started.elapsed(), false);
                 close(ws).await;
             }
@@ -298,7 +298,7 @@ impl Client {
                 if tally.negotiated.get().is_none() {
                     let _ = tally.negotiated.set(tls::negotiated(&stream));
                 }
-                let ws = connect::upgrade(stream, &self.target, &self.identity).await?;
+                let ws = connect::upgrade(stream, &self.target, &self.identity, "ocpp1.6").await?;
                 tally.opened(started.elapsed(), resumed);
                 close(ws).await;
             }

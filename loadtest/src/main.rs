@@ -17,6 +17,7 @@ mod fleet;
 mod handshakes;
 mod http_reads;
 mod ocpp;
+mod ocpp201;
 mod plot;
 mod progress;
 mod report;
@@ -140,6 +141,7 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
             heartbeat: Duration::from_secs(args.heartbeat),
             meter_period,
             authorize_tags: args.authorize_tags,
+            ocpp_version: args.ocpp_version,
             transaction: args
                 .transactions
                 .then(|| Duration::from_secs(args.tx_seconds)),

@@ -1,8 +1,10 @@
 //! One simulated charger: its own websocket, one call of its own outstanding at a time (closed
 //! loop), answering the central system's calls as they come.
 
+use crate::args::OcppVersion;
 use crate::connect::{self, Target};
 use crate::ocpp::{self, Incoming, Reading};
+use crate::ocpp201::{self, TransactionEvent};
 use crate::stats::Stats;
 use crate::tls::Tls;
 use futures_util::{SinkExt, StreamExt};
@@ -34,6 +36,7 @@ pub struct Plan {
     pub meter_period: Option<Duration>,
     /// Authorize with one of `LT-TAG-1..=N` instead of each MeterValues; 0: MeterValues.
     pub authorize_tags: u64,
+    pub ocpp_version: OcppVersion,
     /// Length of each transaction; `None`: no transactions.
     pub transaction: Option<Duration>,
     pub timeout: Duration,
@@ -58,12 +61,13 @@ enum Reply {
 /// Runs the charger until `plan.stop_at`, counting everything in `stats`.
 pub async fn run(plan: Plan, stats: Arc<Stats>) {
     let deadline = (Instant::now() + plan.timeout).min(plan.stop_at);
+    let subprotocol = plan.ocpp_version.subprotocol();
     // Each transport its own instance of the session: the plain one stays free of TLS.
     match plan.tls.clone() {
         None => {
             let connecting = async {
                 let tcp = connect::tcp(plan.source, plan.target.addr).await?;
-                connect::upgrade(tcp, &plan.target, &plan.identity).await
+                connect::upgrade(tcp, &plan.target, &plan.identity, subprotocol).await
             };
             let ws = timeout_at(deadline, connecting).await;
             play(ws, plan, stats).await
@@ -72,7 +76,7 @@ pub async fn run(plan: Plan, stats: Arc<Stats>) {
             let connecting = async {
                 let tcp = connect::tcp(plan.source, plan.target.addr).await?;
                 let stream = connect::tls(&tls, tcp).await?;
-                connect::upgrade(stream, &plan.target, &plan.identity).await
+                connect::upgrade(stream, &plan.target, &plan.identity, subprotocol).await
             };
             let ws = timeout_at(deadline, connecting).await;
             play(ws, plan, stats).await
@@ -99,6 +103,7 @@ async fn play<S>(
     let mut session = Session {
         ws,
         next_id: 0,
+        seq_no: 0,
         meter: Meter::new(plan.index),
         stats: stats.clone(),
         plan,
@@ -155,9 +160,25 @@ impl Meter {
     }
 }
 
+/// A transaction's id: cms's number in 1.6, the station's own string in 2.0.1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TransactionId {
+    V16(i64),
+    V201(String),
+}
+
+/// A transaction running on the connector.
+struct Open {
+    id: TransactionId,
+    tag: String,
+    ends: Instant,
+}
+
 struct Session<S> {
     ws: WebSocketStream<S>,
     next_id: u64,
+    /// The next 2.0.1 TransactionEvent's seqNo (from 0 in each transaction).
+    seq_no: u64,
     meter: Meter,
     stats: Arc<Stats>,
     plan: Plan,
@@ -167,17 +188,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
     async fn drive(&mut self) -> Result<(), End> {
         let stats = self.stats.clone();
         let c = &stats.counters;
-        match self
-            .call("BootNotification", ocpp::boot_notification())
-            .await?
-        {
+        let boot = match self.plan.ocpp_version {
+            OcppVersion::V16 => ocpp::boot_notification(),
+            OcppVersion::V201 => ocpp201::boot_notification(),
+        };
+        match self.call("BootNotification", boot).await? {
             Reply::Result(p) if ocpp::boot_status(&p).as_deref() == Some("Accepted") => {
                 stats.booted()
             }
             _ => Stats::bump(&c.boot_rejected),
         }
-        let status = ocpp::status_notification(CONNECTOR, "Available", &ocpp::now());
-        self.call("StatusNotification", &status).await?;
+        self.status(false).await?;
 
         // Without transactions the charger draws power all along, so meter values still climb.
         self.meter.charging = self.plan.transaction.is_none();
@@ -187,8 +208,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
         // busy answering the first chargers flat out would be slow to let the last ones in.
         let mut started = false;
         let mut next_meter = None;
-        // (transactionId, id tag, when it ends)
-        let mut transaction: Option<(i64, String, Instant)> = None;
+        let mut transaction: Option<Open> = None;
         let mut next_start = None;
         let mut cycle = 0u64;
         let mut readings = 0u64;
@@ -202,7 +222,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
                 next_start = self.plan.transaction.map(|_| go);
             }
             let tx_due = match &transaction {
-                Some((_, _, ends)) => Some(*ends),
+                Some(open) => Some(open.ends),
                 None => next_start,
             };
             let due = [Some(next_beat), next_meter, tx_due]
@@ -224,31 +244,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
                     None => {
                         cycle += 1;
                         let tag = format!("LT{}-{cycle}", self.plan.index + 1);
-                        let start = self.meter.read().energy_wh as i64;
-                        let payload = ocpp::start_transaction(CONNECTOR, &tag, start, &ocpp::now());
-                        let answer = self.call("StartTransaction", &payload).await?;
-                        if let Reply::Result(p) = answer
-                            && let Some(id) = ocpp::transaction_id(&p)
-                        {
+                        if let Some(id) = self.start_transaction(&tag).await? {
                             Stats::bump(&c.transactions);
                             self.meter.charging = true;
                             let length = self.plan.transaction.unwrap_or_default();
-                            transaction = Some((id, tag, Instant::now() + length));
-                            let s = ocpp::status_notification(CONNECTOR, "Charging", &ocpp::now());
-                            self.call("StatusNotification", &s).await?;
+                            let ends = Instant::now() + length;
+                            transaction = Some(Open { id, tag, ends });
+                            self.status(true).await?;
                         }
                         // Refused: try again a heartbeat later.
                         if transaction.is_none() {
                             next_start = Some(Instant::now() + self.plan.heartbeat);
                         }
                     }
-                    Some((id, tag, _)) => {
-                        let stop = self.meter.read().energy_wh as i64;
-                        self.meter.charging = false;
-                        let payload = ocpp::stop_transaction(id, &tag, stop, &ocpp::now());
-                        self.call("StopTransaction", &payload).await?;
-                        let s = ocpp::status_notification(CONNECTOR, "Available", &ocpp::now());
-                        self.call("StatusNotification", &s).await?;
+                    Some(open) => {
+                        self.stop_transaction(&open).await?;
+                        self.status(false).await?;
                         next_start = Some(Instant::now());
                     }
                 }
@@ -260,10 +271,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
                     readings += 1;
                     self.authorize(readings).await?;
                 } else {
-                    let tx = transaction.as_ref().map(|(id, _, _)| *id);
-                    let now = ocpp::now();
-                    let payload = ocpp::meter_values(CONNECTOR, tx, &now, self.meter.read());
-                    self.call("MeterValues", &payload).await?;
+                    self.reading(transaction.as_ref()).await?;
                 }
                 // Closed loop: when behind, do not burst to catch up.
                 next_meter = Some((at + period).max(Instant::now()));
@@ -275,14 +283,125 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
         }
     }
 
+    /// The connector's status: charging (in a transaction) or available.
+    async fn status(&mut self, charging: bool) -> Result<(), End> {
+        let now = ocpp::now();
+        let payload = match (self.plan.ocpp_version, charging) {
+            (OcppVersion::V16, false) => ocpp::status_notification(CONNECTOR, "Available", &now),
+            (OcppVersion::V16, true) => ocpp::status_notification(CONNECTOR, "Charging", &now),
+            (OcppVersion::V201, false) => {
+                ocpp201::status_notification(CONNECTOR, "Available", &now)
+            }
+            (OcppVersion::V201, true) => ocpp201::status_notification(CONNECTOR, "Occupied", &now),
+        };
+        self.call("StatusNotification", &payload).await.map(drop)
+    }
+
+    /// Starts a transaction for `tag`; its id when the central system accepted it.
+    async fn start_transaction(&mut self, tag: &str) -> Result<Option<TransactionId>, End> {
+        let now = ocpp::now();
+        let reading = self.meter.read();
+        match self.plan.ocpp_version {
+            OcppVersion::V16 => {
+                let start = reading.energy_wh as i64;
+                let payload = ocpp::start_transaction(CONNECTOR, tag, start, &now);
+                Ok(match self.call("StartTransaction", &payload).await? {
+                    Reply::Result(p) => ocpp::transaction_id(&p).map(TransactionId::V16),
+                    Reply::Error => None,
+                })
+            }
+            OcppVersion::V201 => {
+                // The station names its transactions: this charger's cycle, unique in the run.
+                let id = format!("{}-{}", self.plan.identity, self.next_id + 1);
+                self.seq_no = 0;
+                let started = TransactionEvent::Started;
+                let payload = self.transaction_event(started, &id, tag, &now, reading);
+                Ok(match self.call("TransactionEvent", &payload).await? {
+                    Reply::Result(p)
+                        if ocpp201::id_token_status(&p).as_deref() == Some("Accepted") =>
+                    {
+                        Some(TransactionId::V201(id))
+                    }
+                    _ => None,
+                })
+            }
+        }
+    }
+
+    async fn stop_transaction(&mut self, open: &Open) -> Result<(), End> {
+        let now = ocpp::now();
+        let reading = self.meter.read();
+        self.meter.charging = false;
+        match &open.id {
+            TransactionId::V16(id) => {
+                let stop = reading.energy_wh as i64;
+                let payload = ocpp::stop_transaction(*id, &open.tag, stop, &now);
+                self.call("StopTransaction", &payload).await.map(drop)
+            }
+            TransactionId::V201(id) => {
+                let ended = TransactionEvent::Ended;
+                let payload = self.transaction_event(ended, id, &open.tag, &now, reading);
+                self.call("TransactionEvent", &payload).await.map(drop)
+            }
+        }
+    }
+
+    /// One reading: 1.6 MeterValues (with the transaction's id in one); 2.0.1 MeterValues
+    /// outside a transaction, TransactionEvent Updated in one.
+    async fn reading(&mut self, open: Option<&Open>) -> Result<(), End> {
+        let now = ocpp::now();
+        let reading = self.meter.read();
+        let (action, payload) = match (self.plan.ocpp_version, open.map(|o| &o.id)) {
+            (OcppVersion::V16, id) => {
+                let id = match id {
+                    Some(TransactionId::V16(id)) => Some(*id),
+                    _ => None,
+                };
+                (
+                    "MeterValues",
+                    ocpp::meter_values(CONNECTOR, id, &now, reading),
+                )
+            }
+            (OcppVersion::V201, Some(TransactionId::V201(id))) => {
+                let tag = open.map(|o| o.tag.as_str()).unwrap_or_default();
+                let updated = TransactionEvent::Updated;
+                let payload = self.transaction_event(updated, id, tag, &now, reading);
+                ("TransactionEvent", payload)
+            }
+            (OcppVersion::V201, _) => (
+                "MeterValues",
+                ocpp201::meter_values(CONNECTOR, &now, reading),
+            ),
+        };
+        self.call(action, &payload).await.map(drop)
+    }
+
+    /// A 2.0.1 TransactionEvent, numbered in the station's sequence.
+    fn transaction_event(
+        &mut self,
+        event: TransactionEvent,
+        id: &str,
+        tag: &str,
+        now: &str,
+        reading: Reading,
+    ) -> String {
+        let seq_no = self.seq_no;
+        self.seq_no += 1;
+        ocpp201::transaction_event(event, id, seq_no, CONNECTOR, tag, now, reading)
+    }
+
     /// Authorize with the tag for this charger's `n`th reading: scattered over the whole list
     /// (a multiplicative hash of charger and reading), so lookups do not stay in cache.
     async fn authorize(&mut self, n: u64) -> Result<(), End> {
         let spread = (self.plan.index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n;
         let tag = spread.wrapping_mul(0xBF58_476D_1CE4_E5B9) % self.plan.authorize_tags + 1;
-        let payload = format!(r#"{{"idTag":"LT-TAG-{tag}"}}"#);
+        let tag = format!("LT-TAG-{tag}");
+        let (payload, status): (String, fn(&str) -> Option<String>) = match self.plan.ocpp_version {
+            OcppVersion::V16 => (format!(r#"{{"idTag":"{tag}"}}"#), ocpp::id_tag_status),
+            OcppVersion::V201 => (ocpp201::authorize(&tag), ocpp201::id_token_status),
+        };
         if let Reply::Result(answer) = self.call("Authorize", &payload).await?
-            && ocpp::id_tag_status(&answer).as_deref() != Some("Accepted")
+            && status(&answer).as_deref() != Some("Accepted")
         {
             Stats::bump(&self.stats.counters.authorize_refused);
         }
@@ -367,11 +486,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
     async fn answer(&mut self, id: &str, action: &str) -> Result<(), End> {
         let c = &self.stats.counters;
         Stats::bump(&c.server_calls);
-        if ocpp::answer(action).is_some() {
+        let (known, reply) = match self.plan.ocpp_version {
+            OcppVersion::V16 => (ocpp::answer(action).is_some(), ocpp::reply_to(id, action)),
+            OcppVersion::V201 => (
+                ocpp201::answer(action).is_some(),
+                ocpp201::reply_to(id, action),
+            ),
+        };
+        if known {
             Stats::bump(&c.server_answered);
         }
         self.ws
-            .send(Message::text(ocpp::reply_to(id, action)))
+            .send(Message::text(reply))
             .await
             .map_err(|_| End::Closed)
     }
@@ -384,6 +510,15 @@ mod tests {
 
     /// One charger, closed loop, for a second against a central over `tls` or not.
     async fn one_charger(tls: bool) -> crate::stats::Snapshot {
+        play_one(tls, OcppVersion::V16, None).await
+    }
+
+    /// One charger of `version`, closed loop, for a second, in transactions of `transaction`.
+    async fn play_one(
+        tls: bool,
+        version: OcppVersion,
+        transaction: Option<Duration>,
+    ) -> crate::stats::Snapshot {
         let central = Central::start(tls, true).await;
         let stats = Arc::new(Stats::new(1));
         let now = Instant::now();
@@ -397,7 +532,8 @@ mod tests {
             heartbeat: Duration::from_secs(60),
             meter_period: Some(Duration::ZERO),
             authorize_tags: 0,
-            transaction: None,
+            ocpp_version: version,
+            transaction,
             timeout: Duration::from_secs(5),
             go,
             stop_at: now + Duration::from_secs(1),
@@ -415,5 +551,17 @@ mod tests {
             assert_eq!(s.errors(), 0, "{s:?}");
             assert_eq!(s.open, 0, "closed at the end: {s:?}");
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_2_0_1_station_runs_transactions_of_events() {
+        let tx = Some(Duration::from_millis(200));
+        let s = play_one(false, OcppVersion::V201, tx).await;
+        assert_eq!((s.established, s.failed, s.booted), (1, 0, 1), "{s:?}");
+        assert!(
+            s.transactions >= 2,
+            "Started, Updated..., Ended, again: {s:?}"
+        );
+        assert_eq!(s.errors(), 0, "{s:?}");
     }
 }

@@ -78,15 +78,19 @@ async fn serve(listener: TcpListener, tls: Option<ServerTls>, upgrades: Arc<Atom
 
 // The callback's type, and so its large error, is tungstenite's.
 #[allow(clippy::result_large_err)]
-fn agree_ocpp16(_: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
-    let headers = response.headers_mut();
-    headers.insert("Sec-WebSocket-Protocol", "ocpp1.6".parse().unwrap());
+fn agree_ocpp(request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
+    let offered = request.headers().get("Sec-WebSocket-Protocol").cloned();
+    let agreed = offered.unwrap_or_else(|| "ocpp1.6".parse().unwrap());
+    response
+        .headers_mut()
+        .insert("Sec-WebSocket-Protocol", agreed);
     Ok(response)
 }
 
-/// One charger's connection: the upgrade (ocpp1.6 agreed), then an answer to every CALL.
+/// One charger's connection: the upgrade (the subprotocol offered agreed), then an answer to
+/// every CALL that accepts whatever it is, in 1.6's shapes and in 2.0.1's.
 async fn answer<S: AsyncRead + AsyncWrite + Unpin>(stream: S, upgrades: &AtomicU64) {
-    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, agree_ocpp16).await else {
+    let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(stream, agree_ocpp).await else {
         return;
     };
     upgrades.fetch_add(1, Ordering::Relaxed);
@@ -97,7 +101,9 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(stream: S, upgrades: &AtomicU
         let frame: Vec<serde_json::Value> = serde_json::from_str(text.as_str()).unwrap();
         if frame[0] == 2 {
             let answer = serde_json::json!([3, frame[1], {
-                "status": "Accepted", "currentTime": "2025-01-01T00:00:00Z", "interval": 60
+                "status": "Accepted", "currentTime": "2025-01-01T00:00:00Z", "interval": 60,
+                "transactionId": 1, "idTagInfo": {"status": "Accepted"},
+                "idTokenInfo": {"status": "Accepted"}
             }]);
             if ws.send(Message::text(answer.to_string())).await.is_err() {
                 return;

@@ -15,12 +15,13 @@ use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, 
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-const SUBPROTOCOL: &str = "ocpp1.6";
+/// The subprotocols it agrees to, the first one offered of these.
+const SUBPROTOCOLS: [&str; 2] = ["ocpp1.6", "ocpp2.0.1"];
 
 #[derive(Parser, Debug)]
 #[command(
     about = "Answer every OCPP CALL with an empty CALLRESULT, unparsed: the load tests' ceiling",
-    long_about = "Accepts websockets on any path (subprotocol ocpp1.6 when offered) and answers \
+    long_about = "Accepts websockets on any path (subprotocol ocpp1.6 or ocpp2.0.1 when offered) and answers \
                   each text frame [2,\"id\",...] with [3,\"id\",{}], finding the id by scanning \
                   bytes. Anything else is ignored. Loopback only."
 )]
@@ -118,7 +119,7 @@ async fn stopped() {
 /// One charger: the handshake, then an empty CALLRESULT for each CALL until it goes away.
 async fn answer(stream: TcpStream, config: WebSocketConfig) {
     let _ = stream.set_nodelay(true);
-    let handshake = accept_hdr_async_with_config(stream, offer_ocpp16, Some(config));
+    let handshake = accept_hdr_async_with_config(stream, offer_ocpp, Some(config));
     let Ok(mut ws) = handshake.await else {
         return;
     };
@@ -139,22 +140,23 @@ async fn answer(stream: TcpStream, config: WebSocketConfig) {
     }
 }
 
-/// The handshake answer: subprotocol ocpp1.6 when the charger offers it, any path accepted.
+/// The handshake answer: subprotocol ocpp1.6 or ocpp2.0.1, whichever the charger offers (1.6
+/// when both), any path accepted.
 // The signature is tungstenite's handshake callback, its error type included.
 #[allow(clippy::result_large_err)]
-fn offer_ocpp16(request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
-    let offered = request
+fn offer_ocpp(request: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
+    let offered: Vec<&str> = request
         .headers()
         .get_all("sec-websocket-protocol")
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .any(|p| p.trim() == SUBPROTOCOL);
-    if offered {
-        response.headers_mut().insert(
-            "sec-websocket-protocol",
-            HeaderValue::from_static(SUBPROTOCOL),
-        );
+        .map(str::trim)
+        .collect();
+    if let Some(agreed) = SUBPROTOCOLS.into_iter().find(|p| offered.contains(p)) {
+        response
+            .headers_mut()
+            .insert("sec-websocket-protocol", HeaderValue::from_static(agreed));
     }
     Ok(response)
 }
