@@ -4,6 +4,7 @@
 pub mod error;
 pub mod frame;
 pub mod json;
+mod json_schema;
 pub mod v16;
 
 pub use error::{ErrorCode, Violation};

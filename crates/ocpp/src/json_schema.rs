@@ -26,8 +26,8 @@ use serde_json::{Map, Number, Value};
 
 pub(crate) use compile::compile;
 
-use super::timestamp::parse_timestamp;
 use crate::error::{ErrorCode, Violation, excerpt};
+use crate::v16::parse_timestamp;
 
 /// One way a payload breaks its schema.
 #[derive(Debug, Clone, PartialEq)]
