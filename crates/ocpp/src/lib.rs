@@ -6,6 +6,7 @@ pub mod frame;
 pub mod json;
 mod json_schema;
 pub mod v16;
+pub mod v201;
 
 pub use error::{ErrorCode, Violation};
 pub use frame::{
