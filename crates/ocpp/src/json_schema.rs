@@ -21,7 +21,9 @@
 //! a multiple → PropertyConstraintViolation; unknown property, or a payload that is not an
 //! object → FormationViolation. (`ErrorCode::spelled` writes the last two codes 2.0.1's way.)
 
+pub(crate) mod capture;
 mod compile;
+pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 

@@ -170,11 +170,8 @@ impl<'s> Compiler<'s> {
         };
         let draft06 = self.dialect == Dialect::Draft06;
         // Only annotations, no `type`: any value (DataTransfer's `data` in 2.0.1).
-        if draft06
-            && keywords
-                .keys()
-                .all(|k| EVERY_TYPE_DRAFT06.contains(&k.as_str()))
-        {
+        let annotation = |k: &String| k != "type" && EVERY_TYPE_DRAFT06.contains(&k.as_str());
+        if draft06 && keywords.keys().all(annotation) {
             return Ok(Node::Any);
         }
         let Some(Value::String(kind)) = keywords.get("type") else {

@@ -571,6 +571,13 @@ fn a_schema_of_annotations_only_takes_any_value_but_no_nul() {
     for data in [json!(null), json!(1.5), json!("x"), json!([{"a": [true]}])] {
         accepts(&node, json!({ "data": data }));
     }
+    // A typed schema with a description is no "any value".
+    let typed = schema06(json!({
+        "type": "object",
+        "properties": {"n": {"description": "a count", "type": "integer"}}
+    }));
+    let v = first(&typed, json!({"n": "1"}));
+    assert_eq!(v.violation.code, ErrorCode::TypeConstraintViolation);
     let v = first(&node, json!({"data": {"a": ["ok", "a\u{0}b"]}}));
     assert_eq!(v.violation.code, ErrorCode::PropertyConstraintViolation);
     assert_eq!(

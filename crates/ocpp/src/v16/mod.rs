@@ -10,7 +10,7 @@ mod measurement;
 mod meter;
 mod schemas;
 pub mod secrets;
-mod spec_enum;
+pub(crate) mod spec_enum;
 mod status;
 mod timestamp;
 mod transaction;

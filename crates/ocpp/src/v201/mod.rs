@@ -1,7 +1,17 @@
 //! OCPP 2.0.1: a station's calls (actions, validated against the official JSON schemas in one
 //! streaming pass, with what the gateway needs kept) and the calls cms makes (commands).
 
+mod check;
+mod enums;
 mod schemas;
+
+#[cfg(test)]
+mod tests;
+
+pub use check::{Checked, IdToken, TransactionEventCheck, check_request};
+pub use enums::{
+    AuthorizationStatus, BootReason, ConnectorStatus, RegistrationStatus, TransactionEventType,
+};
 
 use std::fmt;
 
