@@ -1,7 +1,10 @@
 //! MeterValues CALL parsing: serde_json vs simd-json into the borrowed tree, and the full
 //! production path (`parse_frame` + `parse_request`, validation included), with the gateway's
 //! MeterValues reader that builds no tree (`split_call+parse_request`) beside the tree path it
-//! replaced (`split_call+parse_request_tree`).
+//! replaced (`split_call+parse_request_tree`). Beside them (`v201_beside_v16/...`), OCPP 2.0.1's
+//! MeterValues and TransactionEvent(Updated) carrying the same samples, checked by
+//! `v201::check_request` (the schema-driven streaming validator), against 1.6's
+//! `check_meter_values`, so that the costs read side by side.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -9,6 +12,7 @@ use std::time::Duration;
 use cms_ocpp::v16::{
     Action, Request, check_meter_values, parse_request, parse_request_tree, read_meter_values,
 };
+use cms_ocpp::v201;
 use cms_ocpp::{Frame, Json, Violation, parse_frame, split_call};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -233,12 +237,129 @@ fn meter_values(c: &mut Criterion) {
     }
 }
 
+/// One sample as (value, measurand, phase, location, unit): the 1.6 and 2.0.1 frames below
+/// carry the same ones.
+type Sample = (
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+    &'static str,
+);
+
+const ENERGY: Sample = (
+    "15243.7",
+    "Energy.Active.Import.Register",
+    None,
+    "Outlet",
+    "Wh",
+);
+const POWER: Sample = ("10987.2", "Power.Active.Import", None, "Outlet", "W");
+const SOC: Sample = ("63", "SoC", None, "EV", "Percent");
+
+/// The three-phase set of `three_phase()`; 2.0.1 has no Temperature measurand, so the body
+/// temperature is a Frequency reading here (in both versions, to keep the samples equal).
+const THREE_PHASE: [Sample; 12] = [
+    ENERGY,
+    POWER,
+    ("15.92", "Current.Import", Some("L1"), "Outlet", "A"),
+    ("15.87", "Current.Import", Some("L2"), "Outlet", "A"),
+    ("15.95", "Current.Import", Some("L3"), "Outlet", "A"),
+    ("230.4", "Voltage", Some("L1-N"), "Outlet", "V"),
+    ("231.1", "Voltage", Some("L2-N"), "Outlet", "V"),
+    ("229.8", "Voltage", Some("L3-N"), "Outlet", "V"),
+    ("16.00", "Current.Offered", None, "Outlet", "A"),
+    ("11040", "Power.Offered", None, "Outlet", "W"),
+    ("50.01", "Frequency", None, "Outlet", "Hertz"),
+    SOC,
+];
+
+fn sample_v201((value, measurand, phase, location, unit): Sample) -> String {
+    let phase = phase
+        .map(|p| format!(r#","phase":"{p}""#))
+        .unwrap_or_default();
+    format!(
+        r#"{{"value":{value},"context":"Sample.Periodic","measurand":"{measurand}"{phase},"location":"{location}","unitOfMeasure":{{"unit":"{unit}"}}}}"#
+    )
+}
+
+/// The same meter value in 1.6 (MeterValues), and in 2.0.1 as MeterValues and as
+/// TransactionEvent(Updated): CALL frames.
+fn same_samples(samples: &[Sample]) -> [String; 3] {
+    let v16: Vec<String> = samples
+        .iter()
+        .map(|&(value, measurand, phase, location, unit)| {
+            sample(value, measurand, phase, location, unit)
+        })
+        .collect();
+    let v201: Vec<String> = samples.iter().map(|&s| sample_v201(s)).collect();
+    let meter_value = format!(
+        r#"[{{"timestamp":"2026-11-21T10:15:00.000Z","sampledValue":[{}]}}]"#,
+        v201.join(",")
+    );
+    [
+        frame("a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c60", &v16),
+        format!(
+            r#"[2,"a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c61","MeterValues",{{"evseId":1,"meterValue":{meter_value}}}]"#
+        ),
+        format!(
+            r#"[2,"a3f1c2d4-5e6f-4a7b-8c9d-0e1f2a3b4c62","TransactionEvent",{{"eventType":"Updated","timestamp":"2026-11-21T10:15:00.000Z","triggerReason":"MeterValuePeriodic","seqNo":4,"transactionInfo":{{"transactionId":"f8a2b3c4-d5e6-4f70-8192-a3b4c5d6e7f8","chargingState":"Charging"}},"evse":{{"id":1,"connectorId":1}},"meterValue":{meter_value}}}]"#
+        ),
+    ]
+}
+
+/// What the gateway runs per frame: split_call, then 1.6's `check_meter_values` or 2.0.1's
+/// `check_request`.
+fn v201_beside_v16(c: &mut Criterion) {
+    let sets: [(&str, Vec<Sample>); 3] = [
+        ("1_sample", vec![ENERGY]),
+        ("3_samples", vec![ENERGY, POWER, SOC]),
+        ("12_samples", THREE_PHASE.to_vec()),
+    ];
+    for (name, samples) in sets {
+        let [v16_frame, meter_values, transaction_event] = same_samples(&samples);
+        let mut group = c.benchmark_group(format!("v201_beside_v16/{name}"));
+        group.bench_function(
+            BenchmarkId::from_parameter("v16_meter_values+check_meter_values"),
+            |b| {
+                b.iter(|| {
+                    let parts = split_call(black_box(&v16_frame)).expect("a plain CALL");
+                    black_box(check_meter_values(parts.payload).unwrap())
+                })
+            },
+        );
+        for (label, text, action) in [
+            (
+                "v201_meter_values+check_request",
+                &meter_values,
+                v201::Action::MeterValues,
+            ),
+            (
+                "v201_transaction_event_updated+check_request",
+                &transaction_event,
+                v201::Action::TransactionEvent,
+            ),
+        ] {
+            let parts = split_call(text).expect("a plain CALL");
+            assert_eq!(parts.action, action.as_str());
+            v201::check_request(action, parts.payload).unwrap_or_else(|e| panic!("{text}: {e}"));
+            group.bench_function(BenchmarkId::from_parameter(label), |b| {
+                b.iter(|| {
+                    let parts = split_call(black_box(text)).expect("a plain CALL");
+                    black_box(v201::check_request(action, parts.payload).unwrap())
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .measurement_time(Duration::from_secs(2))
         .warm_up_time(Duration::from_millis(500))
         .sample_size(30);
-    targets = meter_values
+    targets = meter_values, v201_beside_v16
 }
 criterion_main!(benches);

@@ -34,8 +34,8 @@ use crate::json::Key;
 
 pub use split::{CallParts, split_call};
 pub use write::{
-    call, call_error, call_result, call_result_len, write_call_result, write_call_result_with,
-    write_json_str,
+    call, call_error, call_error_in, call_result, call_result_len, write_call_result,
+    write_call_result_with, write_json_str,
 };
 
 /// Longest message id OCPP-J 1.6 allows, in characters.

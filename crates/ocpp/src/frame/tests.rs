@@ -327,3 +327,35 @@ fn frame_error_displays_code_and_description() {
     let e = error("[]");
     assert_eq!(e.to_string(), "ProtocolError: frame is an empty array");
 }
+
+#[test]
+fn a_call_error_spells_its_code_as_the_sessions_version_does() {
+    use crate::version::OcppVersion;
+    let description = "idToken: required property is missing";
+    assert_eq!(
+        call_error_in(
+            OcppVersion::V201,
+            "7",
+            ErrorCode::FormationViolation,
+            description
+        ),
+        r#"[4,"7","FormatViolation","idToken: required property is missing",{}]"#
+    );
+    assert_eq!(
+        call_error_in(
+            OcppVersion::V16,
+            "7",
+            ErrorCode::FormationViolation,
+            description
+        ),
+        call_error("7", ErrorCode::FormationViolation, description)
+    );
+    assert_eq!(
+        call_error("7", ErrorCode::OccurenceConstraintViolation, "x"),
+        r#"[4,"7","OccurenceConstraintViolation","x",{}]"#
+    );
+    let in_201 = call_error_in(OcppVersion::V201, "8", ErrorCode::RpcFrameworkError, "");
+    assert_eq!(in_201, r#"[4,"8","RpcFrameworkError","",{}]"#);
+    let in_16 = call_error_in(OcppVersion::V16, "8", ErrorCode::RpcFrameworkError, "");
+    assert_eq!(in_16, r#"[4,"8","GenericError","",{}]"#);
+}

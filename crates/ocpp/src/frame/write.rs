@@ -4,6 +4,7 @@
 use std::fmt::{self, Write};
 
 use crate::error::ErrorCode;
+use crate::version::OcppVersion;
 
 /// `[3,"id",payload]`
 pub fn call_result(message_id: &str, payload_json: &str) -> String {
@@ -43,13 +44,23 @@ pub fn call_result_len(message_id: &str, payload_json: &str) -> usize {
     "[3,\"\",]".len() + message_id.len() + payload_json.len()
 }
 
-/// `[4,"id","Code","description",{}]`
+/// `[4,"id","Code","description",{}]`, the code spelled as OCPP 1.6 spells it.
 pub fn call_error(message_id: &str, code: ErrorCode, description: &str) -> String {
+    call_error_in(OcppVersion::V16, message_id, code, description)
+}
+
+/// A CALLERROR frame with the code spelled for `version` ([`ErrorCode::spelled`]).
+pub fn call_error_in(
+    version: OcppVersion,
+    message_id: &str,
+    code: ErrorCode,
+    description: &str,
+) -> String {
     let mut out = String::with_capacity(48 + message_id.len() + description.len());
     out.push_str("[4,");
     write_json_str(&mut out, message_id);
     out.push(',');
-    write_json_str(&mut out, code.as_str());
+    write_json_str(&mut out, code.spelled(version));
     out.push(',');
     write_json_str(&mut out, description);
     out.push_str(",{}]");

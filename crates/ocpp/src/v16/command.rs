@@ -8,8 +8,8 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::json_schema::SchemaViolations;
 use super::schemas::call_schemas;
+use crate::json_schema::SchemaViolations;
 
 /// A call the central system makes to a charger (OCPP 1.6, "Operations initiated by Central
 /// System"). Named `Command` as on the bus (`ocpp.commands`) and in the gateway's metrics

@@ -6,12 +6,11 @@ mod charge_point;
 mod codes;
 mod command;
 mod extract;
-mod json_schema;
 mod measurement;
 mod meter;
 mod schemas;
 pub mod secrets;
-mod spec_enum;
+pub(crate) mod spec_enum;
 mod status;
 mod timestamp;
 mod transaction;
@@ -21,13 +20,13 @@ mod test_support;
 #[cfg(test)]
 mod tests;
 
+pub use crate::json_schema::{SchemaViolation, SchemaViolations};
 pub use charge_point::{BootNotificationRequest, DataTransferRequest};
 pub use codes::{
     ChargePointErrorCode, ChargePointStatus, DiagnosticsStatus, FirmwareStatus, StopReason,
 };
 pub use command::Command;
 pub use extract::MAX_CONNECTOR_ID;
-pub use json_schema::{SchemaViolation, SchemaViolations};
 pub use measurement::{Location, Measurand, Phase, ReadingContext, UnitOfMeasure, ValueFormat};
 pub use meter::{
     MeterValue, MeterValuesCheck, MeterValuesRequest, SampledValue, read_meter_values,

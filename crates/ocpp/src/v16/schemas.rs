@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 use super::Action;
-use super::json_schema::{Node, SchemaViolations, compile};
+use crate::json_schema::{Node, SchemaViolations, compile};
 
 /// Declares [`VENDORED`]: each call's name with the text of its request and response schemas.
 macro_rules! vendored {

@@ -1,33 +1,41 @@
-//! A JSON Schema (draft-04) validator for exactly the keywords the official OCPP 1.6 schemas
-//! use, with two rules cms adds to every schema; violations read like `extract`'s.
+//! A JSON Schema validator for exactly the keywords the official OCPP schemas use (1.6:
+//! draft-04; 2.0.1: draft-06), with two rules cms adds to every schema; violations read like
+//! `extract`'s.
 //!
 //! Keywords: `type` (one of object, array, string, integer, number, boolean), `properties`,
 //! `required`, `additionalProperties` (`false` only), `items` (one schema), `minItems`, `enum`
 //! (of strings), `maxLength`, `format` (`date-time`, `uri`) and `multipleOf`; `$schema`, `id` and
-//! `title` are ignored. A schema using anything else does not compile, so a refreshed schema
-//! is never half-checked.
+//! `title` are ignored. For 2.0.1 also `$ref` (to `#/definitions/...`, resolved when compiling),
+//! `maxItems`, `minimum`, `maximum` and `additionalItems` (`false` beside one `items` schema,
+//! where it means nothing); `description`, `comment`, `javaType`, `default` and `$id` are
+//! ignored. A schema using anything else does not compile, so a refreshed schema is never
+//! half-checked.
 //!
 //! cms's own rules, in every schema: an `integer` fits 32 bits (as `extract` reads it), and no
 //! string holds a NUL character (`\u0000`: no PostgreSQL text can hold it).
 //!
-//! Mapping, as in `extract`: wrong JSON type → TypeConstraintViolation; missing required field
-//! or too few items → OccurenceConstraintViolation; a value outside its enumeration, too long
-//! a string, a NUL, an integer beyond 32 bits, a bad date-time or URI, not a multiple →
-//! PropertyConstraintViolation; unknown property, or a payload that is not an object →
-//! FormationViolation.
+//! Mapping, as in `extract` (and OCPP 2.0.1 part 4, 4.3): wrong JSON type →
+//! TypeConstraintViolation; missing required field, too few or too many items →
+//! OccurenceConstraintViolation; a value outside its enumeration, too long a string, a NUL, an
+//! integer beyond 32 bits, a number beyond its minimum or maximum, a bad date-time or URI, not
+//! a multiple → PropertyConstraintViolation; unknown property, or a payload that is not an
+//! object → FormationViolation. (`ErrorCode::spelled` writes the last two codes 2.0.1's way.)
 
+pub(crate) mod capture;
 mod compile;
+pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-pub(crate) use compile::compile;
+pub(crate) use compile::{compile, compile_draft06};
 
-use super::timestamp::parse_timestamp;
 use crate::error::{ErrorCode, Violation, excerpt};
+use crate::v16::parse_timestamp;
 
 /// One way a payload breaks its schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,22 +122,45 @@ pub(crate) enum Node {
         closed: bool,
     },
     Array {
-        items: Box<Node>,
+        items: Arc<Node>,
         min_items: usize,
+        max_items: Option<usize>,
     },
     String(StringRules),
-    Integer,
+    Integer(Bounds),
     Number {
         multiple_of: Option<f64>,
+        bounds: Bounds,
     },
     Boolean,
+    /// A schema of annotations only: any JSON value (held to the NUL rule all the same).
+    Any,
 }
 
 #[derive(Debug)]
 pub(crate) struct Property {
     name: String,
     required: bool,
-    node: Node,
+    /// Shared with every other place that refers to the same definition.
+    node: Arc<Node>,
+}
+
+/// `minimum` and `maximum`, both inclusive.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Bounds {
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+}
+
+impl Bounds {
+    /// What is wrong with `x` (shown as `shown`), if anything.
+    fn problem(self, x: f64, shown: &dyn fmt::Display) -> Option<String> {
+        if let Some(min) = self.minimum.filter(|min| x < *min) {
+            return Some(format!("{shown} is below the minimum {min}"));
+        }
+        let max = self.maximum.filter(|max| x > *max)?;
+        Some(format!("{shown} is above the maximum {max}"))
+    }
 }
 
 #[derive(Debug)]
@@ -179,9 +210,10 @@ impl Node {
             Node::Object { .. } => "object",
             Node::Array { .. } => "array",
             Node::String(_) => "string",
-            Node::Integer => "integer",
+            Node::Integer(_) => "integer",
             Node::Number { .. } => "number",
             Node::Boolean => "boolean",
+            Node::Any => "any value",
         }
     }
 }
@@ -225,19 +257,36 @@ impl<'a> Walk<'a> {
             return;
         }
         match (node, value) {
+            (Node::Any, value) => self.any(value),
             (Node::Object { properties, closed }, Value::Object(members)) => {
                 self.object(properties, *closed, members);
             }
-            (Node::Array { items, min_items }, Value::Array(values)) => {
-                self.array(items, *min_items, values);
+            (
+                Node::Array {
+                    items,
+                    min_items,
+                    max_items,
+                },
+                Value::Array(values),
+            ) => {
+                self.array(items, (*min_items, *max_items), values);
             }
             (Node::String(rules), Value::String(text)) => self.string(rules, text),
-            (Node::Integer, Value::Number(n)) if !n.is_f64() => self.integer(n),
-            (Node::Number { multiple_of }, Value::Number(n)) => {
+            (Node::Integer(bounds), Value::Number(n)) if !n.is_f64() => self.integer(*bounds, n),
+            (
+                Node::Number {
+                    multiple_of,
+                    bounds,
+                },
+                Value::Number(n),
+            ) => {
                 if let (Some(of), Some(x)) = (multiple_of, n.as_f64())
                     && !is_multiple(x, *of)
                 {
                     let message = format_args!("{n} is not a multiple of {of}");
+                    self.report(ErrorCode::PropertyConstraintViolation, None, message);
+                } else if let Some(problem) = n.as_f64().and_then(|x| bounds.problem(x, n)) {
+                    let message = format_args!("{problem}");
                     self.report(ErrorCode::PropertyConstraintViolation, None, message);
                 }
             }
@@ -284,9 +333,14 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn array(&mut self, items: &'a Node, min_items: usize, values: &'a [Value]) {
-        if values.len() < min_items {
-            let message = format_args!("needs at least {min_items} item(s)");
+    fn array(&mut self, items: &'a Node, (min, max): (usize, Option<usize>), values: &'a [Value]) {
+        if values.len() < min {
+            let message = format_args!("needs at least {min} item(s)");
+            self.report(ErrorCode::OccurenceConstraintViolation, None, message);
+            return;
+        }
+        if let Some(max) = max.filter(|max| values.len() > *max) {
+            let message = format_args!("holds more than {max} item(s) ({})", values.len());
             self.report(ErrorCode::OccurenceConstraintViolation, None, message);
             return;
         }
@@ -297,6 +351,31 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// Any value: only the NUL rule, in every string it holds.
+    fn any(&mut self, value: &'a Value) {
+        match value {
+            Value::String(text) if text.contains('\0') => {
+                let message = format_args!("must not contain NUL characters (\\u0000)");
+                self.report(ErrorCode::PropertyConstraintViolation, None, message);
+            }
+            Value::Array(values) => {
+                for (i, value) in values.iter().enumerate() {
+                    self.path.push(Step::Index(i));
+                    self.any(value);
+                    self.path.pop();
+                }
+            }
+            Value::Object(members) => {
+                for (key, value) in members {
+                    self.path.push(Step::Key(key));
+                    self.any(value);
+                    self.path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn string(&mut self, rules: &StringRules, text: &str) {
         if let Some(message) = string_problem(rules, text, self.times) {
             let message = format_args!("{message}");
@@ -304,10 +383,18 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn integer(&mut self, n: &Number) {
-        if n.as_i64().and_then(|i| i32::try_from(i).ok()).is_none() {
-            let message = format_args!("{n} is out of range for a 32-bit integer");
-            self.report(ErrorCode::PropertyConstraintViolation, None, message);
+    fn integer(&mut self, bounds: Bounds, n: &Number) {
+        match n.as_i64().and_then(|i| i32::try_from(i).ok()) {
+            None => {
+                let message = format_args!("{n} is out of range for a 32-bit integer");
+                self.report(ErrorCode::PropertyConstraintViolation, None, message);
+            }
+            Some(i) => {
+                if let Some(problem) = bounds.problem(f64::from(i), &i) {
+                    let message = format_args!("{problem}");
+                    self.report(ErrorCode::PropertyConstraintViolation, None, message);
+                }
+            }
         }
     }
 

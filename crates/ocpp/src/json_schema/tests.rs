@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use super::*;
@@ -386,5 +388,200 @@ fn the_first_violation_is_what_a_charger_or_an_actions_error_is_told() {
     assert_eq!(
         violation.description,
         "connectorId: expected integer, got string"
+    );
+}
+
+// OCPP 2.0.1's draft-06 keywords.
+
+fn schema06(schema: Value) -> Node {
+    compile_draft06(&schema).unwrap_or_else(|e| panic!("{schema}: {e}"))
+}
+
+/// Shaped like a 2.0.1 request: definitions, `$ref`s, annotations, an open CustomDataType.
+fn request06() -> Node {
+    schema06(json!({
+        "$schema": "http://json-schema.org/draft-06/schema#",
+        "$id": "urn:OCPP:Cp:2:2020:3:TestRequest",
+        "comment": "OCPP 2.0.1 FINAL",
+        "description": "A request",
+        "definitions": {
+            "CustomDataType": {
+                "description": "extensible",
+                "javaType": "CustomData",
+                "type": "object",
+                "properties": {"vendorId": {"type": "string", "maxLength": 255}},
+                "required": ["vendorId"]
+            },
+            "PhaseEnumType": {
+                "javaType": "PhaseEnum",
+                "type": "string",
+                "default": "L1",
+                "additionalProperties": false,
+                "enum": ["L1", "L2", "L3"]
+            },
+            "SampleType": {
+                "javaType": "Sample",
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "customData": {"$ref": "#/definitions/CustomDataType"},
+                    "phase": {"$ref": "#/definitions/PhaseEnumType"},
+                    "soc": {"type": "integer", "minimum": 0.0, "maximum": 100.0}
+                },
+                "required": ["phase"]
+            }
+        },
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "customData": {"$ref": "#/definitions/CustomDataType"},
+            "samples": {
+                "type": "array",
+                "additionalItems": false,
+                "items": {"$ref": "#/definitions/SampleType"},
+                "minItems": 1,
+                "maxItems": 3
+            }
+        },
+        "required": ["samples"]
+    }))
+}
+
+#[test]
+fn a_ref_reads_its_definition_and_annotations_are_ignored() {
+    let node = request06();
+    accepts(
+        &node,
+        json!({"customData": {"vendorId": "v", "extra": [1, {"deep": true}]},
+               "samples": [{"phase": "L2", "soc": 0}, {"phase": "L3", "soc": 100,
+                            "customData": {"vendorId": "w"}}]}),
+    );
+    let v = first(&node, json!({"samples": [{"phase": "L4"}]}));
+    assert_eq!(v.violation.code, ErrorCode::PropertyConstraintViolation);
+    assert_eq!(
+        v.violation.description,
+        "samples[0].phase: unknown value \"L4\""
+    );
+    let v = first(&node, json!({"samples": [{"phase": "L1", "colour": 1}]}));
+    assert_eq!(v.violation.code, ErrorCode::FormationViolation);
+    assert_eq!(v.field, "samples.0.colour");
+    let v = first(
+        &node,
+        json!({"customData": {}, "samples": [{"phase": "L1"}]}),
+    );
+    assert_eq!(v.violation.code, ErrorCode::OccurenceConstraintViolation);
+    assert_eq!(v.field, "customData.vendorId");
+}
+
+#[test]
+fn too_many_items_is_an_occurrence_violation() {
+    let v = first(
+        &request06(),
+        json!({"samples": [{"phase": "L1"}, {"phase": "L2"}, {"phase": "L3"}, {"phase": "L1"}]}),
+    );
+    assert_eq!(v.violation.code, ErrorCode::OccurenceConstraintViolation);
+    assert_eq!(
+        v.violation.description,
+        "samples: holds more than 3 item(s) (4)"
+    );
+}
+
+#[test]
+fn an_integer_outside_its_minimum_or_maximum_is_a_property_violation() {
+    for (soc, expected) in [
+        (-1, "samples[0].soc: -1 is below the minimum 0"),
+        (101, "samples[0].soc: 101 is above the maximum 100"),
+    ] {
+        let v = first(
+            &request06(),
+            json!({"samples": [{"phase": "L1", "soc": soc}]}),
+        );
+        assert_eq!(v.violation.code, ErrorCode::PropertyConstraintViolation);
+        assert_eq!(v.violation.description, expected);
+    }
+}
+
+#[test]
+fn a_definition_is_compiled_once_and_shared() {
+    let node = request06();
+    let Node::Object { properties, .. } = &node else {
+        panic!("not an object")
+    };
+    let Node::Array { items, .. } = &*properties[1].node else {
+        panic!("not an array")
+    };
+    let Node::Object {
+        properties: inner, ..
+    } = &**items
+    else {
+        panic!("not an object")
+    };
+    assert!(Arc::ptr_eq(&properties[0].node, &inner[0].node));
+}
+
+#[test]
+fn a_ref_that_cannot_be_resolved_refuses_to_compile() {
+    for (definitions, reference, problem) in [
+        (
+            json!({}),
+            "#/definitions/Missing",
+            "no definition \"Missing\"",
+        ),
+        (
+            json!({"A": {"type": "object", "properties": {"b": {"$ref": "#/definitions/B"}}},
+                   "B": {"type": "object", "properties": {"a": {"$ref": "#/definitions/A"}}}}),
+            "#/definitions/A",
+            "refers to itself",
+        ),
+        (json!({}), "other.json#/x", "is not implemented"),
+    ] {
+        let raw = json!({
+            "definitions": definitions,
+            "type": "object",
+            "properties": {"x": {"$ref": reference}}
+        });
+        let error = compile_draft06(&raw).expect_err(reference);
+        assert!(error.problem.contains(problem), "{error}");
+    }
+}
+
+#[test]
+fn draft06_still_refuses_what_it_does_not_implement() {
+    for raw in [
+        json!({"type": "string", "pattern": "^A$"}),
+        json!({"type": "string", "minLength": 1}),
+        json!({"type": "array", "items": {"type": "string"}, "additionalItems": true}),
+        json!({"type": "array", "items": [{"type": "string"}], "additionalItems": false}),
+        json!({"type": "object", "properties": {"x": {"$ref": "#/definitions/A", "maxLength": 3}},
+               "definitions": {"A": {"type": "string"}}}),
+        json!({"type": "object", "properties": {"x": {"type": "object", "definitions": {}}}}),
+        json!({"type": "object", "definitions": {"Unused": {"type": "string", "pattern": "x"}}}),
+        json!({"type": "boolean", "minimum": 0}),
+    ] {
+        assert!(compile_draft06(&raw).is_err(), "{raw} compiled");
+    }
+}
+
+#[test]
+fn a_schema_of_annotations_only_takes_any_value_but_no_nul() {
+    let node = schema06(json!({
+        "type": "object",
+        "properties": {"data": {"description": "Data without specified length or format."}}
+    }));
+    for data in [json!(null), json!(1.5), json!("x"), json!([{"a": [true]}])] {
+        accepts(&node, json!({ "data": data }));
+    }
+    // A typed schema with a description is no "any value".
+    let typed = schema06(json!({
+        "type": "object",
+        "properties": {"n": {"description": "a count", "type": "integer"}}
+    }));
+    let v = first(&typed, json!({"n": "1"}));
+    assert_eq!(v.violation.code, ErrorCode::TypeConstraintViolation);
+    let v = first(&node, json!({"data": {"a": ["ok", "a\u{0}b"]}}));
+    assert_eq!(v.violation.code, ErrorCode::PropertyConstraintViolation);
+    assert_eq!(
+        v.violation.description,
+        "data.a[1]: must not contain NUL characters (\\u0000)"
     );
 }
