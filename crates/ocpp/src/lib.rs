@@ -5,6 +5,7 @@ pub mod error;
 pub mod frame;
 pub mod json;
 pub mod v16;
+pub mod version;
 
 pub use error::{ErrorCode, Violation};
 pub use frame::{
@@ -12,3 +13,4 @@ pub use frame::{
     call_result_len, parse_frame, span_in, split_call, write_call_result, write_call_result_with,
 };
 pub use json::Json;
+pub use version::OcppVersion;
