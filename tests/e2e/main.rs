@@ -47,6 +47,7 @@ mod metrics;
 mod monitoring;
 mod oauth;
 mod ocpp_answers;
+mod ocpp_versions;
 mod postgres_tls;
 mod pricing;
 mod priority;

@@ -23,6 +23,8 @@ pub enum StateChange {
         session: String,
         server: String,
         at: String,
+        /// The OCPP version agreed, `1.6` or `2.0.1`; `None` keeps the one known.
+        ocpp_version: Option<String>,
     },
     Disconnected {
         identity: String,
@@ -174,11 +176,13 @@ async fn apply_one<'a>(
             session,
             server,
             at,
+            ocpp_version,
         } => {
             // A connect older than the one we know (from another gateway, say) changes nothing.
             sqlx::query(
                 "UPDATE chargers SET connection_status = 'online', session = $1, server = $2,
-                 last_connection_at = $3, updated_at = $4, silenced_at = NULL
+                 last_connection_at = $3, updated_at = $4, silenced_at = NULL,
+                 ocpp_version = COALESCE($7, ocpp_version)
                  WHERE identity = $5 AND (last_connection_at IS NULL OR last_connection_at <= $6)",
             )
             .bind(session)
@@ -187,6 +191,7 @@ async fn apply_one<'a>(
             .bind(at)
             .bind(identity)
             .bind(at)
+            .bind(ocpp_version)
             .execute(&mut *db)
             .await?;
         }

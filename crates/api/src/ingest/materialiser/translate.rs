@@ -134,6 +134,13 @@ fn message_change(
     })
 }
 
+/// The charger's `ocpp_version` (`1.6`, `2.0.1`) for a session of `subprotocol`; `None` for a
+/// name no version has, which leaves the one known.
+fn ocpp_version(subprotocol: &str) -> Option<String> {
+    let version = cms_ocpp::OcppVersion::from_subprotocol(subprotocol)?;
+    Some(version.subprotocol().trim_start_matches("ocpp").to_string())
+}
+
 /// The change a connection event makes.
 pub(super) fn connection_change(
     identity: String,
@@ -143,12 +150,16 @@ pub(super) fn connection_change(
     let at = record_time(Some(event.at()), now);
     Some(match event.clone() {
         ConnectionEvent::Connected {
-            session, gateway, ..
+            session,
+            gateway,
+            subprotocol,
+            ..
         } => StateChange::Connected {
             identity,
             session,
             server: gateway,
             at,
+            ocpp_version: ocpp_version(&subprotocol),
         },
         ConnectionEvent::Disconnected { session, .. } => StateChange::Disconnected {
             identity,
