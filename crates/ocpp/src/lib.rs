@@ -6,12 +6,8 @@ pub mod frame;
 pub mod json;
 mod json_schema;
 pub mod v16;
-<<<<<<< HEAD
 pub mod v201;
 mod version;
-=======
-pub mod version;
->>>>>>> h3/transport201
 
 pub use error::{ErrorCode, Violation};
 pub use frame::{
