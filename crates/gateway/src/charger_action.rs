@@ -1,15 +1,13 @@
 //! The action of a charger's CALL in either OCPP version: what a session, its metrics and its
 //! records name a call by.
 
-use crate::charger_calls_v201::V201_ACTIONS;
-use cms_ocpp::v16;
+use cms_ocpp::{v16, v201};
 
 /// A CALL's action, in the version of the session it came in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChargerAction {
     V16(v16::Action),
-    /// One of [`V201_ACTIONS`] (`cms_ocpp::v201::Action` once that is there).
-    V201(&'static str),
+    V201(v201::Action),
 }
 
 impl ChargerAction {
@@ -17,7 +15,7 @@ impl ChargerAction {
     pub fn as_str(self) -> &'static str {
         match self {
             ChargerAction::V16(action) => action.as_str(),
-            ChargerAction::V201(name) => name,
+            ChargerAction::V201(action) => action.as_str(),
         }
     }
 
@@ -26,7 +24,9 @@ impl ChargerAction {
     pub fn carries_data(self) -> bool {
         match self {
             ChargerAction::V16(action) => action.carries_data(),
-            ChargerAction::V201(name) => !matches!(name, "Heartbeat" | "Authorize"),
+            ChargerAction::V201(action) => {
+                !matches!(action, v201::Action::Heartbeat | v201::Action::Authorize)
+            }
         }
     }
 
@@ -37,9 +37,9 @@ impl ChargerAction {
                 .iter()
                 .position(|a| *a == action)
                 .unwrap_or(0),
-            ChargerAction::V201(name) => {
-                let place = V201_ACTIONS.iter().position(|a| *a == name).unwrap_or(0);
-                v16::Action::ALL.len() + place
+            ChargerAction::V201(action) => {
+                let place = v201::Action::ALL.iter().position(|a| *a == action);
+                v16::Action::ALL.len() + place.unwrap_or(0)
             }
         }
     }
@@ -47,6 +47,6 @@ impl ChargerAction {
     /// Every action of both versions, in [`Self::index`] order.
     pub fn all() -> impl Iterator<Item = ChargerAction> {
         let v16 = v16::Action::ALL.into_iter().map(ChargerAction::V16);
-        v16.chain(V201_ACTIONS.into_iter().map(ChargerAction::V201))
+        v16.chain(v201::Action::ALL.into_iter().map(ChargerAction::V201))
     }
 }

@@ -298,7 +298,7 @@ fn published(
     published_with(
         ctx,
         message_id,
-        action,
+        ChargerAction::V16(action),
         headers,
         value,
         answer.len(),
@@ -316,6 +316,7 @@ fn published_clock(
     clock: ClockAnswer,
 ) -> Handled {
     let room = ClockAnswer::MAX_LEN;
+    let action = ChargerAction::V16(action);
     published_with(ctx, message_id, action, headers, value, room, |out| {
         write!(out, "{clock}")
     })
@@ -323,10 +324,10 @@ fn published_clock(
 
 /// [`published`] with the answer's payload written straight into the frame by `payload` (at
 /// most `payload_room` bytes, or the chunk grows by a copy): the clock needs no string.
-fn published_with(
+pub(crate) fn published_with(
     ctx: &CallContext<'_>,
     message_id: &str,
-    action: Action,
+    action: ChargerAction,
     headers: Headers,
     value: Bytes,
     payload_room: usize,
@@ -340,7 +341,6 @@ fn published_with(
         headers,
         value,
     };
-    let action = ChargerAction::V16(action);
     Handled {
         kind: FrameKind::Call(action),
         outcome: Outcome::Publish {
@@ -352,7 +352,7 @@ fn published_with(
 }
 
 /// A connector id as header text: shared bytes made once for every id a charger may use.
-fn connector_id_text(id: u32) -> Bytes {
+pub(crate) fn connector_id_text(id: u32) -> Bytes {
     static TEXTS: LazyLock<Vec<Bytes>> = LazyLock::new(|| {
         (0..=MAX_CONNECTOR_ID)
             .map(|id| Bytes::from(id.to_string()))
@@ -374,12 +374,14 @@ fn refuse(kind: FrameKind, message_id: &str, code: ErrorCode, description: &str)
     }
 }
 
-fn answered(kind: FrameKind, answer: ChargerAnswer) -> Handled {
+pub(crate) fn answered(kind: FrameKind, answer: ChargerAnswer) -> Handled {
     Handled {
         kind,
         outcome: Outcome::Answer(answer),
     }
 }
 
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(test)]
 mod tests;

@@ -89,20 +89,26 @@ async fn a_station_offering_both_versions_is_a_201_session_and_its_connected_eve
         mut ws,
         agreed,
         mut connections,
+        mut messages,
         ..
     } = connect_offering_both(|_| {}).await;
     assert_eq!(agreed.as_deref(), Some("ocpp2.0.1"));
     assert_eq!(connected_subprotocol(&mut *connections).await, "ocpp2.0.1");
 
-    // Served by the 2.0.1 handler: for now every CALL is NotImplemented, spelled for 2.0.1.
+    // Served by the 2.0.1 handler: answered as 2.0.1 answers, published as 2.0.1.
     let boot = r#"[2,"b-1","BootNotification",{"reason":"PowerUp","chargingStation":{"model":"M","vendorName":"V"}}]"#;
     let answer = answer_to(&mut ws, boot).await;
-    assert_eq!(answer[0], 4, "{answer}");
+    assert_eq!(answer[0], 3, "{answer}");
     assert_eq!(answer[1], "b-1", "{answer}");
-    assert_eq!(answer[2], "NotImplemented", "{answer}");
-    // A frame that is no frame is refused in 2.0.1's spelling (1.6: FormationViolation).
+    assert_eq!(answer[2]["status"], "Accepted", "{answer}");
+    let booted = next_record(&mut *messages, |m| {
+        m.record.header_str("action") == Some("BootNotification")
+    })
+    .await;
+    assert_eq!(booted.record.header_str("ocpp_version"), Some("ocpp2.0.1"));
+    // A frame that is no frame is refused as 2.0.1 names it (1.6: FormationViolation).
     let answer = answer_to(&mut ws, "not json").await;
-    assert_eq!(answer[2], "FormatViolation", "{answer}");
+    assert_eq!(answer[2], "RpcFrameworkError", "{answer}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,47 +1,5 @@
 use super::*;
-
-struct Fixture {
-    topics: Topics,
-    ids: TransactionIds,
-    authority: Authority,
-    key: Bytes,
-    session: Bytes,
-    node: Bytes,
-}
-
-impl Fixture {
-    fn new() -> Self {
-        Fixture {
-            topics: Topics::with_prefix("t"),
-            ids: TransactionIds::default(),
-            authority: crate::authorization::open_authority("CP-1"),
-            key: Bytes::from_static(b"CP-1"),
-            session: Bytes::from_static(b"s-1"),
-            node: Bytes::from_static(b"gw-1"),
-        }
-    }
-
-    /// What a session of `version` hands a frame's handling.
-    fn context(&self, version: OcppVersion) -> CallContext<'_> {
-        CallContext {
-            identity: "CP-1",
-            identity_key: &self.key,
-            session: &self.session,
-            node: &self.node,
-            version,
-            topics: &self.topics,
-            transaction_ids: &self.ids,
-            authority: &self.authority,
-            heartbeat_interval_secs: 120,
-        }
-    }
-
-    fn handle(&self, text: &str) -> Handled {
-        let ctx = self.context(OcppVersion::V16);
-        let frame = Bytes::copy_from_slice(text.as_bytes());
-        handle_text(&ctx, text, &frame, Utc::now())
-    }
-}
+use crate::charger_calls::fixture::Fixture;
 
 fn published(handled: Handled) -> (ChargerAction, Record, String) {
     match handled.outcome {
