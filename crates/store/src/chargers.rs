@@ -38,6 +38,12 @@ pub struct ConnectorRow {
     pub format: Option<String>,
     pub power_type: Option<String>,
     pub phase_rotation: Option<String>,
+    /// A 2.0.1 station's EVSE (= `connector_id`); `None` for a 1.6 charger's connector.
+    pub evse_id: Option<i64>,
+    /// The connector within the EVSE that its newest StatusNotification named (2.0.1).
+    pub evse_connector_id: Option<i64>,
+    /// The 2.0.1 `connectorStatus` that `status` was mapped from.
+    pub ocpp_status: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -45,7 +51,7 @@ pub struct ConnectorRow {
 pub(crate) const CONNECTOR_COLUMNS: &str =
     "id, charger_id, connector_id, status, error, error_info,
     vendor_id, vendor_error_code, max_amperage, max_voltage, standard, format, power_type,
-    phase_rotation, created_at, updated_at";
+    phase_rotation, evse_id, evse_connector_id, ocpp_status, created_at, updated_at";
 
 /// The latest reading of a connector as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

@@ -5,7 +5,7 @@
 //! A charger the caller cannot see is a 404; one they see but may not change (they lack `full`,
 //! which only the owner team of its site has) is a 403.
 
-mod connectors;
+pub(crate) mod connectors;
 mod licenses;
 pub(crate) mod proxy;
 mod security;
