@@ -46,6 +46,7 @@ mod meter_values;
 mod metrics;
 mod monitoring;
 mod oauth;
+mod ocpp201;
 mod ocpp_answers;
 mod ocpp_versions;
 mod postgres_tls;
