@@ -72,11 +72,11 @@ async fn a_station_offering_only_ocpp201_gets_it_and_shows_ocpp_version_201() {
 
     let mut charger = open(&cms, "CP-V-201", "ocpp2.0.1").await;
     assert_eq!(charger.subprotocol.as_deref(), Some("ocpp2.0.1"));
-    // Until the 2.0.1 messages are handled, a CALL is refused (in 2.0.1's spelling).
+    // Answered as 2.0.1 answers a boot.
     let boot = json!({"reason": "PowerUp", "chargingStation": {"model": "M", "vendorName": "V"}});
     let answer = charger.call("BootNotification", boot).await;
-    assert_eq!(answer[0], 4, "{answer}");
-    assert_eq!(answer[2], "NotImplemented", "{answer}");
+    assert_eq!(answer[0], 3, "{answer}");
+    assert_eq!(answer[2]["status"], "Accepted", "{answer}");
     api.wait_for_charger(&uuid, "ocpp_version 2.0.1", |c| {
         c["ocpp_version"] == "2.0.1" && c["connection_status"] == "online"
     })
