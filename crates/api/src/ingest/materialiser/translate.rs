@@ -4,6 +4,7 @@
 //! to their sinks.
 
 use crate::ingest::action_reports::report_change;
+use crate::ingest::device_model;
 use crate::ingest::normalise::{energy_register_wh, rest_meter_values};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -37,8 +38,11 @@ pub(crate) fn translate(
         Some(report_change(&report, format_record_time(now)))
     } else if record.topic == topics.messages {
         let told = ChargerMessage::of(record)?;
-        let action = Action::from_name(told.action)?;
         let at = record_time(told.received_at, now);
+        if told.action == device_model::NOTIFY_REPORT {
+            return device_model::report_change(identity, &told, &record.value, at);
+        }
+        let action = Action::from_name(told.action)?;
         let text = std::str::from_utf8(&record.value).ok()?;
         message_change(identity, action, text, at, &told, use_of)
     } else {
