@@ -117,6 +117,8 @@ pub enum SettingsUpdate {
     Upsert(Vec<Setting>),
     /// An accepted ChangeConfiguration: the key's value, its read-only flag kept.
     Change { key: String, value: String },
+    /// A 2.0.1 station's SetVariables: the values it accepted, kept in its device model.
+    Variables(Vec<crate::device_model::VariableSet>),
 }
 
 /// A configuration key as kept.
@@ -376,6 +378,9 @@ async fn apply_settings(
             settings
         }
         SettingsUpdate::Upsert(settings) => settings,
+        SettingsUpdate::Variables(sets) => {
+            return crate::device_model::keep_sets(db, charger_id, sets, at).await;
+        }
         SettingsUpdate::Change { key, value } => {
             // OCPP's keys are case-insensitive (CiString50): a change asked for as
             // `heartbeatinterval` is the charger's `HeartbeatInterval`, which keeps its name.

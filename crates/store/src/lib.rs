@@ -13,6 +13,7 @@ mod accounts;
 pub mod actions;
 mod chargers;
 pub mod dead_letters;
+pub mod device_model;
 mod gateways;
 mod id_tag_log;
 pub mod id_tags;

@@ -131,6 +131,12 @@ pub enum StateChange {
     TransactionEvent(Box<crate::station_events::TransactionEvent>),
     /// A gateway's report on an action (boxed: it is large, and rare beside the rest).
     ActionReported(Box<crate::actions::ActionReported>),
+    /// What one NotifyReport of a 2.0.1 station lists of its device model.
+    DeviceModelReported {
+        identity: String,
+        variables: Vec<crate::device_model::ReportedVariable>,
+        at: String,
+    },
 }
 
 impl Store {
@@ -420,6 +426,11 @@ async fn apply_one<'a>(
             crate::station_events::transaction_event(db, event, held).await?;
         }
         ActionReported(report) => held.reports.push(report),
+        DeviceModelReported {
+            identity,
+            variables,
+            at,
+        } => crate::device_model::keep_report(db, identity, variables, at).await?,
         TransactionStopped {
             identity,
             ocpp_transaction_id,

@@ -22,6 +22,7 @@ mod providers;
 pub mod schema;
 mod secret_settings;
 mod settings;
+mod settings_v201;
 mod site_teams;
 mod sites;
 mod smart_charging;

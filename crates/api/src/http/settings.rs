@@ -9,6 +9,7 @@ use crate::http::input::Input;
 use crate::http::lookup::{forbidden_unless, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use crate::http::secret_settings::secret_refusal;
+use crate::http::settings_v201;
 use crate::http::{AppState, ChangesNoAccess};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -36,27 +37,54 @@ const MAX_VALUE: usize = 500;
 /// configuration is typically a few dozen keys.
 const MAX_SETTINGS: usize = 100;
 
-/// A configuration key of the charger, as last known.
+/// A configuration key of the charger, as last known; for a 2.0.1 station, an attribute of a
+/// variable of its device model (the fields after `updated_at` are null for a 1.6 charger's
+/// keys; docs/api.md, "Settings of a 2.0.1 station").
 #[derive(Serialize, ToSchema)]
 pub struct SettingBody {
-    key: String,
+    /// 1.6: the configuration key. 2.0.1: the flattened name
+    /// `Component[:instance][@evse[.connector]]/Variable[:instance][#AttributeType]`, the
+    /// attribute type said only when it is not `Actual` (e.g. `OCPPCommCtrlr/HeartbeatInterval`).
+    pub(super) key: String,
     /// Null when the charger reported the key without a value; `***` for a key that carries a
     /// secret (write-only: `AuthorizationKey`, and keys whose name ends in `Password`,
-    /// `Passwd`, `Passphrase`, `Secret`, `PrivateKey` or `Psk`; see docs/actions.md).
-    value: Option<String>,
-    readonly: bool,
-    updated_at: String,
+    /// `Passwd`, `Passphrase`, `Secret`, `PrivateKey` or `Psk`; see docs/actions.md; for a
+    /// 2.0.1 station also every `WriteOnly` attribute).
+    pub(super) value: Option<String>,
+    /// 2.0.1: the attribute's mutability is `ReadOnly`.
+    pub(super) readonly: bool,
+    pub(super) updated_at: String,
+    /// 2.0.1: the component's name (e.g. `OCPPCommCtrlr`, `EVSE`, `Connector`).
+    pub(super) component: Option<String>,
+    pub(super) component_instance: Option<String>,
+    /// 2.0.1: the EVSE of the component, when it is one's.
+    pub(super) evse_id: Option<i64>,
+    /// 2.0.1: the connector within that EVSE, when the component is one's.
+    pub(super) connector_id: Option<i64>,
+    pub(super) variable: Option<String>,
+    pub(super) variable_instance: Option<String>,
+    /// 2.0.1: `Actual`, `Target`, `MinSet` or `MaxSet`.
+    pub(super) attribute_type: Option<String>,
+    /// 2.0.1: `ReadWrite`, `ReadOnly` or `WriteOnly`.
+    pub(super) mutability: Option<String>,
+    /// 2.0.1: `string`, `decimal`, `integer`, `dateTime`, `boolean`, `OptionList`,
+    /// `SequenceList` or `MemberList`, when the station said.
+    pub(super) data_type: Option<String>,
+    pub(super) unit: Option<String>,
 }
 
 /// How one key's change ended.
 #[derive(Serialize, ToSchema)]
 pub struct SettingChangeBody {
-    key: String,
-    /// The charger's answer (`Accepted`, `Rejected`, `RebootRequired`, `NotSupported`), or the
-    /// action's status when it did not end `answered` (`pending` and `sent` while it goes on).
-    status: String,
-    /// The ChangeConfiguration action's uuid (see Chargers > Actions).
-    action: String,
+    pub(super) key: String,
+    /// The charger's answer (`Accepted`, `Rejected`, `RebootRequired`, `NotSupported`; a
+    /// 2.0.1 station's `attributeStatus`: `Accepted`, `Rejected`, `UnknownComponent`,
+    /// `UnknownVariable`, `NotSupportedAttributeType`, `RebootRequired`), or the action's
+    /// status when it did not end `answered` (`pending` and `sent` while it goes on).
+    pub(super) status: String,
+    /// The ChangeConfiguration action's uuid (a 2.0.1 station's one SetVariables action, the
+    /// same for every key; see Chargers > Actions).
+    pub(super) action: String,
 }
 
 /// The body of `PUT .../settings`.
@@ -69,7 +97,8 @@ pub struct SettingsChangeRequest {
     settings: BTreeMap<String, String>,
 }
 
-/// The charger's configuration as last known, by key (`[]` until one was read).
+/// The charger's configuration as last known, by key (`[]` until one was read); for a 2.0.1
+/// station, its device model as its reports listed it.
 #[utoipa::path(
     get,
     path = "/api/v3/chargers/{charger_uuid}/settings",
@@ -88,6 +117,10 @@ pub async fn show(
 ) -> Result<Json<Data<Vec<SettingBody>>>, ApiError> {
     caller.authorize()?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
+    let model = state.store.device_model(charger.id).await?;
+    if !model.is_empty() {
+        return Ok(Json(Data::new(settings_v201::listed(model))));
+    }
     let settings = state.store.settings(charger.id).await?;
     let data = settings
         .into_iter()
@@ -100,13 +133,25 @@ pub async fn show(
             key: s.key,
             readonly: s.readonly != 0,
             updated_at: s.updated_at,
+            component: None,
+            component_instance: None,
+            evse_id: None,
+            connector_id: None,
+            variable: None,
+            variable_instance: None,
+            attribute_type: None,
+            mutability: None,
+            data_type: None,
+            unit: None,
         })
         .collect();
     Ok(Json(Data::new(data)))
 }
 
 /// Change configuration keys: one ChangeConfiguration per key, in the order given. A key the
-/// kept configuration marks read-only is refused before anything is sent.
+/// kept configuration marks read-only is refused before anything is sent. For a 2.0.1 station,
+/// the keys of its device model (as `GET` lists them) in one SetVariables, each value checked
+/// against the variable's mutability, data type, limits and allowed values first.
 #[utoipa::path(
     put,
     path = "/api/v3/chargers/{charger_uuid}/settings",
@@ -124,7 +169,7 @@ pub async fn show(
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 409, body = ErrorBody, description = "The charger is not connected"),
-        (status = 422, body = ValidationErrorBody, description = "`settings` missing or empty, a key or value out of bounds, a read-only key, `AuthorizationKey` (changed with `PUT .../security`), or a secret key given `***` or without `--secrets-key` (`settings.<key>`)"),
+        (status = 422, body = ValidationErrorBody, description = "`settings` missing or empty, a key or value out of bounds, a read-only key, `AuthorizationKey` (changed with `PUT .../security`), or a secret key given `***` or without `--secrets-key` (`settings.<key>`); for a 2.0.1 station also a key not in its device model, a value outside the variable's data type, limits or allowed values, or `SecurityCtrlr/BasicAuthPassword`"),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]
@@ -140,6 +185,11 @@ pub async fn change(
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     forbidden_unless(charger.permissions.full)?;
     let wait = wait_of(query)?;
+    let model = state.store.device_model(charger.id).await?;
+    if !model.is_empty() {
+        let deadline = AnswerBy::wait_until(answer_by.map(|Extension(at)| at), wait);
+        return settings_v201::change(&state, &caller, &charger, &model, input, deadline).await;
+    }
     let readonly: Vec<String> = state
         .store
         .settings(charger.id)
@@ -208,21 +258,9 @@ pub(crate) fn settings_of(
     readonly: &[String],
     can_seal: bool,
 ) -> Vec<(String, String)> {
-    let Some(Some(settings)) = input.object("settings", crate::http::input::Rules::required())
-    else {
+    let Some(settings) = settings_field(input) else {
         return Vec::new();
     };
-    if settings.is_empty() {
-        input.fail("settings", "The settings field must have at least 1 item.");
-        return Vec::new();
-    }
-    if settings.len() > MAX_SETTINGS {
-        input.fail(
-            "settings",
-            format!("The settings field must not have more than {MAX_SETTINGS} items."),
-        );
-        return Vec::new();
-    }
     let mut changes = Vec::with_capacity(settings.len());
     for (key, value) in settings {
         let field = format!("settings.{}", key.replace('\0', ""));
@@ -262,6 +300,26 @@ pub(crate) fn settings_of(
         }
     }
     changes
+}
+
+/// `settings`: an object of 1 to 100 keys, or `None` with the reason told to `input`.
+pub(super) fn settings_field(input: &mut Input) -> Option<serde_json::Map<String, Value>> {
+    let Some(Some(settings)) = input.object("settings", crate::http::input::Rules::required())
+    else {
+        return None;
+    };
+    if settings.is_empty() {
+        input.fail("settings", "The settings field must have at least 1 item.");
+        return None;
+    }
+    if settings.len() > MAX_SETTINGS {
+        input.fail(
+            "settings",
+            format!("The settings field must not have more than {MAX_SETTINGS} items."),
+        );
+        return None;
+    }
+    Some(settings)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! by the materialiser (which translates reports) and the actions (which take commands and
 //! hand out their ends), so that neither reaches into the other.
 
+use crate::ingest::device_model;
 use cms_bus::{ActionName, ActionReport, ActionRequest, ActionStatus};
 use cms_ocpp::v16::Command;
 use cms_ocpp::v16::secrets::AUTHORIZATION_KEY;
@@ -46,7 +47,8 @@ pub fn new_action(charger_id: i64, command: &ActionRequest, published: bool) -> 
     }
 }
 
-/// What an answered GetConfiguration or accepted ChangeConfiguration says of the settings.
+/// What an answered GetConfiguration or accepted ChangeConfiguration says of the settings,
+/// and an answered SetVariables of a 2.0.1 station's device model.
 fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
     let response = report.response.as_ref()?;
     let request = &report.command.request;
@@ -72,6 +74,9 @@ fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
             }),
             _ => None,
         },
+        device_model::SET_VARIABLES => Some(SettingsUpdate::Variables(
+            device_model::accepted_sets(request, response),
+        )),
         _ => None,
     }
 }

@@ -126,7 +126,7 @@ impl Dispatch {
             target.identity,
             target.session,
             action,
-            request,
+            (request, None),
             requested_by,
             times,
         )?;
@@ -148,13 +148,29 @@ impl Dispatch {
         request: serde_json::Value,
         requested_by: RequestedBy,
     ) -> Result<Option<(ActionRequest, oneshot::Receiver<ActionReport>)>, DispatchError> {
+        self.take_live_masked(charger_id, identity, action, request, None, requested_by)
+            .await
+    }
+
+    /// [`Dispatch::take_live`] of a request whose secrets the caller knows (a 2.0.1 station's
+    /// SetVariables of a write-only variable): given `masked`, it is kept and published so,
+    /// and travels sealed for the gateway whole.
+    pub async fn take_live_masked(
+        &self,
+        charger_id: i64,
+        identity: &str,
+        action: &str,
+        request: serde_json::Value,
+        masked: Option<serde_json::Value>,
+        requested_by: RequestedBy,
+    ) -> Result<Option<(ActionRequest, oneshot::Receiver<ActionReport>)>, DispatchError> {
         let uuid = uuid::Uuid::new_v4().to_string();
         let mut command = self.command(
             uuid,
             identity,
             "",
             action,
-            request,
+            (request, masked),
             requested_by,
             self.times,
         )?;
@@ -170,8 +186,9 @@ impl Dispatch {
         Ok(Some((command, ended)))
     }
 
-    /// The command to publish: a request that carries a secret is kept and published masked,
-    /// and travels sealed for the gateway (cms_bus::SecretsKey).
+    /// The command to publish: a request that carries a secret is kept and published masked
+    /// (as the caller masked it, when it did: `(request, masked)`), and travels sealed for the
+    /// gateway (cms_bus::SecretsKey).
     #[allow(clippy::too_many_arguments)]
     fn command(
         &self,
@@ -179,20 +196,25 @@ impl Dispatch {
         identity: &str,
         session: &str,
         action: &str,
-        mut request: serde_json::Value,
+        (mut request, masked): (serde_json::Value, Option<serde_json::Value>),
         requested_by: RequestedBy,
         times: ActionTimes,
     ) -> Result<ActionRequest, DispatchError> {
         let now = chrono::Utc::now();
         let ttl = chrono::Duration::from_std(times.ttl).unwrap_or_default();
         let mut sealed_request = None;
-        if secrets::carries_secret(action, &request) {
+        if masked.is_some() || secrets::carries_secret(action, &request) {
             let key = self
                 .secrets_key
                 .as_ref()
                 .ok_or(DispatchError::NoSecretsKey)?;
             sealed_request = Some(key.seal(&uuid, request.to_string().as_bytes()));
-            secrets::mask_request(action, &mut request);
+            match masked {
+                Some(masked) => request = masked,
+                None => {
+                    secrets::mask_request(action, &mut request);
+                }
+            }
         }
         Ok(ActionRequest {
             uuid,

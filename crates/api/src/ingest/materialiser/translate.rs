@@ -5,6 +5,7 @@
 
 use super::translate_v201;
 use crate::ingest::action_reports::report_change;
+use crate::ingest::device_model;
 use crate::ingest::normalise::{energy_register_wh, rest_meter_values};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
@@ -39,6 +40,10 @@ pub(crate) fn translate(
     } else if record.topic == topics.messages {
         let told = ChargerMessage::of(record)?;
         let at = record_time(told.received_at, now);
+        if told.action == device_model::NOTIFY_REPORT {
+            return device_model::report_change(identity, &told, &record.value, at);
+        }
+        let action = Action::from_name(told.action)?;
         let text = std::str::from_utf8(&record.value).ok()?;
         if told.ocpp_version == Some(translate_v201::OCPP_2_0_1) {
             return translate_v201::message_change(identity, text, at, &told, use_of);
