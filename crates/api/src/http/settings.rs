@@ -10,6 +10,7 @@ use crate::http::lookup::{forbidden_unless, visible_charger};
 use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
 use crate::http::secret_settings::secret_refusal;
 use crate::http::settings_v201;
+use cms_store::ChargerRow;
 use crate::http::{AppState, ChangesNoAccess};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -97,6 +98,15 @@ pub struct SettingsChangeRequest {
     settings: BTreeMap<String, String>,
 }
 
+/// Whether the charger's settings are a 2.0.1 device model: it spoke 2.0.1 when it last
+/// connected (a charger connected before cms kept the version: whether it reported one).
+fn speaks_201<T>(charger: &ChargerRow, model: &[T]) -> bool {
+    match charger.ocpp_version.as_deref() {
+        Some(version) => version == "2.0.1",
+        None => !model.is_empty(),
+    }
+}
+
 /// The charger's configuration as last known, by key (`[]` until one was read); for a 2.0.1
 /// station, its device model as its reports listed it.
 #[utoipa::path(
@@ -118,7 +128,7 @@ pub async fn show(
     caller.authorize()?;
     let charger = visible_charger(&state, &caller, &charger_uuid).await?;
     let model = state.store.device_model(charger.id).await?;
-    if !model.is_empty() {
+    if speaks_201(&charger, &model) {
         return Ok(Json(Data::new(settings_v201::listed(model))));
     }
     let settings = state.store.settings(charger.id).await?;
@@ -186,7 +196,7 @@ pub async fn change(
     forbidden_unless(charger.permissions.full)?;
     let wait = wait_of(query)?;
     let model = state.store.device_model(charger.id).await?;
-    if !model.is_empty() {
+    if speaks_201(&charger, &model) {
         let deadline = AnswerBy::wait_until(answer_by.map(|Extension(at)| at), wait);
         return settings_v201::change(&state, &caller, &charger, &model, input, deadline).await;
     }

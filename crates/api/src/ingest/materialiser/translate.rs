@@ -43,7 +43,6 @@ pub(crate) fn translate(
         if told.action == device_model::NOTIFY_REPORT {
             return device_model::report_change(identity, &told, &record.value, at);
         }
-        let action = Action::from_name(told.action)?;
         let text = std::str::from_utf8(&record.value).ok()?;
         if told.ocpp_version == Some(translate_v201::OCPP_2_0_1) {
             return translate_v201::message_change(identity, text, at, &told, use_of);
