@@ -190,8 +190,12 @@ async fn python_station_core() {
 
     // What the REST API shows: the charger, its EVSE 1 as connector 1, the latest reading.
     let charger = (bench.api)
-        .wait_for_charger(&bench.uuid, "2.0.1, offline", |c| {
-            c["ocpp_version"] == "2.0.1" && c["connection_status"] == "offline"
+        .wait_for_charger(&bench.uuid, "2.0.1, booted, offline", |c| {
+            // The station's boot, not only the token probe's connection before it.
+            c["ocpp_version"] == "2.0.1"
+                && c["connection_status"] == "offline"
+                && !c["firmware_version"].is_null()
+                && !c["last_heartbeat_at"].is_null()
         })
         .await;
     assert_eq!(charger["firmware_version"], "2.0.1-interop", "{charger}");

@@ -1,5 +1,5 @@
 //! 2.0.1 frames a station gets wrong, written by hand: each gets the CALLERROR with 2.0.1's
-//! spelling of the code (FormatViolation, OccurrenceConstraintViolation), and the connection
+//! code (FormatViolation, OccurrenceConstraintViolation, RpcFrameworkError, ...), and the connection
 //! lives on (a Heartbeat right after is answered). The faults and codes mirror the 1.6 ones of
 //! tests/e2e/bad_frames.rs.
 
@@ -84,11 +84,17 @@ async fn ocpp201_schema_faults_get_their_2_0_1_codes_and_the_connection_lives_on
         assert_call_error(&answer, &raw, &[&id], code);
         station.heartbeat().await;
     }
+    // A frame that is no RPC message at all is an RpcFrameworkError in 2.0.1 (part 4, 4.3:
+    // "not a valid RPC Request"); 1.6 called it a FormationViolation.
     for raw in ["this is not json", r#"{"messageTypeId":2}"#, "42"] {
         let answer = station.send_and_read(raw).await;
-        assert_call_error(&answer, raw, &["-1"], "FormatViolation");
+        assert_call_error(&answer, raw, &["-1"], "RpcFrameworkError");
         station.heartbeat().await;
     }
+    let raw = r#"[5,"m-1","Heartbeat",{}]"#;
+    let answer = station.send_and_read(raw).await;
+    assert_call_error(&answer, raw, &["m-1"], "MessageTypeNotSupported");
+    station.heartbeat().await;
 
     // Right at a limit is fine: an idToken of 36 characters.
     let at_limit = json!({"idToken": {"idToken": "X".repeat(36), "type": "ISO14443"}});
