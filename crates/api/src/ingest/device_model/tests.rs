@@ -13,6 +13,7 @@ fn told(ocpp_version: &str) -> ChargerMessage<'_> {
         measured_at: None,
         transaction_id: None,
         id_tag_status: None,
+        event_type: None,
     }
 }
 
