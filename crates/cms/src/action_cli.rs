@@ -99,6 +99,7 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
         identity: args.identity.clone(),
         session,
         action: command.into(),
+        ocpp_version: cms_ocpp::OcppVersion::V16,
         request,
         requested_by: RequestedBy {
             kind: "cli".into(),

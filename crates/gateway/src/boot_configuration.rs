@@ -69,6 +69,7 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
         identity: identity.to_string(),
         session: String::from_utf8_lossy(session).into_owned(),
         action: Command::GetConfiguration.into(),
+        ocpp_version: cms_ocpp::OcppVersion::V16,
         request: serde_json::json!({}),
         requested_by: RequestedBy::system(),
         created_at: record_time(now),
@@ -83,7 +84,7 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
 /// GetConfiguration (REST, CLI) is not, even of every key: it is sent whatever came before.
 pub fn is_configuration_read(command: &ActionRequest) -> bool {
     command.requested_by == RequestedBy::system()
-        && command.action == ActionName::Known(Command::GetConfiguration)
+        && command.action == ActionName::V16(Command::GetConfiguration)
         && command.request.as_object().is_some_and(|r| r.is_empty())
 }
 

@@ -203,7 +203,7 @@ pub async fn send(
         .take_live(
             charger.id,
             &charger.identity,
-            command.as_str(),
+            command.into(),
             request,
             requested_by,
         )

@@ -42,6 +42,7 @@ pub fn new_action(charger_id: i64, command: &ActionRequest, published: bool) -> 
         timeout_ms: command.timeout_ms as i64,
         created_at: command.created_at.clone(),
         expires_at: command.expires_at.clone(),
+        ocpp_version: cms_bus::version_number(command.ocpp_version).to_string(),
         published,
     }
 }
@@ -50,8 +51,8 @@ pub fn new_action(charger_id: i64, command: &ActionRequest, published: bool) -> 
 fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
     let response = report.response.as_ref()?;
     let request = &report.command.request;
-    match report.command.action.as_str() {
-        "GetConfiguration" => {
+    match report.command.action {
+        ActionName::V16(Command::GetConfiguration) => {
             let reported = response["configurationKey"]
                 .as_array()
                 .map(|keys| keys.iter().filter_map(setting).collect())
@@ -65,13 +66,17 @@ fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
                 SettingsUpdate::Replace(reported)
             })
         }
-        "ChangeConfiguration" => match response["status"].as_str() {
+        ActionName::V16(Command::ChangeConfiguration) => match response["status"].as_str() {
             Some("Accepted" | "RebootRequired") => Some(SettingsUpdate::Change {
                 key: request["key"].as_str()?.to_string(),
                 value: request["value"].as_str()?.to_string(),
             }),
             _ => None,
         },
+        // A 2.0.1 station's settings are its device model, kept from what its NotifyReport
+        // calls and the answers to GetVariables / SetVariables say: the hook for those answers
+        // is here (a `SettingsUpdate` of the device model), and the report is stored as any.
+        ActionName::V201(_) => None,
         _ => None,
     }
 }
@@ -81,7 +86,7 @@ fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
 /// charger uses it from its reboot on, and would be locked out if cms still wanted the old.
 fn credential_taken(report: &ActionReport) -> Option<bool> {
     let command = &report.command;
-    let rotation = command.action == ActionName::Known(Command::ChangeConfiguration)
+    let rotation = command.action == ActionName::V16(Command::ChangeConfiguration)
         && command.request["key"]
             .as_str()
             .is_some_and(|key| key.eq_ignore_ascii_case(AUTHORIZATION_KEY));
@@ -116,6 +121,7 @@ mod tests {
                 identity: "CP-1".into(),
                 session: "s-1".into(),
                 action: action.into(),
+                ocpp_version: cms_ocpp::OcppVersion::V16,
                 request,
                 requested_by: RequestedBy::system(),
                 created_at: "2026-11-21T10:00:00.000000Z".into(),
