@@ -117,6 +117,7 @@ fn frame_path(c: &mut Criterion) {
         identity_key: &identity_key,
         session: &session,
         node: &node,
+        version: cms_ocpp::OcppVersion::V16,
         topics: &topics,
         transaction_ids: &transaction_ids,
         authority: &authority,

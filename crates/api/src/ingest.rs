@@ -9,3 +9,4 @@ pub(crate) mod gateway_liveness;
 pub(crate) mod latest_follower;
 pub(crate) mod materialiser;
 pub(crate) mod normalise;
+pub(crate) mod normalise_v201;

@@ -34,12 +34,16 @@ pub struct ChargerMessage<'a> {
     /// MeterValues: the newest sample's time, in record time form (text order is time order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_at: Option<&'a str>,
-    /// StartTransaction: the transactionId the gateway answered with.
+    /// StartTransaction: the transactionId the gateway answered with; 2.0.1 TransactionEvent:
+    /// the station's own (a string: [`Self::transaction_id`] reads only 1.6's numbers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transaction_id: Option<&'a str>,
     /// StartTransaction: the idTagInfo status the gateway answered with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_tag_status: Option<&'a str>,
+    /// 2.0.1 TransactionEvent: `Started`, `Updated` or `Ended`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_type: Option<&'a str>,
 }
 
 impl<'a> ChargerMessage<'a> {
@@ -57,6 +61,7 @@ impl<'a> ChargerMessage<'a> {
             measured_at: text(header::MEASURED_AT),
             transaction_id: text(header::TRANSACTION_ID),
             id_tag_status: text(header::ID_TAG_STATUS),
+            event_type: text(header::EVENT_TYPE),
         })
     }
 
@@ -107,6 +112,30 @@ pub fn push_start_headers(headers: &mut Headers, transaction_id: i32, id_tag_sta
     headers.push(Header::new(header::ID_TAG_STATUS, id_tag_status));
 }
 
+/// A 2.0.1 TransactionEvent record's headers: which event, the station's own transaction id
+/// (a string), the EVSE and the newest reading's time when the event has them, and the
+/// idTokenInfo status answered when it carried an idToken.
+pub fn push_transaction_event_headers(
+    headers: &mut Headers,
+    event_type: &'static str,
+    transaction_id: Bytes,
+    evse_id: Option<Bytes>,
+    measured_at: Option<Bytes>,
+    id_token_status: Option<&'static str>,
+) {
+    headers.push(Header::new(header::EVENT_TYPE, event_type));
+    headers.push(Header::new(header::TRANSACTION_ID, transaction_id));
+    if let Some(evse_id) = evse_id {
+        headers.push(Header::new(header::CONNECTOR_ID, evse_id));
+    }
+    if let Some(measured_at) = measured_at {
+        headers.push(Header::new(header::MEASURED_AT, measured_at));
+    }
+    if let Some(status) = id_token_status {
+        headers.push(Header::new(header::ID_TAG_STATUS, status));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +155,20 @@ mod tests {
         assert!(
             !headers.spilled(),
             "a reading's record holds its headers itself"
+        );
+        let mut event = headers.clone();
+        event.truncate(6);
+        push_transaction_event_headers(
+            &mut event,
+            "Updated",
+            Bytes::from_static(b"tx-1"),
+            Some(Bytes::from_static(b"1")),
+            Some(Bytes::from_static(b"2026-11-21T10:00:00.123456Z")),
+            None,
+        );
+        assert!(
+            !event.spilled(),
+            "a 2.0.1 reading in a transaction holds its headers itself"
         );
         let record = Record {
             topic: Cow::Borrowed("cms.ocpp.messages"),

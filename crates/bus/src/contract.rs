@@ -33,6 +33,8 @@ pub mod header {
     pub const TRANSACTION_ID: &str = "transaction_id";
     /// On StartTransaction: the idTagInfo status the gateway answered with.
     pub const ID_TAG_STATUS: &str = "id_tag_status";
+    /// On a 2.0.1 TransactionEvent: its `eventType` (`Started`, `Updated`, `Ended`).
+    pub const EVENT_TYPE: &str = "event_type";
     /// On connection events: which event (`connected`, ..., `gateway_alive`).
     pub const EVENT: &str = "event";
     /// On reports: where the action stands.

@@ -27,6 +27,7 @@ pub use actions::{
 pub use caught_up::CaughtUp;
 pub use charger_messages::{
     ChargerMessage, message_headers, push_reading_headers, push_start_headers,
+    push_transaction_event_headers,
 };
 pub use connections::ConnectionEvent;
 pub use contract::{CONTRACT_VERSION, header};

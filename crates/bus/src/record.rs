@@ -20,10 +20,10 @@ impl Header {
     }
 }
 
-/// A record's headers. Up to eight live inside the record itself (a MeterValues record has
-/// eight, the gateway's largest common one), so a frame's record is built without a heap
-/// allocation; more spill to the heap.
-pub type Headers = SmallVec<[Header; 8]>;
+/// A record's headers. Up to ten live inside the record itself (a 1.6 MeterValues record has
+/// eight, a 2.0.1 TransactionEvent with readings ten: the gateway's largest common ones), so a
+/// frame's record is built without a heap allocation; more spill to the heap.
+pub type Headers = SmallVec<[Header; 10]>;
 
 /// One record: the key decides the partition (so one charger's records keep their order).
 #[derive(Debug, Clone, PartialEq, Eq)]

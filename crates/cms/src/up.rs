@@ -13,6 +13,7 @@ use cms_api::{Api, ApiConfig, LocalListConfig, SmartChargingConfig};
 use cms_bus::{Bus, BusError, InProcessBus, InProcessConfig, Topics};
 use cms_gateway::{AckAfter, Gateway, GatewayConfig, LeaderCalls};
 use cms_http_server::HttpLimits;
+use cms_ocpp::OcppVersion;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -72,6 +73,15 @@ pub struct GatewayArgs {
     /// Connection shards (threads with their own listener); default: one per core.
     #[arg(long, env = "CMS_SHARDS")]
     pub shards: Option<usize>,
+    /// The OCPP version a station that offers both (subprotocols `ocpp2.0.1` and `ocpp1.6`)
+    /// speaks with cms: `2.0.1` or `1.6`. A station offering one of them gets that one.
+    #[arg(
+        long,
+        env = "CMS_OCPP_PREFERRED_VERSION",
+        value_enum,
+        default_value = "2.0.1"
+    )]
+    pub ocpp_preferred_version: OcppVersionArg,
     /// Heartbeat interval given to chargers at boot.
     #[arg(long, env = "CMS_HEARTBEAT_INTERVAL", default_value = "300s", value_parser = parse_duration)]
     pub heartbeat_interval: Duration,
@@ -165,6 +175,14 @@ pub enum ShardScheduling {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OcppVersionArg {
+    #[value(name = "2.0.1")]
+    V201,
+    #[value(name = "1.6")]
+    V16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AckAfterArg {
     Broker,
     Receive,
@@ -178,6 +196,10 @@ impl GatewayArgs {
         if let Some(shards) = self.shards {
             config.shards = shards.max(1);
         }
+        config.ocpp_preferred_version = match self.ocpp_preferred_version {
+            OcppVersionArg::V201 => OcppVersion::V201,
+            OcppVersionArg::V16 => OcppVersion::V16,
+        };
         config.heartbeat_interval = self.heartbeat_interval;
         config.ping_interval = self.ws_ping_interval;
         config.idle_timeout = self.ws_idle_timeout;

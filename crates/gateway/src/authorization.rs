@@ -73,6 +73,12 @@ impl Authority {
         self.verdict(identity, id_tag, now, true)
     }
 
+    /// The verdict on a tag that ends its own session (a 2.0.1 TransactionEvent Ended): as
+    /// Authorize, but never ConcurrentTx.
+    pub fn authorize_stop(&self, identity: &str, id_tag: &str, now: DateTime<Utc>) -> Verdict {
+        self.verdict(identity, id_tag, now, false)
+    }
+
     /// StartTransaction.req: the verdict on its tag, as Authorize, and an accepted transaction
     /// noted as open on this charger. A refused one is not: it ends (StopTransactionOnInvalidId)
     /// and must not make the tag's real session look concurrent.

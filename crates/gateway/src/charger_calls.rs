@@ -2,6 +2,7 @@
 //! memory, so the frame path is testable without sockets.
 
 use crate::authorization::Authority;
+use crate::charger_action::ChargerAction;
 use crate::metrics::FrameKind;
 use crate::record_time::record_time_bytes;
 use crate::transactions::{StartKey, TransactionIds};
@@ -14,8 +15,8 @@ use cms_ocpp::v16::{
     Action, MAX_CONNECTOR_ID, MeterValuesCheck, Request, check_meter_values, parse_request,
 };
 use cms_ocpp::{
-    ErrorCode, Frame, Violation, call_error, call_result_len, parse_frame, span_in, split_call,
-    write_call_result_with,
+    ErrorCode, Frame, OcppVersion, Violation, call_error, call_result_len, parse_frame, span_in,
+    split_call, write_call_result_with,
 };
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -29,6 +30,8 @@ pub struct CallContext<'a> {
     pub identity_key: &'a Bytes,
     pub session: &'a Bytes,
     pub node: &'a Bytes,
+    /// The OCPP version the session agreed: its records' `ocpp_version`.
+    pub version: OcppVersion,
     pub topics: &'a Topics,
     pub transaction_ids: &'a TransactionIds,
     pub authority: &'a Authority,
@@ -48,7 +51,7 @@ pub enum Outcome {
     Refuse { reply: String, code: ErrorCode },
     /// Publish the record; once the bus has it, answer with `answer`.
     Publish {
-        action: Action,
+        action: ChargerAction,
         record: Record,
         answer: Utf8Bytes,
     },
@@ -171,7 +174,10 @@ pub fn handle_text(
             };
             accept(ctx, (&message_id, id), action, request, value, now)
         }
-        Err(v) => refuse(FrameKind::Call(action), &message_id, v.code, &v.description),
+        Err(v) => {
+            let kind = FrameKind::Call(ChargerAction::V16(action));
+            refuse(kind, &message_id, v.code, &v.description)
+        }
     }
 }
 
@@ -200,14 +206,7 @@ fn accept(
     value: Bytes,
     now: DateTime<Utc>,
 ) -> Handled {
-    let mut headers = cms_bus::message_headers(
-        action.as_str(),
-        id_bytes,
-        record_time_bytes(now),
-        ctx.node.clone(),
-        ctx.session.clone(),
-        crate::handshake::OCPP16,
-    );
+    let mut headers = record_headers(ctx, action.as_str(), id_bytes, now);
     let request = match request {
         Valid::MeterValues(values) => {
             // Lets a consumer keep only the newest reading per connector without parsing the
@@ -270,6 +269,23 @@ fn accept(
     published(ctx, message_id, action, headers, value, &answer)
 }
 
+/// The headers every record of a CALL has (`message_id` as shared bytes), in either version.
+pub(crate) fn record_headers(
+    ctx: &CallContext<'_>,
+    action: &'static str,
+    message_id: Bytes,
+    now: DateTime<Utc>,
+) -> Headers {
+    cms_bus::message_headers(
+        action,
+        message_id,
+        record_time_bytes(now),
+        ctx.node.clone(),
+        ctx.session.clone(),
+        ctx.version.subprotocol(),
+    )
+}
+
 /// The record of a valid CALL, and its answer frame (cut from the thread's chunk).
 fn published(
     ctx: &CallContext<'_>,
@@ -282,7 +298,7 @@ fn published(
     published_with(
         ctx,
         message_id,
-        action,
+        ChargerAction::V16(action),
         headers,
         value,
         answer.len(),
@@ -300,6 +316,7 @@ fn published_clock(
     clock: ClockAnswer,
 ) -> Handled {
     let room = ClockAnswer::MAX_LEN;
+    let action = ChargerAction::V16(action);
     published_with(ctx, message_id, action, headers, value, room, |out| {
         write!(out, "{clock}")
     })
@@ -307,10 +324,10 @@ fn published_clock(
 
 /// [`published`] with the answer's payload written straight into the frame by `payload` (at
 /// most `payload_room` bytes, or the chunk grows by a copy): the clock needs no string.
-fn published_with(
+pub(crate) fn published_with(
     ctx: &CallContext<'_>,
     message_id: &str,
-    action: Action,
+    action: ChargerAction,
     headers: Headers,
     value: Bytes,
     payload_room: usize,
@@ -335,7 +352,7 @@ fn published_with(
 }
 
 /// A connector id as header text: shared bytes made once for every id a charger may use.
-fn connector_id_text(id: u32) -> Bytes {
+pub(crate) fn connector_id_text(id: u32) -> Bytes {
     static TEXTS: LazyLock<Vec<Bytes>> = LazyLock::new(|| {
         (0..=MAX_CONNECTOR_ID)
             .map(|id| Bytes::from(id.to_string()))
@@ -357,12 +374,14 @@ fn refuse(kind: FrameKind, message_id: &str, code: ErrorCode, description: &str)
     }
 }
 
-fn answered(kind: FrameKind, answer: ChargerAnswer) -> Handled {
+pub(crate) fn answered(kind: FrameKind, answer: ChargerAnswer) -> Handled {
     Handled {
         kind,
         outcome: Outcome::Answer(answer),
     }
 }
 
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(test)]
 mod tests;

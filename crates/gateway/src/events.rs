@@ -5,11 +5,14 @@ use crate::metrics::DisconnectReason;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use cms_bus::{ConnectionEvent as Event, Record};
+use cms_ocpp::OcppVersion;
 use std::time::Duration;
 
 pub enum ConnectionEvent {
     Connected {
         remote_addr: String,
+        /// The version agreed in the handshake: the event's `subprotocol`.
+        version: OcppVersion,
     },
     Disconnected {
         reason: DisconnectReason,
@@ -43,13 +46,16 @@ pub fn connection_record(
     let session_text = String::from_utf8_lossy(session).into_owned();
     let gateway = String::from_utf8_lossy(&target.node).into_owned();
     let event = match event {
-        ConnectionEvent::Connected { remote_addr } => Event::Connected {
+        ConnectionEvent::Connected {
+            remote_addr,
+            version,
+        } => Event::Connected {
             identity,
             session: session_text,
             gateway,
             at,
             remote_addr,
-            subprotocol: crate::handshake::OCPP16.to_string(),
+            subprotocol: version.subprotocol().to_string(),
         },
         ConnectionEvent::Disconnected { reason } => Event::Disconnected {
             identity,

@@ -36,7 +36,8 @@ pub async fn handshake(request: &[u8], tls_client_names: Option<&[String]>) -> H
         None => Transport::Plain,
     };
     let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);
-    let outcome = accept(&mut stream, &Fixed, transport, peer, None)
+    let preferred = cms_ocpp::OcppVersion::V201;
+    let outcome = accept(&mut stream, &Fixed, transport, peer, None, preferred)
         .await
         .map(|a| (a.identity.as_str().to_string(), a.authenticated));
     Handshake {

@@ -7,21 +7,20 @@ use crate::admission::{Refusal, Transport, admit};
 use crate::directory::ChargerDirectory;
 use crate::identity::ChargerIdentity;
 use crate::tls_listener::TrustedProxies;
+use cms_ocpp::OcppVersion;
 use std::net::IpAddr;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
-/// The only subprotocol this gateway speaks.
-pub const OCPP16: &str = "ocpp1.6";
 /// Largest request head accepted; real upgrade requests are a few hundred bytes.
 const MAX_HEAD: usize = 8 * 1024;
 
 /// A charger whose upgrade was accepted.
 pub struct Accepted {
     pub identity: ChargerIdentity,
-    /// False when the client offered no subprotocol we speak: the upgrade completes without the
-    /// header (as the OCPP-J spec asks) and the session closes right after.
-    pub subprotocol_agreed: bool,
+    /// The version agreed; `None` when the client offered no subprotocol we speak: the upgrade
+    /// completes without the header (as the OCPP-J spec asks) and the session closes right after.
+    pub version: Option<OcppVersion>,
     /// Whether the charger proved who it is (its registration asks for a password and it gave
     /// the right one); a session that did not may never replace one that did.
     pub authenticated: bool,
@@ -66,15 +65,27 @@ struct Request {
     forwarded_certificate: Option<String>,
 }
 
+/// The version a client offering `offered` (its subprotocols, in its order) speaks with us:
+/// `preferred` when it offers that one (a station offering both is a newer station with a
+/// fallback), else the one it offers, else none.
+pub fn choose(offered: &[String], preferred: OcppVersion) -> Option<OcppVersion> {
+    let offers = |version: OcppVersion| offered.iter().any(|p| p == version.subprotocol());
+    std::iter::once(preferred)
+        .chain(OcppVersion::ALL)
+        .find(|version| offers(*version))
+}
+
 /// Runs the handshake on a fresh connection from `peer` that came in over `transport`. A plain
 /// connection from one of the `proxies` (a load balancer that terminated TLS) counts as TLS,
-/// with the client certificate the proxy forwarded, once it verified.
+/// with the client certificate the proxy forwarded, once it verified. A client offering both
+/// OCPP versions gets `preferred`.
 pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     directory: &dyn ChargerDirectory,
     transport: Transport<'_>,
     peer: IpAddr,
     proxies: Option<&TrustedProxies>,
+    preferred: OcppVersion,
 ) -> Result<Accepted, Rejection> {
     let proxy = proxies.filter(|p| matches!(transport, Transport::Plain) && p.trusts(peer));
     let header = proxy.map(|p| p.header.as_str());
@@ -166,13 +177,15 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
             return respond(stream, status, headers, body, Rejection::Refused(refusal)).await;
         }
     };
-    let subprotocol_agreed = request.protocols.iter().any(|p| p == OCPP16);
+    let version = choose(&request.protocols, preferred);
     let mut response = format!(
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n",
         derive_accept_key(key.as_bytes())
     );
-    if subprotocol_agreed {
-        response.push_str("Sec-WebSocket-Protocol: ocpp1.6\r\n");
+    if let Some(version) = version {
+        response.push_str("Sec-WebSocket-Protocol: ");
+        response.push_str(version.subprotocol());
+        response.push_str("\r\n");
     }
     response.push_str("\r\n");
     stream
@@ -185,7 +198,7 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     stream.flush().await.map_err(|_| Rejection::ClientGone)?;
     Ok(Accepted {
         identity,
-        subprotocol_agreed,
+        version,
         authenticated,
         leftover,
     })
@@ -311,3 +324,6 @@ async fn respond<S: AsyncRead + AsyncWrite + Unpin, T>(
     let _ = stream.shutdown().await;
     Err(rejection)
 }
+
+#[cfg(test)]
+mod tests;

@@ -17,8 +17,10 @@ mod admission;
 mod authorization;
 mod boot_configuration;
 mod capacity;
+mod charger_action;
 /// The frame path: public for its benchmark (`benches/frame_path.rs`).
 pub mod charger_calls;
+mod charger_calls_v201;
 mod chunks;
 mod directory;
 mod ended;
@@ -41,9 +43,9 @@ mod transactions;
 
 pub use authorization::{Authority, IdTagDirectory, Verdict, open_authority};
 pub use capacity::default_max_connections;
+pub use charger_action::ChargerAction;
 pub use directory::{ChargerDirectory, DirectoryError, Registration};
 pub use follow::{Materialised, follow};
-pub use handshake::OCPP16;
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
 pub use metrics::DisconnectReason;
 pub use registry::{Refresh, RegistryDirectory};
@@ -63,6 +65,7 @@ pub use transactions::TransactionIds;
 
 use bytes::Bytes;
 use cms_bus::{Publisher, Subscriber, Topics};
+use cms_ocpp::OcppVersion;
 use dashmap::DashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -90,6 +93,8 @@ pub struct GatewayConfig {
     /// Names this gateway in records and in the chargers' `server` field.
     pub node_id: String,
     pub topics: Topics,
+    /// The version a station offering both OCPP 1.6 and 2.0.1 gets (`--ocpp-preferred-version`).
+    pub ocpp_preferred_version: OcppVersion,
     /// The heartbeat interval given to chargers in the BootNotification answer.
     pub heartbeat_interval: Duration,
     /// How often a websocket ping is sent.
@@ -140,6 +145,7 @@ impl GatewayConfig {
             shards: std::thread::available_parallelism().map_or(1, |n| n.get()),
             node_id,
             topics,
+            ocpp_preferred_version: OcppVersion::V201,
             heartbeat_interval: Duration::from_secs(300),
             ping_interval: Duration::from_secs(60),
             idle_timeout: Duration::from_secs(180),

@@ -1,8 +1,9 @@
 //! Gateway metrics, as handles made once: no label per charger, no lookup per frame.
 
+use crate::charger_action::ChargerAction;
 use cms_bus::ActionStatus;
 use cms_ocpp::ErrorCode;
-use cms_ocpp::v16::{Action, Command};
+use cms_ocpp::v16::Command;
 use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
 
 /// Why a session ended; the label of `cms_gateway_disconnects_total`.
@@ -47,7 +48,7 @@ impl DisconnectReason {
 /// What an incoming frame was, for `cms_gateway_frames_in_total{action}`.
 #[derive(Debug, Clone, Copy)]
 pub enum FrameKind {
-    Call(Action),
+    Call(ChargerAction),
     CallResult,
     CallError,
     /// Not a frame, or a CALL of an action we do not know.
@@ -92,12 +93,15 @@ impl GatewayMetrics {
                 .iter()
                 .map(|r| counter!("cms_gateway_disconnects_total", "reason" => r.as_str()))
                 .collect(),
-            calls_in: Action::ALL.iter().map(|a| frames_in(a.as_str())).collect(),
+            // One place per action of each version; a name both versions have shares its
+            // series (the metrics are by action, not by version).
+            calls_in: ChargerAction::all()
+                .map(|a| frames_in(a.as_str()))
+                .collect(),
             results_in: frames_in("CallResult"),
             errors_in: frames_in("CallError"),
             invalid_in: frames_in("invalid"),
-            results_out: Action::ALL
-                .iter()
+            results_out: ChargerAction::all()
                 .map(|a| counter!("cms_gateway_frames_out_total", "action" => a.as_str()))
                 .collect(),
             errors_out: counter!("cms_gateway_frames_out_total", "action" => "CallError"),
@@ -106,8 +110,7 @@ impl GatewayMetrics {
                 .map(|c| counter!("cms_gateway_errors_total", "code" => c.as_str()))
                 .collect(),
             publish_latency: histogram!("cms_gateway_publish_latency_seconds"),
-            answer_latency: Action::ALL
-                .iter()
+            answer_latency: ChargerAction::all()
                 .map(|a| histogram!("cms_gateway_answer_latency_seconds", "action" => a.as_str()))
                 .collect(),
             publish_failures: counter!("cms_gateway_publish_failures_total"),
@@ -147,20 +150,20 @@ impl GatewayMetrics {
 
     pub fn frame_in(&self, kind: FrameKind) {
         match kind {
-            FrameKind::Call(action) => self.calls_in[action_index(action)].increment(1),
+            FrameKind::Call(action) => self.calls_in[action.index()].increment(1),
             FrameKind::CallResult => self.results_in.increment(1),
             FrameKind::CallError => self.errors_in.increment(1),
             FrameKind::Invalid => self.invalid_in.increment(1),
         }
     }
 
-    pub fn result_out(&self, action: Action) {
-        self.results_out[action_index(action)].increment(1);
+    pub fn result_out(&self, action: ChargerAction) {
+        self.results_out[action.index()].increment(1);
     }
 
     /// The answer to a CALL of `action` read at `read` is on its way to the charger.
-    pub fn answered(&self, action: Action, read: std::time::Instant) {
-        self.answer_latency[action_index(action)].record(read.elapsed());
+    pub fn answered(&self, action: ChargerAction, read: std::time::Instant) {
+        self.answer_latency[action.index()].record(read.elapsed());
     }
 
     /// A CALLERROR sent, counted by its code.
@@ -169,10 +172,6 @@ impl GatewayMetrics {
         let i = ErrorCode::ALL.iter().position(|c| *c == code).unwrap_or(0);
         self.error_codes[i].increment(1);
     }
-}
-
-fn action_index(action: Action) -> usize {
-    Action::ALL.iter().position(|a| *a == action).unwrap_or(0)
 }
 
 /// Every reason a handshake is refused for: the labels of

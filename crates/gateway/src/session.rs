@@ -6,6 +6,8 @@ use crate::action_calls::ActionCalls;
 use crate::actions::ActionInbox;
 use crate::admission::Transport;
 use crate::boot_configuration::read_configuration;
+use crate::charger_action::ChargerAction;
+use crate::charger_calls_v201::call_error_v201;
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
@@ -15,7 +17,7 @@ use crate::{AckAfter, ChargerIdentity, Shared};
 use bytes::Bytes;
 use chrono::Utc;
 use cms_ocpp::v16::Action;
-use cms_ocpp::{ErrorCode, call_error};
+use cms_ocpp::{ErrorCode, OcppVersion, call_error};
 use dashmap::mapref::entry::Entry;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use std::net::SocketAddr;
@@ -78,7 +80,7 @@ pub async fn serve(
     // Boxed, and gone once the socket is a websocket: the opening's state (the upgrade's
     // header array, tungstenite's set-up, the TLS names) would otherwise be part of every
     // connection's task for its whole life.
-    let Some((mut ws, identity, authenticated)) =
+    let Some((mut ws, identity, authenticated, version)) =
         Box::pin(open(&shared, stream, peer, client_names)).await
     else {
         return;
@@ -119,12 +121,14 @@ pub async fn serve(
     }
     shared.metrics.connects.increment(1);
     shared.metrics.open.increment(1.0);
-    tracing::info!(%identity, %peer, session = %String::from_utf8_lossy(&session), "charger connected");
+    tracing::info!(%identity, %peer, session = %String::from_utf8_lossy(&session),
+        subprotocol = version.subprotocol(), "charger connected");
     let mut live = LiveSession {
         shared: &shared,
         identity_key: Bytes::copy_from_slice(identity.as_str().as_bytes()),
         identity: identity.as_str(),
         session: &session,
+        version,
         last_seen: Instant::now(),
         ping_sent: None,
         closed_by_charger: false,
@@ -133,10 +137,12 @@ pub async fn serve(
         read_configuration_at: None,
         relay: None,
         replay: None,
+        relay_declined: false,
     };
     live.follow_proxy_setup(false);
     live.publish_event(ConnectionEvent::Connected {
         remote_addr: peer.to_string(),
+        version,
     })
     .await;
     let reason = live.run(&mut ws, ended).await;
@@ -157,14 +163,15 @@ pub async fn serve(
         reason = reason.as_str(), "charger disconnected");
 }
 
-/// The upgrade to a websocket of an accepted connection: the charger's identity and whether
-/// it authenticated, or `None` when the connection was refused (and closed).
+/// The upgrade to a websocket of an accepted connection: the charger's identity, whether it
+/// authenticated and the OCPP version agreed, or `None` when the connection was refused (and
+/// closed).
 async fn open(
     shared: &Shared,
     mut stream: ChargerStream,
     peer: SocketAddr,
     client_names: Option<Vec<String>>,
-) -> Option<(Ws, ChargerIdentity, bool)> {
+) -> Option<(Ws, ChargerIdentity, bool, OcppVersion)> {
     let transport = match &client_names {
         Some(names) => Transport::Tls {
             client_names: names,
@@ -181,6 +188,7 @@ async fn open(
             transport,
             peer.ip(),
             shared.proxies.as_ref(),
+            shared.config.ocpp_preferred_version,
         )),
     )
     .await;
@@ -196,18 +204,18 @@ async fn open(
         }
     };
     let mut ws = crate::stream::websocket(stream, accepted.leftover, shared.ws_config).await;
-    if !accepted.subprotocol_agreed {
+    let Some(version) = accepted.version else {
         handshake_rejected("no_subprotocol");
         tracing::info!(identity = %accepted.identity, %peer, "closing: no supported subprotocol offered");
         close(
             &mut ws,
             CloseCode::Protocol,
-            "no supported subprotocol; this server speaks ocpp1.6",
+            "no supported subprotocol; this server speaks ocpp2.0.1 and ocpp1.6",
         )
         .await;
         return None;
-    }
-    Some((ws, accepted.identity, accepted.authenticated))
+    };
+    Some((ws, accepted.identity, accepted.authenticated, version))
 }
 
 struct LiveSession<'a> {
@@ -215,6 +223,8 @@ struct LiveSession<'a> {
     identity: &'a str,
     identity_key: Bytes,
     session: &'a Bytes,
+    /// The OCPP version agreed in the handshake.
+    version: OcppVersion,
     /// Any frame or pong counts as a sign of life.
     last_seen: Instant,
     /// When the ping not yet answered by a pong was sent, for `cms_gateway_ws_ping_rtt_seconds`.
@@ -231,6 +241,9 @@ struct LiveSession<'a> {
     relay: Option<Box<Relay>>,
     /// What an upstream is told first, kept across changes of the set-up once relayed.
     replay: Option<Arc<std::sync::Mutex<Replay>>>,
+    /// A 2.0.1 session of a relayed charger is served without relaying (proxy servers speak
+    /// 1.6): said once in the log.
+    relay_declined: bool,
 }
 
 impl LiveSession<'_> {
@@ -240,6 +253,16 @@ impl LiveSession<'_> {
     /// upstream starts with the replay.
     fn follow_proxy_setup(&mut self, mid_session: bool) {
         let setup = self.shared.directory.proxy(self.identity);
+        if self.version != OcppVersion::V16 {
+            if setup.is_some() && !std::mem::replace(&mut self.relay_declined, true) {
+                tracing::info!(
+                    identity = self.identity,
+                    subprotocol = self.version.subprotocol(),
+                    "not relayed to its proxy servers: relaying is for OCPP 1.6 sessions"
+                );
+            }
+            return;
+        }
         if self.relay.as_ref().map(|r| r.setup()) == setup.as_ref() {
             return;
         }
@@ -472,13 +495,10 @@ impl LiveSession<'_> {
             Message::Binary(_) => {
                 self.shared.metrics.frame_in(FrameKind::Invalid);
                 self.shared.metrics.error_out(ErrorCode::FormationViolation);
+                let why = "OCPP-J frames are text frames, not binary";
                 Some(
-                    call_error(
-                        "-1",
-                        ErrorCode::FormationViolation,
-                        "OCPP-J frames are text frames, not binary",
-                    )
-                    .into(),
+                    self.call_error("-1", ErrorCode::FormationViolation, why)
+                        .into(),
                 )
             }
             Message::Close(_) => {
@@ -549,7 +569,7 @@ impl LiveSession<'_> {
             }
             (published, None, sent.is_err())
         };
-        if action == Action::BootNotification
+        if action == ChargerAction::V16(Action::BootNotification)
             && published.is_ok()
             && !connection_lost
             && self.reads_configuration_at_boot()
@@ -596,12 +616,8 @@ impl LiveSession<'_> {
                 shared.metrics.publish_failures.increment(1);
                 shared.metrics.error_out(ErrorCode::InternalError);
                 let id = message_id_of(text);
-                call_error(
-                    &id,
-                    ErrorCode::InternalError,
-                    "message not stored, retry later",
-                )
-                .into()
+                let why = "message not stored, retry later";
+                self.call_error(&id, ErrorCode::InternalError, why).into()
             }
         }))
     }
@@ -629,6 +645,14 @@ impl LiveSession<'_> {
                 DisconnectReason::ClosedByCharger
             }
             _ => DisconnectReason::ConnectionLost,
+        }
+    }
+
+    /// A CALLERROR frame with the code spelled as the session's version spells it.
+    fn call_error(&self, message_id: &str, code: ErrorCode, description: &str) -> String {
+        match self.version {
+            OcppVersion::V16 => call_error(message_id, code, description),
+            OcppVersion::V201 => call_error_v201(message_id, code, description),
         }
     }
 

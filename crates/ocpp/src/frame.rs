@@ -31,6 +31,7 @@ use serde_json::value::RawValue;
 
 use crate::error::{ErrorCode, excerpt};
 use crate::json::Key;
+use crate::version::OcppVersion;
 
 pub use split::{CallParts, split_call};
 pub use write::{
@@ -81,6 +82,23 @@ pub struct FrameError {
     /// The frame is a CALLRESULT or CALLERROR by its type id: a bad reply, whose id (when
     /// readable) names the call it answers.
     pub reply: bool,
+    /// Its message type id is none of 2, 3, 4.
+    pub unknown_type: bool,
+}
+
+impl FrameError {
+    /// The CALLERROR code in `version`. 1.6 answers an unreadable frame FormationViolation and
+    /// a frame of the wrong structure ProtocolError; 2.0.1 (part 4, 4.3) names both more
+    /// exactly: an unknown message type is MessageTypeNotSupported, and anything else that
+    /// keeps the frame from being a valid RPC message (not JSON, not an array, no readable
+    /// id, the wrong number of elements) is RpcFrameworkError.
+    pub fn code_in(&self, version: OcppVersion) -> ErrorCode {
+        match version {
+            OcppVersion::V16 => self.code,
+            OcppVersion::V201 if self.unknown_type => ErrorCode::MessageTypeNotSupported,
+            OcppVersion::V201 => ErrorCode::RpcFrameworkError,
+        }
+    }
 }
 
 impl fmt::Display for FrameError {
@@ -116,6 +134,7 @@ pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
             _ => format!("frame is not valid JSON: {e}"),
         },
         reply: false,
+        unknown_type: false,
     })?;
     let message_id = items[1].and_then(raw_str);
     let kind = items[0].and_then(MessageType::from_raw);
@@ -127,6 +146,7 @@ pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
         code: ErrorCode::ProtocolError,
         description,
         reply: kind.is_some_and(|k| k != MessageType::Call),
+        unknown_type: false,
     };
 
     let Some(type_id) = items[0] else {
@@ -134,9 +154,11 @@ pub fn parse_frame(text: &str) -> Result<Frame<'_>, FrameError> {
     };
     let Some(kind) = kind else {
         let got = excerpt(type_id.get());
-        return Err(fail(format!(
-            "message type id must be 2, 3 or 4, got {got}"
-        )));
+        let description = format!("message type id must be 2, 3 or 4, got {got}");
+        return Err(FrameError {
+            unknown_type: true,
+            ..fail(description)
+        });
     };
     if len != kind.arity() {
         let (name, arity) = (kind.name(), kind.arity());

@@ -38,6 +38,12 @@ pub struct ConnectorRow {
     pub format: Option<String>,
     pub power_type: Option<String>,
     pub phase_rotation: Option<String>,
+    /// A 2.0.1 station's EVSE (= `connector_id`); `None` for a 1.6 charger's connector.
+    pub evse_id: Option<i64>,
+    /// The connector within the EVSE that its newest StatusNotification named (2.0.1).
+    pub evse_connector_id: Option<i64>,
+    /// The 2.0.1 `connectorStatus` that `status` was mapped from.
+    pub ocpp_status: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -45,7 +51,7 @@ pub struct ConnectorRow {
 pub(crate) const CONNECTOR_COLUMNS: &str =
     "id, charger_id, connector_id, status, error, error_info,
     vendor_id, vendor_error_code, max_amperage, max_voltage, standard, format, power_type,
-    phase_rotation, created_at, updated_at";
+    phase_rotation, evse_id, evse_connector_id, ocpp_status, created_at, updated_at";
 
 /// The latest reading of a connector as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -72,6 +78,8 @@ pub struct ChargerRow {
     pub vendor_id: Option<String>,
     pub vendor_error_code: Option<String>,
     pub firmware_version: Option<String>,
+    /// `1.6` or `2.0.1`: the version of its last connection; `None` until it first connected.
+    pub ocpp_version: Option<String>,
     pub server: Option<String>,
     pub last_connection_at: Option<String>,
     pub last_disconnection_at: Option<String>,
@@ -106,6 +114,7 @@ impl<'r> sqlx::FromRow<'r, AnyRow> for ChargerRow {
             vendor_id: row.try_get("vendor_id")?,
             vendor_error_code: row.try_get("vendor_error_code")?,
             firmware_version: row.try_get("firmware_version")?,
+            ocpp_version: row.try_get("ocpp_version")?,
             server: row.try_get("server")?,
             last_connection_at: row.try_get("last_connection_at")?,
             last_disconnection_at: row.try_get("last_disconnection_at")?,
@@ -145,7 +154,7 @@ pub struct Licenses {
 macro_rules! charger_row {
     () => {
         "c.id, c.uuid, c.site_id, c.identity, c.reference, c.connection_status, c.status, c.error,
-    c.error_info, c.vendor_id, c.vendor_error_code, c.firmware_version, c.server,
+    c.error_info, c.vendor_id, c.vendor_error_code, c.firmware_version, c.ocpp_version, c.server,
     c.last_connection_at, c.last_disconnection_at, c.last_heartbeat_at, c.setup_pending,
     c.setup_completed, c.blocked, c.max_current, c.license_smart, c.license_pro, c.security_profile, c.session,
     c.created_at, c.updated_at"

@@ -31,6 +31,7 @@ pub mod sites;
 pub mod smart_charging;
 mod state;
 mod statements;
+pub mod station_events;
 pub mod tariffs;
 mod team_owned;
 pub mod teams;
@@ -39,6 +40,7 @@ pub mod testing;
 mod time;
 pub mod tokens;
 pub mod transaction_readings;
+mod transaction_tariff;
 pub mod transactions;
 
 pub use access::Permissions;

@@ -23,6 +23,8 @@ pub enum StateChange {
         session: String,
         server: String,
         at: String,
+        /// The OCPP version agreed, `1.6` or `2.0.1`; `None` keeps the one known.
+        ocpp_version: Option<String>,
     },
     Disconnected {
         identity: String,
@@ -114,6 +116,19 @@ pub enum StateChange {
         reason: String,
         at: String,
     },
+    /// A 2.0.1 station's StatusNotification of one of an EVSE's connectors
+    /// (`station_events`); `timestamp` is the station's, in record time form.
+    EvseStatus {
+        identity: String,
+        evse_id: i64,
+        connector_id: i64,
+        /// The 2.0.1 `connectorStatus`.
+        ocpp_status: String,
+        timestamp: String,
+        at: String,
+    },
+    /// A 2.0.1 station's TransactionEvent (`station_events`; boxed: it is large).
+    TransactionEvent(Box<crate::station_events::TransactionEvent>),
     /// A gateway's report on an action (boxed: it is large, and rare beside the rest).
     ActionReported(Box<crate::actions::ActionReported>),
 }
@@ -155,9 +170,9 @@ impl Store {
 
 /// What a batch holds back to write together: actions' reports, readings' newest values, and
 /// energy registers kept for pricing.
-struct Held<'h, 'a> {
+pub(crate) struct Held<'h, 'a> {
     reports: &'h mut Vec<&'a crate::actions::ActionReported>,
-    readings: &'h mut LatestReadings<'a>,
+    pub readings: &'h mut LatestReadings<'a>,
     energy: &'h mut EarliestEnergy<'a>,
 }
 
@@ -174,11 +189,13 @@ async fn apply_one<'a>(
             session,
             server,
             at,
+            ocpp_version,
         } => {
             // A connect older than the one we know (from another gateway, say) changes nothing.
             sqlx::query(
                 "UPDATE chargers SET connection_status = 'online', session = $1, server = $2,
-                 last_connection_at = $3, updated_at = $4, silenced_at = NULL
+                 last_connection_at = $3, updated_at = $4, silenced_at = NULL,
+                 ocpp_version = COALESCE($7, ocpp_version)
                  WHERE identity = $5 AND (last_connection_at IS NULL OR last_connection_at <= $6)",
             )
             .bind(session)
@@ -187,6 +204,7 @@ async fn apply_one<'a>(
             .bind(at)
             .bind(identity)
             .bind(at)
+            .bind(ocpp_version)
             .execute(&mut *db)
             .await?;
         }
@@ -387,6 +405,20 @@ async fn apply_one<'a>(
             energy,
         } => held.energy.push(identity, *connector_id, energy),
         TransactionStarted { .. } => start_transaction(db, change).await?,
+        EvseStatus {
+            identity,
+            evse_id,
+            connector_id,
+            ocpp_status,
+            timestamp,
+            at,
+        } => {
+            let status = (*evse_id, *connector_id, ocpp_status.as_str());
+            crate::station_events::evse_status(db, identity, status, timestamp, at).await?
+        }
+        TransactionEvent(event) => {
+            crate::station_events::transaction_event(db, event, held).await?;
+        }
         ActionReported(report) => held.reports.push(report),
         TransactionStopped {
             identity,
@@ -473,42 +505,19 @@ async fn start_transaction(db: &mut AnyConnection, change: &StateChange) -> Resu
     if retried.rows_affected() > 0 {
         return Ok(());
     }
-    // The site's tariff and time zone go with the transaction: later edits do not change what
-    // it costs. The tariff's version is the one in force when the gateway received the start
-    // (`at`), however much later this applies it; a tariff newer than that (the site took it
-    // since) is taken as it first was.
-    // A driver of one of the site owner's providers pays the provider's tariff when it has one:
-    // a tag the provider holds Accepted and unexpired, which neither the owner nor a team with
-    // access to the site holds so (the gateway accepted it through the provider). A start the
-    // gateway refused is not priced: the driver was turned away.
-    sqlx::query(
+    // The tariff (`transaction_tariff`): the version in force when the gateway received the
+    // start (`at`), with the driver's provider's when theirs.
+    let chosen = crate::transaction_tariff::chosen("$1", "$8", "$9", "$11", "$12");
+    sqlx::query(&format!(
         "INSERT INTO transactions (charger_id, charger_connector_id, connector_id,
            ocpp_transaction_id, reservation_id, id_tag, meter_start, started_at, created_at, updated_at,
            id_tag_status, tariff_id, tariff_uuid, tariff, tariff_version, time_zone,
            provider_uuid)
          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, v.tariff_id, v.tariff_uuid, v.body,
            v.version, s.time_zone, p.uuid
-         FROM chargers c LEFT JOIN sites s ON s.id = c.site_id
-           LEFT JOIN providers p ON p.id = (
-             SELECT pp.id FROM providers pp JOIN id_tags it ON it.team_id = pp.id_tag_team_id
-             WHERE pp.team_id = s.team_id AND it.id_tag_key = $12 AND it.status = 'Accepted'
-               AND (it.expiry_date IS NULL OR it.expiry_date > $8)
-               AND NOT EXISTS (
-                 SELECT 1 FROM id_tags own
-                 WHERE own.id_tag_key = $12 AND own.status = 'Accepted'
-                   AND (own.expiry_date IS NULL OR own.expiry_date > $8)
-                   AND (own.team_id = s.team_id OR own.team_id IN
-                        (SELECT sa.team_id FROM site_access sa WHERE sa.site_id = s.id)))
-             ORDER BY pp.id LIMIT 1)
-           LEFT JOIN tariff_versions v ON v.tariff_id = COALESCE(p.tariff_id, s.tariff_id)
-             AND ($11 IS NULL OR $11 = 'Accepted')
-             AND v.version = COALESCE(
-               (SELECT MAX(w.version) FROM tariff_versions w
-                WHERE w.tariff_id = v.tariff_id AND w.valid_from <= $9),
-               (SELECT MIN(w.version) FROM tariff_versions w WHERE w.tariff_id = v.tariff_id))
-         WHERE c.id = $1
-         ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING",
-    )
+         {chosen}
+         ON CONFLICT (charger_id, ocpp_transaction_id) DO NOTHING"
+    ))
     .bind(charger_id)
     .bind(connector)
     .bind(connector_id)

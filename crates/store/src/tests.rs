@@ -96,6 +96,7 @@ store_test!(
             session: session.into(),
             server: "gw-1".into(),
             at: at(t),
+            ocpp_version: Some("1.6".into()),
         };
         let disconnected = |session: &str, t: &str| StateChange::Disconnected {
             identity: "CP-1".into(),
@@ -136,6 +137,44 @@ store_test!(
 );
 
 store_test!(
+    a_charger_shows_the_ocpp_version_of_its_newest_connection,
+    |store| {
+        let op = store.ensure_user("op@example.com").await.unwrap();
+        let uuid = store
+            .add_charger(&NewCharger {
+                identity: "CP-1".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let version = async || {
+            let charger = store.charger_visible_to(op.id, &uuid).await.unwrap();
+            charger.unwrap().ocpp_version
+        };
+        assert_eq!(version().await, None, "never connected");
+        let connected = |t: &str, version: Option<&str>| StateChange::Connected {
+            identity: "CP-1".into(),
+            session: format!("s-{t}"),
+            server: "gw-1".into(),
+            at: at(t),
+            ocpp_version: version.map(str::to_string),
+        };
+        store.apply(&[connected("01", Some("1.6"))]).await.unwrap();
+        assert_eq!(version().await.as_deref(), Some("1.6"));
+        // Upgraded, it comes back over 2.0.1.
+        store
+            .apply(&[connected("03", Some("2.0.1"))])
+            .await
+            .unwrap();
+        assert_eq!(version().await.as_deref(), Some("2.0.1"));
+        // An older connect read late changes nothing; nor does one that names no version.
+        store.apply(&[connected("02", Some("1.6"))]).await.unwrap();
+        store.apply(&[connected("04", None)]).await.unwrap();
+        assert_eq!(version().await.as_deref(), Some("2.0.1"));
+    }
+);
+
+store_test!(
     a_gateway_that_starts_again_ends_the_sessions_of_its_last_run,
     |store| {
         let op = store.ensure_user("op@example.com").await.unwrap();
@@ -152,6 +191,7 @@ store_test!(
             session: format!("{identity}-{t}"),
             server: server.into(),
             at: at(t),
+            ocpp_version: Some("1.6".into()),
         };
         // gw-1 crashed with CP-1 online; CP-2 is on gw-2; gw-1 restarts at 05, and CP-3
         // reaches it at 06, before the start's record is read (another partition).

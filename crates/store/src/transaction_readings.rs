@@ -90,6 +90,37 @@ async fn keep_energy(
     Ok(())
 }
 
+/// Keeps an energy register reading for transaction `id` itself, when it is priced, the
+/// reading is of its first [`KEPT_DAYS`] and the earliest of its minute: a 2.0.1
+/// TransactionEvent names its transaction, which may have stopped already when an event sent
+/// offline arrives.
+pub(crate) async fn keep_energy_of(
+    db: &mut AnyConnection,
+    id: i64,
+    energy: &EnergyReading,
+) -> Result<()> {
+    let Some((minute, since)) = minute_of(&energy.at) else {
+        return Ok(());
+    };
+    sqlx::query(
+        "INSERT INTO transaction_minutes (transaction_id, minute, energy_at, energy_wh)
+         SELECT id, $2, $3, $4 FROM transactions
+         WHERE id = $1 AND tariff IS NOT NULL AND started_at <= $3 AND started_at > $5
+         ON CONFLICT (transaction_id, minute) DO UPDATE
+           SET energy_at = excluded.energy_at, energy_wh = excluded.energy_wh
+           WHERE transaction_minutes.energy_at IS NULL
+              OR excluded.energy_at < transaction_minutes.energy_at",
+    )
+    .bind(id)
+    .bind(minute)
+    .bind(&energy.at)
+    .bind(energy.wh)
+    .bind(since)
+    .execute(&mut *db)
+    .await?;
+    Ok(())
+}
+
 /// The statuses in which a car stands at the connector without charging (OCPI's parking time,
 /// when it draws little or no power).
 pub const PARKING_STATUSES: [&str; 2] = ["SuspendedEV", "Finishing"];

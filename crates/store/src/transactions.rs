@@ -31,8 +31,11 @@ pub struct TransactionFilter {
 pub struct TransactionRow {
     /// The store's own id (what its readings are kept under).
     pub id: i64,
-    /// The transactionId the charger knows it by (what its own logs show).
+    /// The transactionId a 1.6 charger knows it by (what its own logs show); for a 2.0.1
+    /// station's, minus `id` (its own id is `station_transaction_id`).
     pub ocpp_transaction_id: i64,
+    /// The transactionId a 2.0.1 station gave it; `None` for a 1.6 charger's.
+    pub station_transaction_id: Option<String>,
     pub charger_id: i64,
     /// The connector's row (`connectors.id`).
     pub charger_connector_id: Option<i64>,
@@ -66,7 +69,7 @@ pub struct TransactionRow {
 }
 
 /// The columns of [`TransactionRow`].
-const COLUMNS: &str = "id, ocpp_transaction_id, charger_id, charger_connector_id, connector_id,
+const COLUMNS: &str = "id, ocpp_transaction_id, station_transaction_id, charger_id, charger_connector_id, connector_id,
     reservation_id, id_tag, id_tag_status, meter_start, meter_stop, started_at, stopped_at,
     stop_reason, created_at, updated_at, tariff_uuid, tariff, tariff_version, time_zone, cost,
     provider_uuid";
@@ -85,6 +88,23 @@ impl Store {
         ))
         .bind(identity)
         .bind(ocpp_transaction_id)
+        .fetch_optional(self.db())
+        .await?)
+    }
+
+    /// A 2.0.1 station's transaction by the transactionId the station gave it.
+    pub async fn transaction_of_station(
+        &self,
+        identity: &str,
+        station_transaction_id: &str,
+    ) -> Result<Option<TransactionRow>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM transactions
+             WHERE charger_id = (SELECT id FROM chargers WHERE identity = $1)
+               AND station_transaction_id = $2"
+        ))
+        .bind(identity)
+        .bind(station_transaction_id)
         .fetch_optional(self.db())
         .await?)
     }

@@ -41,6 +41,13 @@ impl Handshake {
         }
     }
 
+    /// Offers `protocols` instead of `ocpp1.6`: one name, or several comma-separated in the
+    /// charger's order of preference (e.g. `"ocpp2.0.1, ocpp1.6"`).
+    pub fn offering(mut self, protocols: &'static str) -> Self {
+        self.subprotocol = Some(protocols);
+        self
+    }
+
     /// Offers no subprotocol at all.
     pub fn without_subprotocol(mut self) -> Self {
         self.subprotocol = None;

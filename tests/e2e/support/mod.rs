@@ -11,11 +11,13 @@ pub mod commanded;
 pub mod fleet;
 mod metrics;
 pub mod monitoring;
+pub mod peer;
 mod process;
 pub mod python;
 pub mod python_script;
 pub mod rest;
 pub mod station;
+pub mod station201;
 mod time;
 pub mod topic;
 

@@ -139,3 +139,20 @@ pub async fn write_final_cost(store: &Store, identity: &str, ocpp_transaction_id
         tracing::warn!(%identity, ocpp_transaction_id, error = %e, "the final cost was not written");
     }
 }
+
+/// [`write_final_cost`] for a 2.0.1 station's transaction, known by the station's id. Its
+/// cost is written again after an event sent offline arrives late (the store cleared it).
+pub async fn write_final_station_cost(store: &Store, identity: &str, station_transaction_id: &str) {
+    match store
+        .transaction_of_station(identity, station_transaction_id)
+        .await
+    {
+        Ok(Some(t)) if t.stopped_at.is_some() && t.cost.is_none() => {
+            write_final_cost(store, identity, t.ocpp_transaction_id).await;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::warn!(%identity, station_transaction_id, error = %e, "the final cost was not written");
+        }
+    }
+}

@@ -5,7 +5,7 @@
 //! A charger the caller cannot see is a 404; one they see but may not change (they lack `full`,
 //! which only the owner team of its site has) is a 403.
 
-mod connectors;
+pub(crate) mod connectors;
 mod licenses;
 pub(crate) mod proxy;
 mod security;
@@ -72,6 +72,10 @@ pub struct Charger {
     pub vendor_error_code: Option<String>,
     #[schema(required = true)]
     pub firmware_version: Option<String>,
+    /// The OCPP version of the charger's last connection, as agreed in its websocket handshake
+    /// (subprotocol `ocpp1.6` or `ocpp2.0.1`); null until it first connected.
+    #[schema(required = true, example = "1.6", pattern = r"^(1\.6|2\.0\.1)$")]
+    pub ocpp_version: Option<String>,
     /// The gateway the charger last connected to.
     #[schema(required = true)]
     pub server: Option<String>,
@@ -119,6 +123,7 @@ impl From<ChargerRow> for Charger {
             vendor_id: c.vendor_id,
             vendor_error_code: c.vendor_error_code,
             firmware_version: c.firmware_version,
+            ocpp_version: c.ocpp_version,
             server: c.server,
             last_connection_at: c.last_connection_at,
             last_disconnection_at: c.last_disconnection_at,

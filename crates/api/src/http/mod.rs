@@ -4,7 +4,7 @@ pub(crate) mod access;
 pub(crate) mod actions;
 pub mod auth;
 pub(crate) mod charger_rows;
-mod chargers;
+pub(crate) mod chargers;
 mod conditional;
 mod error;
 pub mod fuzzing;
@@ -32,7 +32,7 @@ mod tariffs;
 mod team_owned;
 mod teams;
 mod tokens;
-mod transactions;
+pub(crate) mod transactions;
 
 pub use actions::ActionBody;
 pub use error::ApiError;

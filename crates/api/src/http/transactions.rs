@@ -2,7 +2,9 @@
 //!
 //! Both may come in the GET's JSON body or in the query string (the body wins per field):
 //! `?limit=5&filter={"status":"stopped"}` or `?limit=5&filter[status]=stopped`. A transaction's
-//! `id` is the transactionId the charger was given, the number its own logs show.
+//! `id` is the transactionId a 1.6 charger was given, the number its own logs show; a 2.0.1
+//! station names its transactions itself (`station_transaction_id`, a string), and their `id`
+//! is cms's own number for them.
 
 use crate::http::AppState;
 use crate::http::auth::Caller;
@@ -63,16 +65,21 @@ pub struct TransactionsFilterBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct TransactionBody {
-    /// The transactionId the charger knows the transaction by.
+    /// The transactionId a 1.6 charger knows the transaction by; cms's own number for a 2.0.1
+    /// station's transaction.
     id: i64,
+    /// The transactionId a 2.0.1 station gave the transaction; null for a 1.6 charger's.
+    #[schema(required = true)]
+    station_transaction_id: Option<String>,
     charger_id: i64,
     /// The connector's record id.
     charger_connector_id: Option<i64>,
     reservation_id: Option<i64>,
     id_tag: String,
     /// How cms answered the id tag at start: `Accepted`, `Blocked`, `Expired`, `Invalid` or
-    /// `ConcurrentTx` (a refused start is recorded too); null for one recorded before tags were
-    /// checked.
+    /// `ConcurrentTx` (a refused start is recorded too; a 2.0.1 station's may also be another
+    /// 2.0.1 status); null for one recorded before tags were checked, or a 2.0.1 transaction
+    /// without an idToken (whose `id_tag` is empty).
     id_tag_status: Option<String>,
     /// Wh, the meter reading at start.
     meter_start: i64,
@@ -82,7 +89,8 @@ pub struct TransactionBody {
     total_kwh: Option<String>,
     started_at: String,
     stopped_at: Option<String>,
-    /// OCPP 1.6 reason; "Local" when the charger named none. Null while running.
+    /// OCPP 1.6 reason, or a 2.0.1 station's `stoppedReason`; "Local" when the charger named
+    /// none. Null while running.
     stop_reason: Option<String>,
     created_at: String,
     updated_at: String,
@@ -313,13 +321,17 @@ fn time(input: &mut Input, field: &str) -> Option<String> {
     }
 }
 
-fn transaction(t: TransactionRow, charger: &ChargerRow, cost: Value) -> TransactionBody {
+pub(crate) fn transaction(t: TransactionRow, charger: &ChargerRow, cost: Value) -> TransactionBody {
     TransactionBody {
         tariff_uuid: t.tariff_uuid,
         tariff_version: t.tariff_version,
         provider_uuid: t.provider_uuid,
         cost,
-        id: t.ocpp_transaction_id,
+        id: match t.station_transaction_id {
+            Some(_) => t.id,
+            None => t.ocpp_transaction_id,
+        },
+        station_transaction_id: t.station_transaction_id,
         charger_id: t.charger_id,
         charger_connector_id: t.charger_connector_id,
         reservation_id: t.reservation_id,

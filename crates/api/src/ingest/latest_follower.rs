@@ -8,9 +8,11 @@
 //! that sees everything, and no follower.)
 
 use crate::ingest::cache::LatestValueCache;
-use crate::ingest::materialiser::{ReadingUse, Told, remember_readings, told, translate};
+use crate::ingest::materialiser::{
+    OCPP_2_0_1, ReadingUse, Told, remember_readings, told, translate,
+};
 use chrono::Utc;
-use cms_bus::{Message, Subscriber, Topics};
+use cms_bus::{Message, Record, Subscriber, Topics, header};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,12 +44,17 @@ pub async fn follow_latest_values(
     }
 }
 
-/// Offers a MeterValues record's reading, parsed only when its headers say it is newer than
-/// the one held (most records are others' traffic, or already seen by the materialiser).
+/// Offers a MeterValues record's reading (or a 2.0.1 TransactionEvent's, the readings of a
+/// transaction), parsed only when its headers say it is newer than the one held (most records
+/// are others' traffic, or already seen by the materialiser).
 fn offer(cache: &LatestValueCache, message: &Message, topics: &Topics) {
-    let Told::Reading(Some((identity, connector, at))) = told(&message.record, topics.messages)
-    else {
-        return;
+    let (identity, connector, at) = match told(&message.record, topics.messages) {
+        Told::Reading(Some(key)) => key,
+        Told::Other => match transaction_readings(&message.record, topics) {
+            Some(key) => key,
+            None => return,
+        },
+        Told::Reading(None) => return,
     };
     let Ok(connector) = u32::try_from(connector) else {
         return;
@@ -59,4 +66,23 @@ fn offer(cache: &LatestValueCache, message: &Message, topics: &Topics) {
     if let Some(change) = translate(message, topics, latest, Utc::now()) {
         remember_readings(cache, std::slice::from_ref(&change));
     }
+}
+
+/// A 2.0.1 TransactionEvent's EVSE and newest sample time, from the gateway's headers, when it
+/// carries meter values of a named EVSE.
+fn transaction_readings<'a>(
+    record: &'a Record,
+    topics: &Topics,
+) -> Option<(&'a str, i64, &'a str)> {
+    let of_2_0_1 = record.topic == topics.messages
+        && record.header_str(header::ACTION) == Some("TransactionEvent")
+        && record.header_str(header::OCPP_VERSION) == Some(OCPP_2_0_1);
+    if !of_2_0_1 {
+        return None;
+    }
+    Some((
+        std::str::from_utf8(&record.key).ok()?,
+        record.header_str(header::CONNECTOR_ID)?.parse().ok()?,
+        record.header_str(header::MEASURED_AT)?,
+    ))
 }

@@ -8,9 +8,11 @@ mod energy;
 mod sinks;
 mod store_sink;
 mod translate;
+mod translate_v201;
 
 pub(crate) use sinks::remember_readings;
 pub(crate) use translate::{ReadingUse, translate};
+pub(crate) use translate_v201::OCPP_2_0_1;
 
 use crate::control::price_display::PriceEvent;
 use crate::ingest::cache::LatestValueCache;
@@ -268,3 +270,5 @@ fn reading_key(record: &Record) -> Option<(&str, i64, &str)> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_v201;

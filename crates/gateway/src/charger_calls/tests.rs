@@ -1,43 +1,7 @@
 use super::*;
+use crate::charger_calls::fixture::Fixture;
 
-struct Fixture {
-    topics: Topics,
-    ids: TransactionIds,
-    authority: Authority,
-    key: Bytes,
-    session: Bytes,
-    node: Bytes,
-}
-
-impl Fixture {
-    fn new() -> Self {
-        Fixture {
-            topics: Topics::with_prefix("t"),
-            ids: TransactionIds::default(),
-            authority: crate::authorization::open_authority("CP-1"),
-            key: Bytes::from_static(b"CP-1"),
-            session: Bytes::from_static(b"s-1"),
-            node: Bytes::from_static(b"gw-1"),
-        }
-    }
-
-    fn handle(&self, text: &str) -> Handled {
-        let ctx = CallContext {
-            identity: "CP-1",
-            identity_key: &self.key,
-            session: &self.session,
-            node: &self.node,
-            topics: &self.topics,
-            transaction_ids: &self.ids,
-            authority: &self.authority,
-            heartbeat_interval_secs: 120,
-        };
-        let frame = Bytes::copy_from_slice(text.as_bytes());
-        handle_text(&ctx, text, &frame, Utc::now())
-    }
-}
-
-fn published(handled: Handled) -> (Action, Record, String) {
+fn published(handled: Handled) -> (ChargerAction, Record, String) {
     match handled.outcome {
         Outcome::Publish {
             action,
@@ -62,7 +26,7 @@ const METER_VALUES: &str = r#"[2, "mv-1", "MeterValues", {"connectorId": 1, "met
 fn meter_values_publish_the_chargers_own_payload_bytes() {
     let fixture = Fixture::new();
     let (action, record, answer) = published(fixture.handle(METER_VALUES));
-    assert_eq!(action, Action::MeterValues);
+    assert_eq!(action, ChargerAction::V16(Action::MeterValues));
     let start = METER_VALUES.find("{\"connectorId\"").unwrap();
     assert_eq!(
         &record.value[..],
@@ -120,20 +84,30 @@ fn measured_at_is_the_newest_reading_of_the_frame() {
 fn the_published_value_shares_the_frame_buffer() {
     let fixture = Fixture::new();
     let ctx_frame = Bytes::copy_from_slice(METER_VALUES.as_bytes());
-    let ctx = CallContext {
-        identity: "CP-1",
-        identity_key: &fixture.key,
-        session: &fixture.session,
-        node: &fixture.node,
-        topics: &fixture.topics,
-        transaction_ids: &fixture.ids,
-        authority: &fixture.authority,
-        heartbeat_interval_secs: 120,
-    };
+    let ctx = fixture.context(OcppVersion::V16);
     let text = std::str::from_utf8(&ctx_frame).unwrap();
     let (_, record, _) = published(handle_text(&ctx, text, &ctx_frame, Utc::now()));
     let frame_range = ctx_frame.as_ptr() as usize..ctx_frame.as_ptr() as usize + ctx_frame.len();
     assert!(frame_range.contains(&(record.value.as_ptr() as usize)));
+}
+
+#[test]
+fn a_records_ocpp_version_is_the_one_its_session_agreed() {
+    let fixture = Fixture::new();
+    let (_, record, _) = published(fixture.handle(r#"[2,"h","Heartbeat",{}]"#));
+    assert_eq!(record.header_str("ocpp_version"), Some("ocpp1.6"));
+    let ctx = fixture.context(OcppVersion::V201);
+    let id = Bytes::from_static(b"t-1");
+    let record = Record {
+        topic: Cow::Borrowed(fixture.topics.messages),
+        key: fixture.key.clone(),
+        headers: record_headers(&ctx, "TransactionEvent", id, Utc::now()),
+        value: Bytes::from_static(b"{}"),
+    };
+    assert_eq!(record.header_str("ocpp_version"), Some("ocpp2.0.1"));
+    assert_eq!(record.header_str("action"), Some("TransactionEvent"));
+    assert_eq!(record.header_str("message_id"), Some("t-1"));
+    assert_eq!(record.header_str("session"), Some("s-1"));
 }
 
 #[test]

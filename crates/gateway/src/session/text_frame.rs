@@ -6,13 +6,15 @@
 //! answer, is finished here too.
 
 use super::{LiveSession, message_id_of};
+use crate::charger_action::ChargerAction;
 use crate::charger_calls::{CallContext, ChargerAnswer, Outcome, handle_text};
+use crate::charger_calls_v201::handle_text_v201;
 use crate::relay::{LEADER_WAIT, LeaderAnswer};
 use bytes::Bytes;
 use chrono::Utc;
 use cms_bus::{Header, Publishing, Record};
 use cms_ocpp::v16::Action;
-use cms_ocpp::{ErrorCode, call_error};
+use cms_ocpp::{ErrorCode, OcppVersion, call_error};
 use std::time::Instant;
 use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
@@ -32,7 +34,7 @@ pub(super) enum Taken {
 
 /// A record the bus is taking, and the answer to send once (or while) it does.
 pub(super) struct Published {
-    pub action: Action,
+    pub action: ChargerAction,
     pub delivery: Publishing,
     pub answer: Utf8Bytes,
     pub started: Instant,
@@ -40,7 +42,7 @@ pub(super) struct Published {
 
 pub(super) struct Relayed {
     leader: oneshot::Receiver<LeaderAnswer>,
-    action: Action,
+    action: ChargerAction,
     record: Record,
     answer: Utf8Bytes,
 }
@@ -53,12 +55,16 @@ impl LiveSession<'_> {
             identity_key: &self.identity_key,
             session: self.session,
             node: &shared.node,
+            version: self.version,
             topics: &shared.topics,
             transaction_ids: &shared.transaction_ids,
             authority: &shared.authority,
             heartbeat_interval_secs: shared.config.heartbeat_interval.as_secs() as u32,
         };
-        let handled = handle_text(&ctx, text, frame, Utc::now());
+        let handled = match self.version {
+            OcppVersion::V16 => handle_text(&ctx, text, frame, Utc::now()),
+            OcppVersion::V201 => handle_text_v201(&ctx, text, frame, Utc::now()),
+        };
         shared.metrics.frame_in(handled.kind);
         match handled.outcome {
             Outcome::Answer(answer) => Taken::Answer(answer),
@@ -76,8 +82,12 @@ impl LiveSession<'_> {
                 record,
                 answer,
             } => {
-                let relay = self.relay.as_ref();
-                match relay.and_then(|r| r.relay(action, &record.value)) {
+                // Only a 1.6 session is ever relayed.
+                let relayed = match (self.relay.as_ref(), action) {
+                    (Some(relay), ChargerAction::V16(action)) => relay.relay(action, &record.value),
+                    _ => None,
+                };
+                match relayed {
                     Some(leader) => Taken::Relayed(Box::new(Relayed {
                         leader,
                         action,
@@ -114,7 +124,7 @@ impl LiveSession<'_> {
         self.publish(action, record, answer)
     }
 
-    fn publish(&self, action: Action, record: Record, answer: Utf8Bytes) -> Published {
+    fn publish(&self, action: ChargerAction, record: Record, answer: Utf8Bytes) -> Published {
         Published {
             action,
             started: Instant::now(),
@@ -132,7 +142,7 @@ impl LiveSession<'_> {
 async fn leader_answer(
     leader: oneshot::Receiver<LeaderAnswer>,
     text: &str,
-    action: Action,
+    action: ChargerAction,
     mut record: Record,
     own: Utf8Bytes,
 ) -> (Record, Utf8Bytes, bool) {
@@ -147,7 +157,7 @@ async fn leader_answer(
     let id = message_id_of(text);
     let frame = match answer {
         LeaderAnswer::Result(payload) => {
-            if action == Action::StartTransaction {
+            if action == ChargerAction::V16(Action::StartTransaction) {
                 let leaders: serde_json::Value = serde_json::from_str(&payload).unwrap_or_default();
                 if let Some(id) = leaders["transactionId"].as_i64() {
                     set_header(&mut record, cms_bus::header::TRANSACTION_ID, id.to_string());

@@ -48,17 +48,33 @@ pub async fn start_gateway(
 pub type Ws = tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>;
 
 /// Connects as charger `identity` over OCPP 1.6J.
+#[allow(dead_code)] // not every test binary uses it
 pub async fn connect_charger(addr: std::net::SocketAddr, identity: &str) -> Ws {
+    connect_offering(addr, identity, "ocpp1.6").await.0
+}
+
+/// Connects as charger `identity` offering `protocols` (comma-separated); returns the socket
+/// and the subprotocol the gateway agreed.
+#[allow(dead_code)] // not every test binary uses it
+pub async fn connect_offering(
+    addr: std::net::SocketAddr,
+    identity: &str,
+    protocols: &str,
+) -> (Ws, Option<String>) {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let mut request = format!("ws://{addr}/ocpp/{identity}")
         .into_client_request()
         .unwrap();
     request
         .headers_mut()
-        .insert("Sec-WebSocket-Protocol", "ocpp1.6".parse().unwrap());
+        .insert("Sec-WebSocket-Protocol", protocols.parse().unwrap());
     let socket = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let (ws, _) = tokio_tungstenite::client_async(request, socket)
+    let (ws, response) = tokio_tungstenite::client_async(request, socket)
         .await
         .unwrap();
-    ws
+    let agreed = response
+        .headers()
+        .get("sec-websocket-protocol")
+        .map(|v| v.to_str().unwrap().to_string());
+    (ws, agreed)
 }

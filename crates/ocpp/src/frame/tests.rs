@@ -359,3 +359,40 @@ fn a_call_error_spells_its_code_as_the_sessions_version_does() {
     let in_16 = call_error_in(OcppVersion::V16, "8", ErrorCode::RpcFrameworkError, "");
     assert_eq!(in_16, r#"[4,"8","GenericError","",{}]"#);
 }
+
+#[test]
+fn a_broken_frame_is_named_as_each_version_names_it() {
+    use crate::version::OcppVersion::{V16, V201};
+    let cases = [
+        (
+            "not json",
+            ErrorCode::FormationViolation,
+            ErrorCode::RpcFrameworkError,
+        ),
+        (
+            r#"{"a":1}"#,
+            ErrorCode::FormationViolation,
+            ErrorCode::RpcFrameworkError,
+        ),
+        (
+            r#"[7,"1","Heartbeat",{}]"#,
+            ErrorCode::ProtocolError,
+            ErrorCode::MessageTypeNotSupported,
+        ),
+        (
+            r#"[2,"1","Heartbeat"]"#,
+            ErrorCode::ProtocolError,
+            ErrorCode::RpcFrameworkError,
+        ),
+        (
+            r#"[2,1,"Heartbeat",{}]"#,
+            ErrorCode::ProtocolError,
+            ErrorCode::RpcFrameworkError,
+        ),
+    ];
+    for (text, in_16, in_201) in cases {
+        let e = error(text);
+        assert_eq!(e.code_in(V16), in_16, "{text}");
+        assert_eq!(e.code_in(V201), in_201, "{text}");
+    }
+}

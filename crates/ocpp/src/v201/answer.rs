@@ -38,7 +38,7 @@ pub fn heartbeat(now: DateTime<Utc>) -> String {
 
 /// AuthorizeResponse: `{"idTokenInfo":{"status":..}}`.
 pub fn authorize(status: AuthorizationStatus) -> String {
-    format!(r#"{{"idTokenInfo":{{"status":"{status}"}}}}"#)
+    id_token_answer(&IdTokenInfo::of(status))
 }
 
 /// TransactionEventResponse: `{}`, or the verdict on the event's idToken when it held one.
@@ -47,6 +47,48 @@ pub fn transaction_event(status: Option<AuthorizationStatus>) -> String {
         None => EMPTY.to_owned(),
         Some(status) => authorize(status),
     }
+}
+
+/// What cms knows of an idToken: an IdTokenInfoType.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdTokenInfo<'a> {
+    pub status: AuthorizationStatus,
+    /// Until when the station may keep the verdict in its authorisation cache: the tag's
+    /// expiry, when it has one.
+    pub cache_expiry: Option<DateTime<Utc>>,
+    /// The group the token belongs to (1.6's parentIdTag): tokens of one group may stop each
+    /// other's transactions. Sent as an idToken of type `Central` (cms's own grouping).
+    pub group_id_token: Option<&'a str>,
+}
+
+impl IdTokenInfo<'_> {
+    pub fn of(status: AuthorizationStatus) -> IdTokenInfo<'static> {
+        IdTokenInfo {
+            status,
+            cache_expiry: None,
+            group_id_token: None,
+        }
+    }
+}
+
+/// `{"idTokenInfo":{...}}`: an AuthorizeResponse, or a TransactionEventResponse for an event
+/// that held an idToken.
+pub fn id_token_answer(info: &IdTokenInfo<'_>) -> String {
+    let mut out = format!(r#"{{"idTokenInfo":{{"status":"{}""#, info.status);
+    if let Some(expiry) = info.cache_expiry {
+        out.push_str(r#","cacheExpiryDateTime":""#);
+        out.push_str(&clock(expiry));
+        out.push('"');
+    }
+    if let Some(group) = info.group_id_token {
+        // A JSON string of the group's id, escaped as JSON escapes it.
+        let group = serde_json::Value::from(group).to_string();
+        out.push_str(&format!(
+            r#","groupIdToken":{{"idToken":{group},"type":"Central"}}"#
+        ));
+    }
+    out.push_str("}}");
+    out
 }
 
 /// DataTransferResponse to any vendor's data: cms knows no vendor extension.
@@ -84,6 +126,13 @@ mod tests {
             fits(Action::TransactionEvent, &transaction_event(Some(*status)));
         }
         fits(Action::TransactionEvent, &transaction_event(None));
+        let full = IdTokenInfo {
+            status: AuthorizationStatus::Accepted,
+            cache_expiry: Some(now),
+            group_id_token: Some("FLEET \"7\""),
+        };
+        fits(Action::Authorize, &id_token_answer(&full));
+        fits(Action::TransactionEvent, &id_token_answer(&full));
         fits(Action::DataTransfer, &data_transfer_unknown_vendor());
         for action in [
             Action::StatusNotification,
@@ -111,6 +160,18 @@ mod tests {
             r#"{"idTokenInfo":{"status":"NotAllowedTypeEVSE"}}"#
         );
         assert_eq!(transaction_event(None), "{}");
+        let grouped = IdTokenInfo {
+            status: AuthorizationStatus::Blocked,
+            cache_expiry: Some(now),
+            group_id_token: Some("FLEET"),
+        };
+        assert_eq!(
+            id_token_answer(&grouped),
+            concat!(
+                r#"{"idTokenInfo":{"status":"Blocked","cacheExpiryDateTime":"2026-11-21T10:00:00Z","#,
+                r#""groupIdToken":{"idToken":"FLEET","type":"Central"}}}"#
+            )
+        );
         assert_eq!(
             data_transfer_unknown_vendor(),
             r#"{"status":"UnknownVendorId"}"#

@@ -49,6 +49,7 @@ async fn connect(store: &Store, session: &str) {
         session: session.into(),
         server: "gw-1".into(),
         at: "2026-11-21T10:00:00.000000Z".into(),
+        ocpp_version: Some("1.6".into()),
     };
     store.apply(&[connected]).await.unwrap();
 }

@@ -28,6 +28,7 @@ fn connected(identity: &str, server: &str, t: (u32, u32)) -> StateChange {
         session: format!("{identity}-{server}-{}:{}", t.0, t.1),
         server: server.into(),
         at: at(t.0, t.1),
+        ocpp_version: Some("1.6".into()),
     }
 }
 

@@ -68,6 +68,19 @@ pub struct Connector {
     pub power_type: Option<String>,
     #[schema(required = true, value_type = Option<PhaseRotation>)]
     pub phase_rotation: Option<String>,
+    /// A 2.0.1 station's connector is its EVSE: its evseId (= `connector_id`). Null for a 1.6
+    /// charger.
+    #[schema(required = true)]
+    pub evse_id: Option<i64>,
+    /// The connector within the EVSE that the station's newest StatusNotification named (2.0.1;
+    /// null for 1.6, and until the station reports one).
+    #[schema(required = true)]
+    pub evse_connector_id: Option<i64>,
+    /// The 2.0.1 `connectorStatus` the station last reported (`Available`, `Occupied`,
+    /// `Reserved`, `Unavailable`, `Faulted`), from which `status` is mapped: `Occupied` is
+    /// `Charging` while a transaction runs on the EVSE, `Preparing` otherwise. Null for 1.6.
+    #[schema(required = true)]
+    pub ocpp_status: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -89,6 +102,9 @@ impl From<ConnectorRow> for Connector {
             format: c.format,
             power_type: c.power_type,
             phase_rotation: c.phase_rotation,
+            evse_id: c.evse_id,
+            evse_connector_id: c.evse_connector_id,
+            ocpp_status: c.ocpp_status,
             created_at: c.created_at,
             updated_at: c.updated_at,
         }

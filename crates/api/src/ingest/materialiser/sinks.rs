@@ -16,15 +16,22 @@ pub(crate) fn remember_readings(cache: &LatestValueCache, changes: &[StateChange
 }
 
 /// Writes the final cost of the batch's stopped transactions (those that took a tariff).
+/// (The prices' display below is 1.6's: a 2.0.1 transaction's events are not shown.)
 pub(super) async fn price_stopped(store: &Store, changes: &[StateChange]) {
+    use crate::control::pricing::{write_final_cost, write_final_station_cost};
     for change in changes {
-        if let StateChange::TransactionStopped {
-            identity,
-            ocpp_transaction_id,
-            ..
-        } = change
-        {
-            crate::control::pricing::write_final_cost(store, identity, *ocpp_transaction_id).await;
+        match change {
+            StateChange::TransactionStopped {
+                identity,
+                ocpp_transaction_id,
+                ..
+            } => write_final_cost(store, identity, *ocpp_transaction_id).await,
+            // Any event of a 2.0.1 transaction: one sent offline may come after its end.
+            StateChange::TransactionEvent(event) => {
+                write_final_station_cost(store, &event.identity, &event.station_transaction_id)
+                    .await;
+            }
+            _ => {}
         }
     }
 }

@@ -3,6 +3,7 @@
 //! the materialiser and the latest follower both translate through here, and hand the changes
 //! to their sinks.
 
+use super::translate_v201;
 use crate::ingest::action_reports::report_change;
 use crate::ingest::normalise::{energy_register_wh, rest_meter_values};
 use bytes::Bytes;
@@ -37,9 +38,12 @@ pub(crate) fn translate(
         Some(report_change(&report, format_record_time(now)))
     } else if record.topic == topics.messages {
         let told = ChargerMessage::of(record)?;
-        let action = Action::from_name(told.action)?;
         let at = record_time(told.received_at, now);
         let text = std::str::from_utf8(&record.value).ok()?;
+        if told.ocpp_version == Some(translate_v201::OCPP_2_0_1) {
+            return translate_v201::message_change(identity, text, at, &told, use_of);
+        }
+        let action = Action::from_name(told.action)?;
         message_change(identity, action, text, at, &told, use_of)
     } else {
         None
@@ -134,6 +138,13 @@ fn message_change(
     })
 }
 
+/// The charger's `ocpp_version` (`1.6`, `2.0.1`) for a session of `subprotocol`; `None` for a
+/// name no version has, which leaves the one known.
+fn ocpp_version(subprotocol: &str) -> Option<String> {
+    let version = cms_ocpp::OcppVersion::from_subprotocol(subprotocol)?;
+    Some(version.subprotocol().trim_start_matches("ocpp").to_string())
+}
+
 /// The change a connection event makes.
 pub(super) fn connection_change(
     identity: String,
@@ -143,12 +154,16 @@ pub(super) fn connection_change(
     let at = record_time(Some(event.at()), now);
     Some(match event.clone() {
         ConnectionEvent::Connected {
-            session, gateway, ..
+            session,
+            gateway,
+            subprotocol,
+            ..
         } => StateChange::Connected {
             identity,
             session,
             server: gateway,
             at,
+            ocpp_version: ocpp_version(&subprotocol),
         },
         ConnectionEvent::Disconnected { session, .. } => StateChange::Disconnected {
             identity,
@@ -197,19 +212,29 @@ fn record_time(text: Option<&str>, now: DateTime<Utc>) -> String {
     format_record_time(parsed.map_or(now, |t| t.with_timezone(&Utc)))
 }
 
-/// The latest reading a MeterValue change holds, as the cache keeps it.
+/// The latest reading a MeterValue change (or a 2.0.1 TransactionEvent naming its EVSE) holds,
+/// as the cache keeps it.
 pub(crate) fn latest_reading(
     change: &StateChange,
 ) -> Option<(&str, u32, crate::ingest::cache::LatestReading)> {
-    let StateChange::MeterValue {
-        identity,
-        connector_id,
-        meter_value,
-        measured_at,
-        ..
-    } = change
-    else {
-        return None;
+    let (identity, connector_id, meter_value, measured_at) = match change {
+        StateChange::MeterValue {
+            identity,
+            connector_id,
+            meter_value,
+            measured_at,
+            ..
+        } => (identity, connector_id, meter_value, measured_at),
+        StateChange::TransactionEvent(event) => {
+            let (meter_value, measured_at) = event.latest.as_ref()?;
+            (
+                &event.identity,
+                event.evse_id.as_ref()?,
+                meter_value,
+                measured_at,
+            )
+        }
+        _ => return None,
     };
     let reading = crate::ingest::cache::LatestReading {
         measured_at: measured_at.clone(),
