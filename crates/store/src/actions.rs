@@ -319,6 +319,17 @@ impl Store {
         Ok(row.map(|(id, status, session)| (id, session.filter(|_| status == "online"))))
     }
 
+    /// The OCPP version charger `charger_id` last connected with (`1.6`, `2.0.1`); `None`
+    /// until it first connected (or for no such charger). What an action for it is taken in.
+    pub async fn charger_ocpp_version(&self, charger_id: i64) -> Result<Option<String>> {
+        let version: Option<Option<String>> =
+            sqlx::query_scalar("SELECT ocpp_version FROM chargers WHERE id = $1")
+                .bind(charger_id)
+                .fetch_optional(self.db())
+                .await?;
+        Ok(version.flatten())
+    }
+
     /// A charger's configuration as kept, by key.
     pub async fn settings(&self, charger_id: i64) -> Result<Vec<SettingRow>> {
         Ok(sqlx::query_as(

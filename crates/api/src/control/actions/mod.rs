@@ -5,10 +5,12 @@
 //! What no gateway reports on in time, the sweep ends (see `background.rs`).
 
 mod background;
+mod named;
 
 pub use crate::ingest::action_reports::new_action;
 use crate::ingest::action_reports::report_change;
 pub use background::{SWEEP_MARGIN, follow_reports, relay_cli_actions, sweep_overdue};
+pub use named::{Named, charger_version, named, path_segment_v201, validate_request};
 
 use cms_bus::{
     ActionName, ActionReport, ActionRequest, Publisher, RequestedBy, SecretsKey, Topics,
