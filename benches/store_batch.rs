@@ -53,6 +53,7 @@ fn action(charger_id: i64, uuid: String) -> NewAction {
         timeout_ms: 30_000,
         created_at: "2026-11-21T10:00:00.000000Z".into(),
         expires_at: "2026-11-21T10:01:00.000000Z".into(),
+        ocpp_version: "1.6".into(),
         published: true,
     }
 }

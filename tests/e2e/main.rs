@@ -5,6 +5,7 @@ mod support;
 
 mod abuse;
 mod actions;
+mod actions201;
 mod admin_commands;
 mod api_chargers;
 mod api_id_tags;

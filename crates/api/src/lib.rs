@@ -9,7 +9,9 @@ mod readiness;
 
 use cms_http_server::{HttpLimits, OPS_LIMITS, Served, serve_as, serve_with};
 pub use cms_store::actions::ActionTimes;
-pub use control::actions::{Dispatch, command_of_row, new_action};
+pub use control::actions::{
+    Dispatch, Named, charger_version, command_of_row, named, new_action, validate_request,
+};
 pub use control::gateway_in_process::GatewayInProcess;
 pub use control::local_lists::LocalListConfig;
 pub use control::registry::{RegistryPublisher, id_tag_entry, registry_state};

@@ -5,7 +5,8 @@
 use crate::contract::header;
 use crate::{ActionName, Headers, Message, Record, Topics};
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
+use cms_ocpp::OcppVersion;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -96,13 +97,20 @@ impl ActionError {
 /// An action for a charger, addressed to one of its sessions: only the gateway holding that
 /// session sends it, so it is sent at most once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "ActionRequestText")]
 pub struct ActionRequest {
     pub uuid: String,
     pub identity: String,
     /// The session (as in the connection events) the action is for.
     pub session: String,
-    /// The OCPP action, e.g. `Reset` (a name this version does not know is kept as written).
+    /// The OCPP action, e.g. `Reset`, a call of `ocpp_version` (a name that version does not
+    /// know is kept as written).
     pub action: ActionName,
+    /// The OCPP version the action was taken for (`ocpp1.6` / `ocpp2.0.1`, as the subprotocol
+    /// names it): a session of another version does not send it. Absent: 1.6 (records of an
+    /// API that knew no other).
+    #[serde(serialize_with = "version_text")]
+    pub ocpp_version: OcppVersion,
     /// The OCPP request payload, already checked against the action's schema.
     pub request: Value,
     pub requested_by: RequestedBy,
@@ -116,6 +124,72 @@ pub struct ActionRequest {
     /// secret masked (cms_ocpp::v16::secrets); absent otherwise, and from every report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed_request: Option<String>,
+}
+
+/// The version as the store and the REST API name it (`1.6`, `2.0.1`, as `chargers.ocpp_version`
+/// does): the subprotocol's name without its `ocpp`.
+pub fn version_number(version: OcppVersion) -> &'static str {
+    match version {
+        OcppVersion::V16 => "1.6",
+        OcppVersion::V201 => "2.0.1",
+    }
+}
+
+/// The version [`version_number`] names; `None` for another text.
+pub fn version_of_number(number: &str) -> Option<OcppVersion> {
+    OcppVersion::ALL
+        .into_iter()
+        .find(|v| version_number(*v) == number)
+}
+
+fn version_text<S: Serializer>(version: &OcppVersion, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(version.subprotocol())
+}
+
+/// An `ActionRequest` as written: the action's name is read with the version beside it.
+#[derive(Deserialize)]
+struct ActionRequestText {
+    uuid: String,
+    identity: String,
+    session: String,
+    action: String,
+    #[serde(default, deserialize_with = "version_of_text")]
+    ocpp_version: Option<OcppVersion>,
+    request: Value,
+    requested_by: RequestedBy,
+    created_at: String,
+    expires_at: String,
+    timeout_ms: u64,
+    #[serde(default)]
+    sealed_request: Option<String>,
+}
+
+/// A version named as the subprotocol names it; another text is no action this API or gateway
+/// can send (the record is skipped, and the API's sweep ends the action).
+fn version_of_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<OcppVersion>, D::Error> {
+    let text = String::deserialize(d)?;
+    OcppVersion::from_subprotocol(&text)
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown OCPP version {text:?}")))
+}
+
+impl From<ActionRequestText> for ActionRequest {
+    fn from(text: ActionRequestText) -> Self {
+        let version = text.ocpp_version.unwrap_or(OcppVersion::V16);
+        ActionRequest {
+            uuid: text.uuid,
+            identity: text.identity,
+            session: text.session,
+            action: ActionName::new(&text.action, version),
+            ocpp_version: version,
+            request: text.request,
+            requested_by: text.requested_by,
+            created_at: text.created_at,
+            expires_at: text.expires_at,
+            timeout_ms: text.timeout_ms,
+            sealed_request: text.sealed_request,
+        }
+    }
 }
 
 /// A change of an action's state, as a gateway reports it: the action, and where it stands.
@@ -196,6 +270,7 @@ mod tests {
             identity: "CP-1".into(),
             session: "s-1".into(),
             action: "Reset".into(),
+            ocpp_version: OcppVersion::V16,
             request: serde_json::json!({"type": "Soft"}),
             requested_by: RequestedBy {
                 kind: "user".into(),
@@ -245,6 +320,56 @@ mod tests {
             "the command's fields at the top"
         );
         assert_eq!(report_of(&message(record)), Some(report));
+    }
+
+    #[test]
+    fn an_action_reads_as_the_call_of_the_version_it_was_taken_for() {
+        let topics = Topics::with_prefix("t");
+        let reset = ActionRequest {
+            action: ActionName::new("Reset", OcppVersion::V201),
+            ocpp_version: OcppVersion::V201,
+            request: serde_json::json!({"type": "Immediate"}),
+            ..command()
+        };
+        let record = command_record(&topics, &reset);
+        let value: Value = serde_json::from_slice(&record.value).unwrap();
+        assert_eq!(value["ocpp_version"], "ocpp2.0.1");
+        assert_eq!(value["action"], "Reset");
+        let read = command_of(&message(record)).unwrap();
+        assert_eq!(
+            read.action.command_v201(),
+            Some(cms_ocpp::v201::Command::Reset)
+        );
+        assert_eq!(read, reset);
+
+        // A report carries the command's version too.
+        let report = ActionReport {
+            command: reset.clone(),
+            status: ActionStatus::Sent,
+            gateway: "gw-1".into(),
+            response: None,
+            error: None,
+            sent_at: None,
+            finished_at: None,
+        };
+        let read = report_of(&message(report_record(&topics, &report))).unwrap();
+        assert_eq!(
+            read.command.action,
+            ActionName::new("Reset", OcppVersion::V201)
+        );
+        assert_eq!(read, report);
+
+        // A record of an API that knew only 1.6 has no version: 1.6.
+        let mut older = serde_json::to_value(command()).unwrap();
+        older.as_object_mut().unwrap().remove("ocpp_version");
+        let read: ActionRequest = serde_json::from_value(older).unwrap();
+        assert_eq!(read.ocpp_version, OcppVersion::V16);
+        assert_eq!(read.action.command(), Some(cms_ocpp::v16::Command::Reset));
+
+        // A version this code does not speak is no action it can read.
+        let mut newer = serde_json::to_value(command()).unwrap();
+        newer["ocpp_version"] = "ocpp2.1".into();
+        assert!(serde_json::from_value::<ActionRequest>(newer).is_err());
     }
 
     #[test]

@@ -22,7 +22,7 @@ mod topics;
 pub use action_name::ActionName;
 pub use actions::{
     ActionError, ActionReport, ActionRequest, ActionStatus, RequestedBy, command_of,
-    command_record, report_of, report_record,
+    command_record, report_of, report_record, version_number, version_of_number,
 };
 pub use caught_up::CaughtUp;
 pub use charger_messages::{

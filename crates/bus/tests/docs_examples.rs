@@ -33,6 +33,7 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
     let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/bus.md"))
         .expect("docs/bus.md");
     let mut events = Vec::new();
+    let mut versions = std::collections::BTreeSet::new();
     let mut counts = std::collections::BTreeMap::new();
     for (kind, text) in examples(&page) {
         let (example, written) = match kind.as_str() {
@@ -42,7 +43,16 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
                 events.push(event.name());
                 round_trip::<ConnectionEvent>(&text)
             }
-            "ActionRequest" => round_trip::<ActionRequest>(&text),
+            "ActionRequest" => {
+                let action: ActionRequest = serde_json::from_str(&text).unwrap();
+                assert_eq!(
+                    action.action.version(),
+                    Some(action.ocpp_version),
+                    "a call of the version it was taken for: {text}"
+                );
+                versions.insert(action.ocpp_version.subprotocol());
+                round_trip::<ActionRequest>(&text)
+            }
             "ActionReport" => round_trip::<ActionReport>(&text),
             other => panic!("docs/bus.md names no bus type {other:?}"),
         };
@@ -58,6 +68,11 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
             "ChargerMessage",
             "ConnectionEvent"
         ]
+    );
+    assert_eq!(
+        Vec::from_iter(versions),
+        ["ocpp1.6", "ocpp2.0.1"],
+        "an action of each OCPP version"
     );
     events.sort_unstable();
     assert_eq!(

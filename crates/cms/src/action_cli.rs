@@ -7,8 +7,9 @@
 use crate::duration::{parse_duration, positive_duration};
 use crate::store_args::StoreArgs;
 use cms_api::ActionTimes;
+use cms_api::Named;
 use cms_bus::{ActionRequest, RequestedBy};
-use cms_ocpp::v16::Command;
+use cms_ocpp::OcppVersion;
 use cms_store::actions::SERVICE_TIMES;
 use cms_store::format_record_time;
 use serde_json::Value;
@@ -20,7 +21,8 @@ pub struct ChargerActionArgs {
     pub store: StoreArgs,
     /// The charger's identity.
     pub identity: String,
-    /// The OCPP action, by name (`Reset`) or as in the REST path (`reset`).
+    /// The OCPP action, by name (`Reset`) or as in the REST path (`reset`), of the charger's
+    /// OCPP version (1.6, or 2.0.1 for a station that connected speaking it).
     pub action: String,
     /// The OCPP request payload, a JSON object.
     #[arg(default_value = "{}")]
@@ -45,15 +47,34 @@ const POLL: Duration = Duration::from_millis(100);
 /// Prints the action as JSON; the exit status says how it ended: 0 answered, 1 any other end
 /// (or an error), 3 still pending or sent after `--wait` (2 is a usage error).
 pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
-    let command = Command::from_name(&args.action)
-        .or_else(|| Command::from_path_segment(&args.action))
-        .ok_or_else(|| format!("{:?} is not an OCPP 1.6 central system action", args.action))?;
     let request: Value =
         serde_json::from_str(&args.payload).map_err(|e| format!("the payload is not JSON: {e}"))?;
     if !request.is_object() {
         return Err("the payload must be a JSON object".into());
     }
-    if let Err(refused) = command.validate_request(&request) {
+    if cms_api::named(&args.action, OcppVersion::V16) == Named::Unknown {
+        return Err(format!(
+            "{:?} is not a central system action of OCPP 1.6 or 2.0.1",
+            args.action
+        ));
+    }
+    let store = args.store.open().await.map_err(|e| e.to_string())?;
+    let (charger_id, session) = store
+        .charger_by_identity(&args.identity)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("there is no charger {:?}", args.identity))?;
+    // The call of the charger's version: `Reset` is one of each.
+    let version = store
+        .charger_ocpp_version(charger_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let command = match cms_api::named(&args.action, cms_api::charger_version(version.as_deref())) {
+        Named::Call(command) => command,
+        Named::OtherVersion(why) => return Err(why),
+        Named::Unknown => unreachable!("a name of neither version was refused above"),
+    };
+    if let Err(refused) = cms_api::validate_request(&command, &request) {
         let reasons: Vec<String> = refused
             .iter()
             .map(|v| v.violation.description.clone())
@@ -73,12 +94,6 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
             request["key"].as_str().unwrap_or_default()
         ));
     }
-    let store = args.store.open().await.map_err(|e| e.to_string())?;
-    let (charger_id, session) = store
-        .charger_by_identity(&args.identity)
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("there is no charger {:?}", args.identity))?;
     let session =
         session.ok_or_else(|| format!("the charger {} is not connected", args.identity))?;
     let now = chrono::Utc::now();
@@ -98,7 +113,8 @@ pub async fn run(args: ChargerActionArgs) -> Result<(), String> {
         uuid: uuid::Uuid::new_v4().to_string(),
         identity: args.identity.clone(),
         session,
-        action: command.into(),
+        ocpp_version: command.version().unwrap_or(OcppVersion::V16),
+        action: command,
         request,
         requested_by: RequestedBy {
             kind: "cli".into(),

@@ -111,8 +111,9 @@ pub struct GatewayArgs {
     /// `<prefix>.ocpp.command-results`.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
     pub topic_prefix: String,
-    /// Read each charger's configuration (GetConfiguration) after its BootNotification, so
-    /// that `GET .../settings` shows it.
+    /// Read each charger's configuration after its BootNotification (a 1.6 charger's with
+    /// GetConfiguration, a 2.0.1 station's base report with GetBaseReport), so that `GET
+    /// .../settings` shows it.
     #[arg(long, env = "CMS_READ_CONFIGURATION_AT_BOOT", default_value_t = true,
         action = clap::ArgAction::Set)]
     pub read_configuration_at_boot: bool,

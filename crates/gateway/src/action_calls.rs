@@ -9,7 +9,9 @@ use crate::boot_configuration::{configuration_too_large, is_configuration_read};
 use crate::charger_calls::ChargerAnswer;
 use crate::record_time::record_time;
 use chrono::{DateTime, Utc};
-use cms_bus::{ActionError, ActionReport, ActionRequest, ActionStatus};
+use cms_bus::{ActionError, ActionName, ActionReport, ActionRequest, ActionStatus};
+use cms_ocpp::v16::SchemaViolation;
+use cms_ocpp::{ErrorCode, OcppVersion};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,14 +25,17 @@ struct InFlight {
 
 pub struct ActionCalls {
     pub inbox: Arc<ActionInbox>,
+    /// The session's OCPP version: only an action taken for it is sent.
+    version: OcppVersion,
     /// Boxed: an idle session holds none, and would otherwise hold its room all its life.
     in_flight: Option<Box<InFlight>>,
 }
 
 impl ActionCalls {
-    pub fn new(inbox: Arc<ActionInbox>) -> Self {
+    pub fn new(inbox: Arc<ActionInbox>, version: OcppVersion) -> Self {
         ActionCalls {
             inbox,
+            version,
             in_flight: None,
         }
     }
@@ -62,7 +67,7 @@ impl ActionCalls {
                 }
             };
             let request = opened.as_ref().unwrap_or(&command.request);
-            if let Some((status, error)) = unsendable(&command, request, now) {
+            if let Some((status, error)) = unsendable(self.version, &command, request, now) {
                 self.end_unsent(shared, command, status, error).await;
                 continue;
             }
@@ -170,7 +175,7 @@ impl ActionCalls {
         }
         let (status, response, error) = match answer {
             ChargerAnswer::Result { payload, .. } => {
-                match checked_response(&in_flight.command, &payload) {
+                match checked_response(self.version, &in_flight.command, &payload) {
                     Ok(response) => (ActionStatus::Answered, Some(response), None),
                     Err(error) => (ActionStatus::Failed, None, Some(error)),
                 }
@@ -276,10 +281,13 @@ fn opened_request(
     })
 }
 
-/// Why an action may not be sent now, and how it ends: past its deadline (expired), or not a
-/// request (`request`, as it is to be sent) of a known action that fits its schema (failed;
-/// checked again here because any producer can write the topic).
+/// Why an action may not be sent now, and how it ends: past its deadline (expired), taken for
+/// another OCPP version than the session's (the station reconnected speaking the other: failed,
+/// never sent as a call it would read otherwise), or not a request (`request`, as it is to be
+/// sent) of a known action that fits its schema (failed; checked again here because any
+/// producer can write the topic), the code spelled as the session's version spells it.
 fn unsendable(
+    version: OcppVersion,
     command: &ActionRequest,
     request: &serde_json::Value,
     now: DateTime<Utc>,
@@ -289,29 +297,55 @@ fn unsendable(
         let error = ActionError::new("Expired", "its deadline passed before it could be sent");
         return Some((ActionStatus::Expired, error));
     }
-    let Some(action) = command.action.command() else {
-        let error = ActionError::new("NotImplemented", "not an OCPP 1.6 central system action");
+    if command.ocpp_version != version {
+        let error = ActionError::new(
+            "VersionMismatch",
+            format!(
+                "taken for {}, but the charger's session speaks {} (it reconnected speaking the \
+                 other version); it was not sent",
+                command.ocpp_version.subprotocol(),
+                version.subprotocol()
+            ),
+        );
         return Some((ActionStatus::Failed, error));
+    }
+    let refused = match &command.action {
+        ActionName::V16(action) => action.validate_request(request),
+        ActionName::V201(action) => action.validate_request(request),
+        ActionName::Unknown(_) => {
+            let why = format!(
+                "not an OCPP {} central system action",
+                cms_bus::version_number(version)
+            );
+            let code = ErrorCode::NotImplemented.spelled(version);
+            return Some((ActionStatus::Failed, ActionError::new(code, why)));
+        }
     };
-    let refused = action.validate_request(request).err()?;
-    let first = &refused.first().violation;
-    let error = ActionError::new(first.code.as_str(), first.description.clone());
-    Some((ActionStatus::Failed, error))
+    let refused = refused.err()?;
+    Some((ActionStatus::Failed, violation(version, refused.first())))
 }
 
-/// The charger's answer, if it fits the action's response schema.
+/// A schema violation as an action's error, its code spelled for `version`.
+fn violation(version: OcppVersion, refused: &SchemaViolation) -> ActionError {
+    let first = &refused.violation;
+    ActionError::new(first.code.spelled(version), first.description.clone())
+}
+
+/// The charger's answer, if it fits the action's response schema of the session's version.
 fn checked_response(
+    version: OcppVersion,
     command: &ActionRequest,
     payload: &str,
 ) -> Result<serde_json::Value, ActionError> {
     let response: serde_json::Value = serde_json::from_str(payload).map_err(|e| {
-        ActionError::new("FormationViolation", format!("the answer is not JSON: {e}"))
+        let code = ErrorCode::FormationViolation.spelled(version);
+        ActionError::new(code, format!("the answer is not JSON: {e}"))
     })?;
-    if let Some(action) = command.action.command() {
-        action.validate_response(&response).map_err(|refused| {
-            let first = &refused.first().violation;
-            ActionError::new(first.code.as_str(), first.description.clone())
-        })?;
-    }
+    let checked = match &command.action {
+        ActionName::V16(action) => action.validate_response(&response),
+        ActionName::V201(action) => action.validate_response(&response),
+        ActionName::Unknown(_) => Ok(()),
+    };
+    checked.map_err(|refused| violation(version, refused.first()))?;
     Ok(response)
 }

@@ -308,6 +308,7 @@ mod tests {
             identity: "CP-1".into(),
             session: "s-1".into(),
             action: "Reset".into(),
+            ocpp_version: cms_ocpp::OcppVersion::V16,
             request: serde_json::json!({"type": "Soft"}),
             requested_by: RequestedBy::system(),
             created_at: "2026-11-21T10:00:00.000000Z".into(),

@@ -1,6 +1,7 @@
 //! The configuration read after a boot: the GetConfiguration (all keys) a gateway sends of its
-//! own accord after a charger's BootNotification, so that cms knows every charger's
-//! configuration. Turned off with `--read-configuration-at-boot false`; spaced at
+//! own accord after a 1.6 charger's BootNotification, and the GetBaseReport (FullInventory)
+//! after a 2.0.1 station's (its device model comes back in NotifyReport calls, on the messages
+//! topic), so that cms knows every charger's configuration. Turned off with `--read-configuration-at-boot false`; spaced at
 //! `--configuration-reads-per-second` ([`pacing`]); skipped, until the gateway restarts, for a
 //! charger whose whole configuration proved larger than `--max-frame-size`.
 
@@ -11,6 +12,7 @@ use crate::record_time::record_time;
 use chrono::Utc;
 use cms_bus::{ActionError, ActionName, ActionRequest, RequestedBy};
 use cms_ocpp::v16::Command;
+use cms_ocpp::{OcppVersion, v201};
 use dashmap::DashSet;
 use std::time::Instant;
 
@@ -60,16 +62,32 @@ impl BootConfigurationReads {
     }
 }
 
-/// The read itself, addressed to `identity`'s session `session`.
-pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]) -> ActionRequest {
+/// The read itself, addressed to `identity`'s session `session` of `version`.
+pub fn read_configuration(
+    config: &GatewayConfig,
+    identity: &str,
+    session: &[u8],
+    version: OcppVersion,
+) -> ActionRequest {
     let now = Utc::now();
     let expires = now + chrono::Duration::from_std(config.command_ttl).unwrap_or_default();
+    let uuid = uuid::Uuid::new_v4();
+    let (action, request) = match version {
+        OcppVersion::V16 => (Command::GetConfiguration.into(), serde_json::json!({})),
+        // A fresh requestId, which the station's NotifyReport calls answer with: from the
+        // action's uuid (random), so that no two reads of one station are told apart by luck.
+        OcppVersion::V201 => (
+            v201::Command::GetBaseReport.into(),
+            serde_json::json!({"requestId": request_id(&uuid), "reportBase": "FullInventory"}),
+        ),
+    };
     ActionRequest {
-        uuid: uuid::Uuid::new_v4().to_string(),
+        uuid: uuid.to_string(),
         identity: identity.to_string(),
         session: String::from_utf8_lossy(session).into_owned(),
-        action: Command::GetConfiguration.into(),
-        request: serde_json::json!({}),
+        action,
+        ocpp_version: version,
+        request,
         requested_by: RequestedBy::system(),
         created_at: record_time(now),
         expires_at: record_time(expires),
@@ -78,12 +96,18 @@ pub fn read_configuration(config: &GatewayConfig, identity: &str, session: &[u8]
     }
 }
 
+/// A 2.0.1 `requestId` (a non-negative 32-bit integer) from an action's uuid.
+fn request_id(uuid: &uuid::Uuid) -> i64 {
+    let bytes = uuid.as_bytes();
+    i64::from(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) >> 1)
+}
+
 /// Whether `command` is the configuration read a gateway makes after a boot
 /// ([`read_configuration`]): cms's own GetConfiguration of every key. An operator's
 /// GetConfiguration (REST, CLI) is not, even of every key: it is sent whatever came before.
 pub fn is_configuration_read(command: &ActionRequest) -> bool {
     command.requested_by == RequestedBy::system()
-        && command.action == ActionName::Known(Command::GetConfiguration)
+        && command.action == ActionName::V16(Command::GetConfiguration)
         && command.request.as_object().is_some_and(|r| r.is_empty())
 }
 

@@ -108,8 +108,8 @@ pub struct GatewayConfig {
     /// Connections at once in this process, handshakes included; past it a newcomer is answered
     /// 503 before any upgrade. Default: [`default_max_connections`], from the open-file limit.
     pub max_connections: usize,
-    /// Whether a charger's configuration is read (GetConfiguration) after each
-    /// BootNotification.
+    /// Whether a charger's configuration is read after each BootNotification (GetConfiguration
+    /// of a 1.6 charger, GetBaseReport of a 2.0.1 station).
     pub read_configuration_at_boot: bool,
     /// At most this many of those reads start a second in this gateway (the rest wait their
     /// turn, in the order their chargers booted); `0` for no limit.

@@ -132,7 +132,7 @@ pub async fn serve(
         last_seen: Instant::now(),
         ping_sent: None,
         closed_by_charger: false,
-        action_calls: ActionCalls::new(inbox),
+        action_calls: ActionCalls::new(inbox, version),
         try_send: false,
         read_configuration_at: None,
         relay: None,
@@ -428,7 +428,8 @@ impl LiveSession<'_> {
 
     /// Queues the GetConfiguration a gateway makes after a boot; its deadline runs from now.
     fn queue_configuration_read(&mut self) {
-        let command = read_configuration(&self.shared.config, self.identity, self.session);
+        let config = &self.shared.config;
+        let command = read_configuration(config, self.identity, self.session, self.version);
         if self.action_calls.inbox.push(command).is_err() {
             tracing::warn!(
                 identity = self.identity,
@@ -569,11 +570,12 @@ impl LiveSession<'_> {
             }
             (published, None, sent.is_err())
         };
-        if action == ChargerAction::V16(Action::BootNotification)
-            && published.is_ok()
-            && !connection_lost
-            && self.reads_configuration_at_boot()
-        {
+        let boot = matches!(
+            action,
+            ChargerAction::V16(Action::BootNotification)
+                | ChargerAction::V201(cms_ocpp::v201::Action::BootNotification)
+        );
+        if boot && published.is_ok() && !connection_lost && self.reads_configuration_at_boot() {
             // Queued behind the boot's answer: a (re)booted charger's configuration is read
             // once it knows it was accepted, or, while a fleet boots faster than reads are
             // made, at its turn (the session's timer wakes for it). A boot while the read

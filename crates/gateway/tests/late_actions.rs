@@ -112,6 +112,7 @@ fn action(uuid: &str, session: &str) -> ActionRequest {
         identity: IDENTITY.into(),
         session: session.into(),
         action: "Reset".into(),
+        ocpp_version: cms_ocpp::OcppVersion::V16,
         request: serde_json::json!({"type": "Soft"}),
         requested_by: RequestedBy::system(),
         created_at: time(now),

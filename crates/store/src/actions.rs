@@ -24,6 +24,8 @@ pub struct NewAction {
     pub timeout_ms: i64,
     pub created_at: String,
     pub expires_at: String,
+    /// The OCPP version it was taken for: `1.6` or `2.0.1`.
+    pub ocpp_version: String,
     /// Whether it is already on its way to the gateways (the REST API publishes at once; the
     /// command line leaves it to the outbox).
     pub published: bool,
@@ -49,6 +51,8 @@ pub struct ActionRow {
     pub expires_at: String,
     pub sent_at: Option<String>,
     pub finished_at: Option<String>,
+    /// The OCPP version it was taken for: `1.6` or `2.0.1`.
+    pub ocpp_version: String,
 }
 
 /// The `timeout_ms` of an action the command line took without times of its own: the service
@@ -77,7 +81,7 @@ impl Default for ActionTimes {
 
 const COLUMNS: &str = "a.uuid, a.charger_id, c.identity, a.session, a.action, a.request,
     a.status, a.response, a.error_code, a.error_description, a.requested_by_type,
-    a.requested_by_email, a.timeout_ms, a.created_at, a.expires_at, a.sent_at, a.finished_at";
+    a.requested_by_email, a.timeout_ms, a.created_at, a.expires_at, a.sent_at, a.finished_at, a.ocpp_version";
 
 /// A change of an action's state, as a gateway reported it (see `StateChange::ActionReported`).
 #[derive(Debug, Clone, PartialEq)]
@@ -317,6 +321,17 @@ impl Store {
         Ok(row.map(|(id, status, session)| (id, session.filter(|_| status == "online"))))
     }
 
+    /// The OCPP version charger `charger_id` last connected with (`1.6`, `2.0.1`); `None`
+    /// until it first connected (or for no such charger). What an action for it is taken in.
+    pub async fn charger_ocpp_version(&self, charger_id: i64) -> Result<Option<String>> {
+        let version: Option<Option<String>> =
+            sqlx::query_scalar("SELECT ocpp_version FROM chargers WHERE id = $1")
+                .bind(charger_id)
+                .fetch_optional(self.db())
+                .await?;
+        Ok(version.flatten())
+    }
+
     /// A charger's configuration as kept, by key.
     pub async fn settings(&self, charger_id: i64) -> Result<Vec<SettingRow>> {
         Ok(sqlx::query_as(
@@ -341,8 +356,8 @@ async fn insert(
     Ok(sqlx::query_scalar(
         "INSERT INTO charger_actions (uuid, charger_id, session, action, request, status,
            requested_by_type, requested_by_email, timeout_ms, created_at, expires_at,
-           published_at, updated_at)
-         SELECT $1, id, COALESCE($2, session), $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $8
+           published_at, updated_at, ocpp_version)
+         SELECT $1, id, COALESCE($2, session), $3, $4, 'pending', $5, $6, $7, $8, $9, $10, $8, $12
          FROM chargers
          WHERE id = $11 AND ($2 IS NOT NULL OR (connection_status = 'online' AND session IS NOT NULL))
          ON CONFLICT (uuid) DO NOTHING
@@ -359,6 +374,7 @@ async fn insert(
     .bind(&new.expires_at)
     .bind(published_at)
     .bind(new.charger_id)
+    .bind(&new.ocpp_version)
     .fetch_optional(&mut *db)
     .await?)
 }

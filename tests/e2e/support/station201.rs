@@ -181,6 +181,42 @@ impl RawStation201 {
         );
     }
 
+    /// The next CALL of `action` cms sends (one kept in `calls_from_cms` first), taken out of
+    /// the list; other CALLs are kept. Fails the test when none comes within [`REPLY_TIMEOUT`].
+    pub async fn call_from_cms(&mut self, action: &str) -> Value {
+        loop {
+            if let Some(i) = self.calls_from_cms.iter().position(|c| c[2] == action) {
+                return self.calls_from_cms.remove(i);
+            }
+            let next = tokio::time::timeout(REPLY_TIMEOUT, self.ws.next())
+                .await
+                .unwrap_or_else(|_| panic!("cms sent no {action} within {REPLY_TIMEOUT:?}"));
+            match next {
+                Some(Ok(Message::Text(frame))) => {
+                    let frame: Value = serde_json::from_str(frame.as_str())
+                        .unwrap_or_else(|e| panic!("cms sent a frame that is not JSON ({e})"));
+                    assert_eq!(frame[0], 2, "waiting for {action}, cms sent {frame}");
+                    self.calls_from_cms.push(frame);
+                }
+                Some(Ok(Message::Close(close))) => {
+                    panic!("cms closed the connection ({close:?}) waiting for {action}")
+                }
+                Some(Ok(_ping_pong_or_binary)) => {}
+                Some(Err(e)) => panic!("the connection failed waiting for {action}: {e}"),
+                None => panic!("the connection ended waiting for {action}"),
+            }
+        }
+    }
+
+    /// Answers cms's CALL `call` with the CALLRESULT `payload`.
+    pub async fn answer(&mut self, call: &Value, payload: Value) {
+        let frame = serde_json::json!([3, call[1], payload]).to_string();
+        tokio::time::timeout(REPLY_TIMEOUT, self.ws.send(Message::text(frame)))
+            .await
+            .expect("send in time")
+            .expect("the answer is sent");
+    }
+
     /// A Heartbeat that must be answered with a CALLRESULT carrying `currentTime`.
     pub async fn heartbeat(&mut self) {
         let answer = self.call_text("Heartbeat", "{}").await;

@@ -202,7 +202,7 @@ async fn configure(dispatch: &Dispatch, identity: &str) -> Result<(), String> {
         dispatch
             .take(
                 &target,
-                "ChangeConfiguration",
+                cms_ocpp::v16::Command::ChangeConfiguration.into(),
                 request,
                 RequestedBy::system(),
             )
@@ -313,7 +313,12 @@ async fn send(
         session,
     };
     dispatch
-        .take(&target, "DataTransfer", request, RequestedBy::system())
+        .take(
+            &target,
+            cms_ocpp::v16::Command::DataTransfer.into(),
+            request,
+            RequestedBy::system(),
+        )
         .await
         .map(|_| {
             metrics::counter!("cms_price_display_sent_total", "message" => message.to_string())

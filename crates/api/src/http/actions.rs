@@ -1,6 +1,8 @@
-//! Chargers > Actions: send one of the 19 OCPP 1.6 calls of a central system to a charger, and
-//! read the audit log. See docs/actions.md for the statuses and the rules they keep.
+//! Chargers > Actions: send one of the 19 OCPP 1.6 calls of a central system to a 1.6 charger,
+//! or one of the 13 OCPP 2.0.1 Core calls to a 2.0.1 station, and read the audit log. See
+//! docs/actions.md for the statuses and the rules they keep.
 
+use crate::control::actions::{Named, charger_version, named, path_segment_v201, validate_request};
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, RawBody, Rules};
@@ -16,9 +18,10 @@ use axum::http::StatusCode;
 use axum::http::header::LOCATION;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use cms_bus::{ActionRequest, RequestedBy};
+use cms_bus::{ActionName, ActionRequest, RequestedBy, version_number};
 use cms_http_server::AnswerBy;
 use cms_ocpp::v16::{Command, SchemaViolations, secrets};
+use cms_ocpp::v201;
 use cms_store::actions::ActionRow;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -46,6 +49,8 @@ pub struct ActionBody {
     pub uuid: String,
     /// The OCPP action, e.g. `Reset`.
     pub action: String,
+    /// The OCPP version the action was taken for (the charger's then): `1.6` or `2.0.1`.
+    pub ocpp_version: String,
     /// The OCPP request payload, as sent; a secret configuration value shows as `***`.
     #[schema(value_type = Object)]
     pub request: Value,
@@ -86,6 +91,7 @@ impl ActionBody {
         ActionBody {
             uuid: command.uuid,
             action: command.action.to_string(),
+            ocpp_version: version_number(command.ocpp_version).to_string(),
             request: command.request,
             status: "pending".into(),
             response: None,
@@ -125,6 +131,7 @@ impl From<ActionRow> for ActionBody {
             },
             uuid: row.uuid,
             action: row.action,
+            ocpp_version: row.ocpp_version,
             status: row.status,
             created_at: row.created_at,
             sent_at: row.sent_at,
@@ -134,30 +141,33 @@ impl From<ActionRow> for ActionBody {
     }
 }
 
-/// Send an action to a charger: `{action}` is the OCPP action in kebab-case (`reset`,
-/// `remote-start-transaction`, ... all 19 of OCPP 1.6), the body its request payload. Waits
-/// up to `wait` seconds for the charger.
+/// Send an action to a charger: `{action}` is the OCPP action in kebab-case, of the charger's
+/// OCPP version (its `ocpp_version`; never connected: 1.6): for 1.6 `reset`,
+/// `remote-start-transaction`, ... all 19 of OCPP 1.6; for 2.0.1 `reset`,
+/// `request-start-transaction`, `get-base-report`, ... the 13 Core calls. The body is its request
+/// payload. Waits up to `wait` seconds for the charger.
 #[utoipa::path(
     post,
     path = "/api/v3/chargers/{charger_uuid}/actions/{action}",
     tag = "Chargers > Actions",
     params(
         ("charger_uuid" = String, Path, format = "uuid"),
-        ("action" = String, Path, description = "The OCPP action in kebab-case (one of 19)"),
+        ("action" = String, Path, description = "The OCPP action in kebab-case, of the charger's OCPP version (one of 19 for 1.6, of 13 for 2.0.1)"),
         ("wait" = Option<i64>, Query, minimum = 0, maximum = 60,
             description = "Seconds to wait for the action to end (default 30)"),
     ),
     request_body(content = Object, description = "The OCPP request payload of the action \
-        (e.g. `{\"type\": \"Soft\"}` for reset), checked against its OCPP 1.6 JSON schema"),
+        (e.g. `{\"type\": \"Soft\"}` for a 1.6 reset, `{\"type\": \"Immediate\"}` for a 2.0.1 one), \
+        checked against its JSON schema of the charger's OCPP version"),
     responses(
         (status = 200, description = "The action ended within `wait`", body = Data<ActionBody>),
         (status = 202, description = "Still pending or sent; poll `Location`", body = Data<ActionBody>,
             headers(("Location" = String))),
         (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not an action"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not an action of either OCPP version"),
         (status = 409, body = ErrorBody, description = "The charger is not connected: nothing was queued"),
-        (status = 422, body = ValidationErrorBody, description = "The payload breaks the action's schema (keyed by the field's path), `wait` is out of range, or a ChangeConfiguration of `AuthorizationKey` (`key`: changed with `PUT .../security`) or of a secret key given `***` or without `--secrets-key` (`value`)"),
+        (status = 422, body = ValidationErrorBody, description = "An action of the other OCPP version than the charger's (`action`, naming the charger's), the payload breaks the action's schema (keyed by the field's path), `wait` is out of range, or a ChangeConfiguration of `AuthorizationKey` (`key`: changed with `PUT .../security`) or of a secret key given `***` or without `--secrets-key` (`value`)"),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]
@@ -174,12 +184,27 @@ pub async fn send(
     // caller's access to it, so taking an action reads no row of it; the live session is read
     // as the action is stored, in the same statement.
     let charger = charger_access(&state, &caller, &charger_uuid).await?;
-    let command = Command::from_path_segment(&segment).ok_or_else(|| not_found("Action"))?;
+    if named(&segment, cms_ocpp::OcppVersion::V16) == Named::Unknown {
+        return Err(not_found("Action"));
+    }
     forbidden_unless(charger.permissions.full)?;
     let wait = wait_of(query)?;
+    // The version its row shows now; should the charger reconnect speaking the other before
+    // the action is sent, its gateway ends it `failed` (VersionMismatch) rather than send it.
+    let version = state.store.charger_ocpp_version(charger.id).await?;
+    let command = match named(&segment, charger_version(version.as_deref())) {
+        Named::Call(command) => command,
+        Named::OtherVersion(why) => {
+            return Err(ApiError::Validation(BTreeMap::from([(
+                "action".to_string(),
+                vec![why],
+            )])));
+        }
+        Named::Unknown => return Err(not_found("Action")),
+    };
     let request = payload_of(&body)?;
-    command.validate_request(&request).map_err(schema_errors)?;
-    if command == Command::ChangeConfiguration {
+    validate_request(&command, &request).map_err(schema_errors)?;
+    if command == ActionName::V16(Command::ChangeConfiguration) {
         let (key, value) = (request["key"].as_str(), request["value"].as_str());
         let can_seal = state.dispatch.can_seal();
         let field = if key.is_some_and(|k| k.eq_ignore_ascii_case(secrets::AUTHORIZATION_KEY)) {
@@ -203,7 +228,7 @@ pub async fn send(
         .take_live(
             charger.id,
             &charger.identity,
-            command.as_str(),
+            command,
             request,
             requested_by,
         )
@@ -318,10 +343,14 @@ pub async fn show(
 }
 
 /// Puts each action's official request schema in the OpenAPI document (as a component named
-/// `Ocpp16<Action>Request`) and makes the send endpoint's body one of them: the schemas are
-/// vendored from the OCA's, so the document shows exactly what is checked.
+/// `Ocpp16<Action>Request` or `Ocpp201<Action>Request`) and makes the send endpoint's body one
+/// of them: the schemas are vendored from the OCA's, so the document shows exactly what is
+/// checked. A 2.0.1 schema's definitions become components of their own (`Ocpp201<Type>`, or
+/// `Ocpp201<Action>Request<Type>` for a type another file defines otherwise: the OCA's files
+/// word some descriptions differently), so that its references resolve in the document.
 pub fn document_request_schemas(document: &mut Value) {
-    let mut choices = Vec::with_capacity(Command::ALL.len());
+    let mut choices = Vec::with_capacity(Command::ALL.len() + v201::Command::ALL.len());
+    let mut segments: Vec<String> = Vec::new();
     for command in Command::ALL {
         let Some(text) = cms_ocpp::v16::schema_text(command.as_str(), false) else {
             continue;
@@ -335,20 +364,97 @@ pub fn document_request_schemas(document: &mut Value) {
         }
         schema.insert(
             "description".into(),
-            format!("The body of `{}`.", command.path_segment()).into(),
+            format!("The body of `{}` (OCPP 1.6).", command.path_segment()).into(),
         );
         let name = format!("Ocpp16{}Request", command.as_str());
         document["components"]["schemas"][&name] = Value::Object(schema);
         choices.push(json!({"$ref": format!("#/components/schemas/{name}")}));
+        segments.push(command.path_segment().to_string());
+    }
+    for command in v201::Command::ALL {
+        let Some(text) = v201::schema_text(command.as_str(), false) else {
+            continue;
+        };
+        let Ok(Value::Object(mut schema)) = serde_json::from_str::<Value>(text) else {
+            continue;
+        };
+        let definitions = schema.remove("definitions");
+        // Draft-06 bookkeeping, and a comment that is no keyword.
+        for key in ["$schema", "$id", "comment"] {
+            schema.remove(key);
+        }
+        let segment = path_segment_v201(command);
+        schema.insert(
+            "description".into(),
+            format!("The body of `{segment}` (OCPP 2.0.1).").into(),
+        );
+        let mut schema = Value::Object(schema);
+        let name = format!("Ocpp201{}Request", command.as_str());
+        let definitions = match definitions {
+            Some(Value::Object(definitions)) => definitions,
+            _ => Default::default(),
+        };
+        // Each type under the shared name, unless another file holds it otherwise.
+        let components = &document["components"]["schemas"];
+        let named: HashMap<String, String> = definitions
+            .iter()
+            .map(|(type_name, definition)| {
+                let shared = format!("Ocpp201{type_name}");
+                let mut as_shared = definition.clone();
+                refer_to_components(&mut as_shared, &HashMap::new());
+                let component = match components.get(&shared) {
+                    Some(held) if *held != as_shared => format!("{name}{type_name}"),
+                    _ => shared,
+                };
+                (type_name.clone(), component)
+            })
+            .collect();
+        for (type_name, mut definition) in definitions {
+            refer_to_components(&mut definition, &named);
+            document["components"]["schemas"][&named[&type_name]] = definition;
+        }
+        refer_to_components(&mut schema, &named);
+        document["components"]["schemas"][&name] = schema;
+        choices.push(json!({"$ref": format!("#/components/schemas/{name}")}));
+        if !segments.contains(&segment) {
+            segments.push(segment);
+        }
     }
     let send = &mut document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
     send["requestBody"]["content"]["application/json"]["schema"] = json!({"oneOf": choices});
-    // The path segment's allowed values, from the one list of actions there is.
-    let segments: Vec<&str> = Command::ALL.iter().map(|c| c.path_segment()).collect();
+    // The path segment's allowed values, from the lists of actions there are: both versions'.
+    segments.sort_unstable();
     if let Some(parameters) = send["parameters"].as_array_mut() {
         for parameter in parameters.iter_mut().filter(|p| p["name"] == "action") {
             parameter["schema"] = json!({"type": "string", "enum": segments});
         }
+    }
+}
+
+/// Points a 2.0.1 schema's references to its definitions (`#/definitions/IdTokenType`) at the
+/// components they become: `named`'s, else the shared `Ocpp201<Type>`.
+fn refer_to_components(schema: &mut Value, named: &HashMap<String, String>) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value.as_str()) {
+                    ("$ref", Some(target)) => {
+                        if let Some(type_name) = target.strip_prefix("#/definitions/") {
+                            let component = named
+                                .get(type_name)
+                                .cloned()
+                                .unwrap_or_else(|| format!("Ocpp201{type_name}"));
+                            *value = format!("#/components/schemas/{component}").into();
+                        }
+                    }
+                    _ => refer_to_components(value, named),
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| refer_to_components(item, named)),
+        _ => {}
     }
 }
 
@@ -409,13 +515,89 @@ mod tests {
         assert!(schemas["Ocpp16ResetRequest"].get("$schema").is_none());
         let send = &document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
         let body = &send["requestBody"]["content"]["application/json"]["schema"]["oneOf"];
-        assert_eq!(body.as_array().map(Vec::len), Some(19), "{body}");
+        assert_eq!(body.as_array().map(Vec::len), Some(19 + 13), "{body}");
         let action = send["parameters"]
             .as_array()
             .and_then(|p| p.iter().find(|p| p["name"] == "action"))
             .expect("the action parameter");
         assert_eq!(action["schema"]["enum"][0], "cancel-reservation");
-        assert_eq!(action["schema"]["enum"].as_array().map(Vec::len), Some(19));
+        // 19 of 1.6 and 13 of 2.0.1, six of them named alike (reset, data-transfer, ...).
+        assert_eq!(action["schema"]["enum"].as_array().map(Vec::len), Some(26));
+    }
+
+    #[test]
+    fn the_document_shows_the_201_actions_request_schemas_with_their_references_resolved() {
+        let (_, document) = crate::http::api_routes();
+        let mut document = serde_json::to_value(&document).unwrap();
+        document_request_schemas(&mut document);
+        let schemas = &document["components"]["schemas"];
+        let reset = &schemas["Ocpp201ResetRequest"];
+        assert_eq!(
+            reset["properties"]["type"]["$ref"],
+            "#/components/schemas/Ocpp201ResetEnumType"
+        );
+        assert_eq!(
+            schemas["Ocpp201ResetEnumType"]["enum"],
+            serde_json::json!(["Immediate", "OnIdle"])
+        );
+        assert!(reset.get("definitions").is_none() && reset.get("$schema").is_none());
+        let send = &document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
+        let body = &send["requestBody"]["content"]["application/json"]["schema"]["oneOf"];
+        for command in v201::Command::ALL {
+            let name = format!("#/components/schemas/Ocpp201{}Request", command.as_str());
+            assert!(
+                body.as_array().unwrap().iter().any(|c| c["$ref"] == name),
+                "{name}"
+            );
+        }
+        let action = send["parameters"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["name"] == "action"))
+            .expect("the action parameter");
+        let segments = action["schema"]["enum"].as_array().unwrap();
+        for segment in [
+            "request-start-transaction",
+            "get-base-report",
+            "remote-start-transaction",
+        ] {
+            assert!(segments.iter().any(|s| s == segment), "{segment}");
+        }
+        // Every reference resolves.
+        let mut unresolved = Vec::new();
+        every_ref(&document, &mut |target| {
+            if document.pointer(target.trim_start_matches('#')).is_none() {
+                unresolved.push(target.to_string());
+            }
+        });
+        assert!(unresolved.is_empty(), "{unresolved:?}");
+        let resolve = |reference: &Value| {
+            let target = reference["$ref"].as_str().unwrap().trim_start_matches('#');
+            document.pointer(target).unwrap().clone()
+        };
+        // A type two files word differently is each file's own.
+        let text = v201::schema_text("GetVariables", false).unwrap();
+        let official: Value = serde_json::from_str(text).unwrap();
+        let shown = &schemas["Ocpp201GetVariablesRequest"];
+        let data = resolve(&shown["properties"]["getVariableData"]["items"]);
+        assert_eq!(
+            resolve(&data["properties"]["attributeType"]),
+            official["definitions"]["AttributeEnumType"]
+        );
+    }
+
+    fn every_ref(value: &Value, found: &mut impl FnMut(&str)) {
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    match (key.as_str(), value.as_str()) {
+                        ("$ref", Some(target)) => found(target),
+                        _ => every_ref(value, found),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| every_ref(v, found)),
+            _ => {}
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use cms_bus::RequestedBy;
 use cms_http_server::AnswerBy;
+use cms_ocpp::v16::Command;
 use cms_ocpp::v16::secrets;
 use cms_store::ChargerRow;
 use serde::Serialize;
@@ -229,7 +230,12 @@ pub async fn change(
         let request = json!({"key": key, "value": value});
         let (uuid, ended) = state
             .dispatch
-            .take(&target, "ChangeConfiguration", request, requested_by)
+            .take(
+                &target,
+                Command::ChangeConfiguration.into(),
+                request,
+                requested_by,
+            )
             .await
             .map_err(|e| ApiError::Internal(e.to_string()))?;
         taken.push((key, uuid, ended));

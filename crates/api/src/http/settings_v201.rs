@@ -9,13 +9,15 @@ use crate::http::input::Input;
 use crate::http::schema::Data;
 use crate::http::settings::{SettingBody, SettingChangeBody, settings_field};
 use crate::http::{AppState, ChangesNoAccess};
-use crate::ingest::device_model::{SET_VARIABLES, answers, is_secret_variable};
+use crate::ingest::device_model::{answers, is_secret_variable};
 use axum::Extension;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use cms_bus::ActionName;
 use cms_bus::RequestedBy;
 use cms_ocpp::v16::secrets::MASK;
+use cms_ocpp::v201;
 use cms_store::ChargerRow;
 use cms_store::device_model::{ACTUAL, VariableRow, WRITE_ONLY};
 use serde_json::{Map, Value, json};
@@ -81,7 +83,7 @@ pub(super) async fn change(
         .take_live_masked(
             charger.id,
             &charger.identity,
-            SET_VARIABLES,
+            ActionName::V201(v201::Command::SetVariables),
             request,
             masked,
             requested_by,

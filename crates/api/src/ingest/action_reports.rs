@@ -7,6 +7,7 @@ use crate::ingest::device_model;
 use cms_bus::{ActionName, ActionReport, ActionRequest, ActionStatus};
 use cms_ocpp::v16::Command;
 use cms_ocpp::v16::secrets::AUTHORIZATION_KEY;
+use cms_ocpp::v201;
 use cms_store::StateChange;
 use cms_store::actions::{ActionReported, NewAction, Setting, SettingsUpdate};
 use serde_json::Value;
@@ -43,6 +44,7 @@ pub fn new_action(charger_id: i64, command: &ActionRequest, published: bool) -> 
         timeout_ms: command.timeout_ms as i64,
         created_at: command.created_at.clone(),
         expires_at: command.expires_at.clone(),
+        ocpp_version: cms_bus::version_number(command.ocpp_version).to_string(),
         published,
     }
 }
@@ -52,8 +54,8 @@ pub fn new_action(charger_id: i64, command: &ActionRequest, published: bool) -> 
 fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
     let response = report.response.as_ref()?;
     let request = &report.command.request;
-    match report.command.action.as_str() {
-        "GetConfiguration" => {
+    match report.command.action {
+        ActionName::V16(Command::GetConfiguration) => {
             let reported = response["configurationKey"]
                 .as_array()
                 .map(|keys| keys.iter().filter_map(setting).collect())
@@ -67,14 +69,14 @@ fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
                 SettingsUpdate::Replace(reported)
             })
         }
-        "ChangeConfiguration" => match response["status"].as_str() {
+        ActionName::V16(Command::ChangeConfiguration) => match response["status"].as_str() {
             Some("Accepted" | "RebootRequired") => Some(SettingsUpdate::Change {
                 key: request["key"].as_str()?.to_string(),
                 value: request["value"].as_str()?.to_string(),
             }),
             _ => None,
         },
-        device_model::SET_VARIABLES => Some(SettingsUpdate::Variables(
+        ActionName::V201(v201::Command::SetVariables) => Some(SettingsUpdate::Variables(
             device_model::accepted_sets(request, response),
         )),
         _ => None,
@@ -86,7 +88,7 @@ fn settings_update(report: &ActionReport) -> Option<SettingsUpdate> {
 /// charger uses it from its reboot on, and would be locked out if cms still wanted the old.
 fn credential_taken(report: &ActionReport) -> Option<bool> {
     let command = &report.command;
-    let rotation = command.action == ActionName::Known(Command::ChangeConfiguration)
+    let rotation = command.action == ActionName::V16(Command::ChangeConfiguration)
         && command.request["key"]
             .as_str()
             .is_some_and(|key| key.eq_ignore_ascii_case(AUTHORIZATION_KEY));
@@ -121,6 +123,7 @@ mod tests {
                 identity: "CP-1".into(),
                 session: "s-1".into(),
                 action: action.into(),
+                ocpp_version: cms_ocpp::OcppVersion::V16,
                 request,
                 requested_by: RequestedBy::system(),
                 created_at: "2026-11-21T10:00:00.000000Z".into(),

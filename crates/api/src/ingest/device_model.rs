@@ -12,8 +12,6 @@ use serde_json::Value;
 
 /// The charger message this module reads.
 pub(crate) const NOTIFY_REPORT: &str = "NotifyReport";
-/// The 2.0.1 action that changes variables.
-pub(crate) const SET_VARIABLES: &str = "SetVariables";
 
 /// A NotifyReport, as far as the device model needs it (requestId, seqNo, tbc and
 /// generatedAt are not: each part is kept as it comes).

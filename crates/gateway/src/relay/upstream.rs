@@ -405,6 +405,7 @@ impl Link {
             identity: self.identity.clone(),
             session: leader.session.clone(),
             action: action.into_owned().into(),
+            ocpp_version: cms_ocpp::OcppVersion::V16,
             request,
             requested_by: RequestedBy {
                 kind: "proxy_leader".into(),

@@ -13,6 +13,7 @@ pub use check::{Checked, IdToken, TransactionEventCheck, check_request};
 pub use enums::{
     AuthorizationStatus, BootReason, ConnectorStatus, RegistrationStatus, TransactionEventType,
 };
+pub use schemas::schema_text;
 
 use std::fmt;
 

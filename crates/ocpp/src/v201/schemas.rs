@@ -130,3 +130,12 @@ pub(crate) fn action_schemas(action: &str) -> &'static ActionSchemas {
 pub(crate) fn is_vendored(name: &str) -> bool {
     VENDORED.iter().any(|&(action, _, _)| action == name)
 }
+
+/// The vendored text of a 2.0.1 action's request (or, with `response`, response) schema, as
+/// the OCA publishes it; `None` for no 2.0.1 action. For documents that show what is checked.
+pub fn schema_text(action: &str, response: bool) -> Option<&'static str> {
+    VENDORED
+        .iter()
+        .find(|&&(name, _, _)| name == action)
+        .map(|&(_, request, answer)| if response { answer } else { request })
+}

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
-/// Inserts written in one statement at most (10 parameters each, far below SQLite's limit).
+/// Inserts written in one statement at most (11 parameters each, far below SQLite's limit).
 const MAX: usize = 64;
 /// Commands that come closer together than this are a stream worth gathering.
 const BUSY: Duration = Duration::from_millis(5);
@@ -174,15 +174,16 @@ impl Texts {
 /// anonymous, bound in order: SQLite finds a numbered one by walking the list of names, which
 /// makes binding quadratic in their number (docs/decisions.md).
 fn insert_statement(rows: usize) -> String {
-    let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; rows];
+    let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; rows];
     // The values' columns: 1 uuid, 2 charger id, 3 action, 4 request, 5 requested_by_type,
-    // 6 requested_by_email, 7 timeout_ms, 8 created_at, 9 expires_at, 10 published_at.
+    // 6 requested_by_email, 7 timeout_ms, 8 created_at, 9 expires_at, 10 published_at,
+    // 11 ocpp_version.
     format!(
         "INSERT INTO charger_actions (uuid, charger_id, session, action, request, status,
            requested_by_type, requested_by_email, timeout_ms, created_at, expires_at,
-           published_at, updated_at)
+           published_at, updated_at, ocpp_version)
          SELECT v.column1, c.id, c.session, v.column3, v.column4, 'pending', v.column5,
-           v.column6, v.column7, v.column8, v.column9, v.column10, v.column8
+           v.column6, v.column7, v.column8, v.column9, v.column10, v.column8, v.column11
          FROM (VALUES {}) AS v JOIN chargers c ON c.id = v.column2
          WHERE c.connection_status = 'online' AND c.session IS NOT NULL
          ON CONFLICT (uuid) DO NOTHING
@@ -208,7 +209,8 @@ async fn insert_many(
             .bind(new.timeout_ms)
             .bind(&new.created_at)
             .bind(&new.expires_at)
-            .bind(new.published.then_some(&new.created_at));
+            .bind(new.published.then_some(&new.created_at))
+            .bind(&new.ocpp_version);
     }
     Ok(query.fetch_all(db).await?)
 }

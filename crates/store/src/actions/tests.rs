@@ -14,6 +14,7 @@ fn new_action(charger_id: i64, uuid: &str, published: bool) -> NewAction {
         timeout_ms: 30_000,
         created_at: "2026-11-21T10:00:00.000000Z".into(),
         expires_at: "2026-11-21T10:01:00.000000Z".into(),
+        ocpp_version: "1.6".into(),
         published,
     }
 }
@@ -683,3 +684,67 @@ store_test!(
         assert_eq!(pending().await, 0);
     }
 );
+
+store_test!(an_action_keeps_the_ocpp_version_it_was_taken_for, |store| {
+    let charger = charger_id(&store, "CP-1").await;
+    connect(&store, "s-live").await;
+    let v201 = |uuid: &str, published: bool| NewAction {
+        action: "Reset".into(),
+        request: r#"{"type":"Immediate"}"#.into(),
+        ocpp_version: "2.0.1".into(),
+        ..new_action(charger, uuid, published)
+    };
+    // Taken alone, taken in a stream (written together on SQLite), by the command line.
+    store
+        .insert_live_action(&v201("v-alone", true))
+        .await
+        .unwrap();
+    let stream: Vec<NewAction> = (0..8).map(|n| v201(&format!("v-{n}"), true)).collect();
+    futures_util::future::join_all(stream.iter().map(|a| store.insert_live_action(a))).await;
+    store.insert_action(&v201("v-cli", false)).await.unwrap();
+    store
+        .insert_action(&new_action(charger, "v-16", true))
+        .await
+        .unwrap();
+    // One cms took itself (the base report after a boot), known from its report only.
+    let base_report = NewAction {
+        action: "GetBaseReport".into(),
+        request: r#"{"requestId":1,"reportBase":"FullInventory"}"#.into(),
+        ..v201("v-boot", true)
+    };
+    store.apply(&[report(&base_report, "sent")]).await.unwrap();
+
+    let version = async |uuid: &str| {
+        let row = store.action(charger, uuid).await.unwrap().unwrap();
+        (row.action, row.ocpp_version)
+    };
+    let reset_201 = ("Reset".to_string(), "2.0.1".to_string());
+    for uuid in ["v-alone", "v-0", "v-7", "v-cli"] {
+        assert_eq!(version(uuid).await, reset_201, "{uuid}");
+    }
+    assert_eq!(
+        version("v-boot").await,
+        ("GetBaseReport".to_string(), "2.0.1".to_string())
+    );
+    assert_eq!(
+        version("v-16").await,
+        ("Reset".to_string(), "1.6".to_string())
+    );
+    // The outbox publishes a command-line action as taken: for 2.0.1.
+    let claimed = store
+        .claim_unpublished_actions(at("2026-11-21T10:00:01Z"), 10, TIMES)
+        .await
+        .unwrap();
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|a| (a.uuid.as_str(), a.ocpp_version.as_str()))
+            .collect::<Vec<_>>(),
+        [("v-cli", "2.0.1")]
+    );
+    let (page, _) = store.actions_page(charger, 100, 0).await.unwrap();
+    assert!(
+        page.iter()
+            .all(|a| a.ocpp_version == if a.uuid == "v-16" { "1.6" } else { "2.0.1" })
+    );
+});

@@ -188,6 +188,7 @@ store_test!(secrets_keep_no_value_as_reported_or_as_set, |store| {
             timeout_ms: 30_000,
             created_at: at("02"),
             expires_at: at("59"),
+            ocpp_version: "2.0.1".into(),
             published: true,
         },
         status: "answered".into(),

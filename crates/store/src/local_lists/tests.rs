@@ -189,6 +189,7 @@ store_test!(a_call_is_claimed_once_and_settled_once, |store| {
             timeout_ms: 30_000,
             created_at: at.clone(),
             expires_at: at.clone(),
+            ocpp_version: "1.6".into(),
             published: true,
         })
         .await

@@ -5,14 +5,18 @@
 //! What no gateway reports on in time, the sweep ends (see `background.rs`).
 
 mod background;
+mod named;
 
 pub use crate::ingest::action_reports::new_action;
 use crate::ingest::action_reports::report_change;
 pub use background::{SWEEP_MARGIN, follow_reports, relay_cli_actions, sweep_overdue};
+pub use named::{Named, charger_version, named, path_segment_v201, validate_request};
 
 use cms_bus::{
-    ActionReport, ActionRequest, Publisher, RequestedBy, SecretsKey, Topics, command_record,
+    ActionName, ActionReport, ActionRequest, Publisher, RequestedBy, SecretsKey, Topics,
+    command_record,
 };
+use cms_ocpp::OcppVersion;
 use cms_ocpp::v16::secrets;
 use cms_store::actions::ActionRow;
 pub use cms_store::actions::ActionTimes;
@@ -83,7 +87,7 @@ impl Dispatch {
     pub async fn take(
         &self,
         target: &Target<'_>,
-        action: &str,
+        action: ActionName,
         request: serde_json::Value,
         requested_by: RequestedBy,
     ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
@@ -98,7 +102,7 @@ impl Dispatch {
         &self,
         uuid: String,
         target: &Target<'_>,
-        action: &str,
+        action: ActionName,
         request: serde_json::Value,
         requested_by: RequestedBy,
     ) -> Result<(String, oneshot::Receiver<ActionReport>), DispatchError> {
@@ -116,7 +120,7 @@ impl Dispatch {
         &self,
         uuid: String,
         target: &Target<'_>,
-        action: &str,
+        action: ActionName,
         request: serde_json::Value,
         requested_by: RequestedBy,
         times: ActionTimes,
@@ -144,7 +148,7 @@ impl Dispatch {
         &self,
         charger_id: i64,
         identity: &str,
-        action: &str,
+        action: ActionName,
         request: serde_json::Value,
         requested_by: RequestedBy,
     ) -> Result<Option<(ActionRequest, oneshot::Receiver<ActionReport>)>, DispatchError> {
@@ -159,7 +163,7 @@ impl Dispatch {
         &self,
         charger_id: i64,
         identity: &str,
-        action: &str,
+        action: ActionName,
         request: serde_json::Value,
         masked: Option<serde_json::Value>,
         requested_by: RequestedBy,
@@ -195,7 +199,7 @@ impl Dispatch {
         uuid: String,
         identity: &str,
         session: &str,
-        action: &str,
+        action: ActionName,
         (mut request, masked): (serde_json::Value, Option<serde_json::Value>),
         requested_by: RequestedBy,
         times: ActionTimes,
@@ -203,7 +207,9 @@ impl Dispatch {
         let now = chrono::Utc::now();
         let ttl = chrono::Duration::from_std(times.ttl).unwrap_or_default();
         let mut sealed_request = None;
-        if masked.is_some() || secrets::carries_secret(action, &request) {
+        // The 1.6 secrets (a ChangeConfiguration of a secret key), or what the caller masked
+        // (a 2.0.1 SetVariables of a write-only or secret variable).
+        if masked.is_some() || secrets::carries_secret(action.as_str(), &request) {
             let key = self
                 .secrets_key
                 .as_ref()
@@ -212,7 +218,7 @@ impl Dispatch {
             match masked {
                 Some(masked) => request = masked,
                 None => {
-                    secrets::mask_request(action, &mut request);
+                    secrets::mask_request(action.as_str(), &mut request);
                 }
             }
         }
@@ -220,7 +226,9 @@ impl Dispatch {
             uuid,
             identity: identity.to_string(),
             session: session.to_string(),
-            action: action.into(),
+            // An unknown name is no call of either version: taken as 1.6's, as before.
+            ocpp_version: action.version().unwrap_or(OcppVersion::V16),
+            action,
             request,
             requested_by,
             created_at: format_record_time(now),
@@ -306,11 +314,15 @@ impl Dispatch {
 /// The command a stored action stands for (for the outbox, which publishes what the command
 /// line stored).
 pub fn command_of_row(row: &ActionRow) -> ActionRequest {
+    // A version this code does not know is kept as 1.6: the gateway then ends a 2.x name
+    // `NotImplemented` rather than the outbox holding it forever.
+    let version = cms_bus::version_of_number(&row.ocpp_version).unwrap_or(OcppVersion::V16);
     ActionRequest {
         uuid: row.uuid.clone(),
         identity: row.identity.clone(),
         session: row.session.clone(),
-        action: row.action.as_str().into(),
+        action: ActionName::new(&row.action, version),
+        ocpp_version: version,
         request: serde_json::from_str(&row.request).unwrap_or(serde_json::Value::Null),
         requested_by: RequestedBy {
             kind: row.requested_by_type.clone(),

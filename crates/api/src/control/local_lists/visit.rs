@@ -126,7 +126,7 @@ impl Keeper {
             .take_as(
                 call.action_uuid.clone(),
                 &target,
-                action,
+                action.into(),
                 request,
                 RequestedBy::system(),
             )

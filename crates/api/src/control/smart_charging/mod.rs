@@ -314,7 +314,7 @@ impl Balancer {
             .take_command(
                 limit.action_uuid.clone(),
                 &target,
-                action,
+                action.into(),
                 request,
                 RequestedBy::system(),
                 CALL_TIMES,

@@ -23,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use cms_bus::RequestedBy;
 use cms_http_server::AnswerBy;
+use cms_ocpp::v16::Command;
 use cms_ocpp::v16::secrets::AUTHORIZATION_KEY;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -169,7 +170,13 @@ pub async fn set_security(
     };
     let (uuid, ended) = state
         .dispatch
-        .take_as(uuid, &target, "ChangeConfiguration", request, requested_by)
+        .take_as(
+            uuid,
+            &target,
+            Command::ChangeConfiguration.into(),
+            request,
+            requested_by,
+        )
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     let deadline = AnswerBy::wait_until(answer_by.map(|Extension(at)| at), wait);
