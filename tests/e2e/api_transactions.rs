@@ -83,7 +83,7 @@ on_both_stores!(
         }
         assert!(stopped["charger_connector_id"].is_i64(), "{stopped}");
         let expected = json!({
-            "id": first, "charger_id": charger_id,
+            "id": first, "station_transaction_id": null, "charger_id": charger_id,
             "charger_connector_id": stopped["charger_connector_id"], "reservation_id": null,
             "id_tag": "TAG-A", "id_tag_status": "Accepted", "meter_start": 1000, "meter_stop": 2500, "total_kwh": "1.50",
             "started_at": "2026-02-10T09:00:00.000000Z", "stopped_at": "2026-02-10T09:30:00.000000Z",

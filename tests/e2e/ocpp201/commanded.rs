@@ -194,7 +194,8 @@ async fn python_station_commanded() {
 
     // A read-only variable is refused before anything is sent; a writable one goes as
     // SetVariables and is answered per variable.
-    let setting = |component: &str, variable: &str, value: &str| json!({"settings": [{"component": component, "variable": variable, "value": value}]});
+    // Keys in the flattened form of docs/api.md: `Component/Variable` for these.
+    let setting = |component: &str, variable: &str, value: &str| json!({"settings": {format!("{component}/{variable}"): value}});
     let read_only = setting("SecurityCtrlr", "Identity", "CP-OTHER");
     bench
         .api
