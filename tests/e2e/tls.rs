@@ -6,6 +6,7 @@
 
 mod flood;
 mod https;
+mod ocpp201;
 mod profiles;
 mod python_client;
 mod reload;
@@ -132,17 +133,18 @@ impl TlsCms {
 
 /// The reasons the gateway counts a refused handshake under, in
 /// `cms_gateway_handshake_rejections_total{reason}`.
-const REASONS: [&str; 6] = [
+const REASONS: [&str; 7] = [
     "unauthorized",
     "tls_required",
     "client_certificate_required",
     "client_certificate_mismatch",
     "client_certificate_invalid",
     "tls_handshake_failed",
+    "client_certificate_organization_mismatch",
 ];
 
 /// The handshake rejections counted so far, per reason in [`REASONS`].
-async fn rejections(api: &Api) -> [f64; 6] {
+async fn rejections(api: &Api) -> [f64; 7] {
     let metrics: Metrics = api.metrics().await;
     REASONS.map(|reason| {
         let labels = [("reason", reason)];
@@ -154,7 +156,7 @@ async fn rejections(api: &Api) -> [f64; 6] {
 
 /// Waits until exactly one more rejection than `before` is counted, under `reason`, and no
 /// other; returns the new counts.
-async fn expect_one_rejection(api: &Api, before: [f64; 6], reason: &str) -> [f64; 6] {
+async fn expect_one_rejection(api: &Api, before: [f64; 7], reason: &str) -> [f64; 7] {
     let index = REASONS
         .iter()
         .position(|r| *r == reason)

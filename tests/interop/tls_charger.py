@@ -2,12 +2,15 @@
 """A third-party TLS client of cms (OpenSSL, through Python's ssl), for tests/e2e/tls.rs.
 
 Usage: tls_charger.py URL [--ca FILE] [--certificate FILE --private-key FILE] [--bearer TOKEN]
+                      [--ocpp 1.6|2.0.1]
 
 - ws:// or wss://: a charge point. It opens the websocket offering `ocpp1.6` (Basic credentials
   go in the URL, wss://IDENTITY:PASSWORD@HOST/ocpp/IDENTITY, as chargers are configured), with
   an SSLContext that trusts only --ca and presents the client certificate if given; once in, the
   `ocpp` package's ChargePoint sends a BootNotification and a Heartbeat and checks both answers
-  against the OCPP 1.6 schemas, then closes.
+  against the OCPP 1.6 schemas, then closes. With `--ocpp 2.0.1` it is a 2.0.1 charging station
+  instead: it offers `ocpp2.0.1` and the package's v201 ChargePoint does the same against the
+  2.0.1 schemas (answering cms's GetBaseReport NotSupported).
 - https:// or http://: an operator's HTTP client; it GETs the URL (with `Authorization: Bearer
   TOKEN` if given) and reads the answer.
 
@@ -36,6 +39,7 @@ from websockets.asyncio.client import ClientConnection
 from ocpp.routing import on
 from ocpp.v16 import ChargePoint, call, call_result
 from ocpp.v16.enums import Action
+from ocpp import v201
 
 OVERALL_TIMEOUT_S = 10
 RESPONSE_TIMEOUT_S = 5
@@ -48,6 +52,43 @@ class TlsChargePoint(ChargePoint):
     def on_get_configuration(self, **_):
         """cms reads the configuration after a boot: there is none worth telling here."""
         return call_result.GetConfiguration(configuration_key=[])
+
+
+class TlsStation201(v201.ChargePoint):
+    @on("GetBaseReport")
+    def on_get_base_report(self, **_):
+        """cms asks for the device model after a boot: this station keeps it to itself."""
+        return v201.call_result.GetBaseReport(status="NotSupported")
+
+
+async def boot_and_heartbeat_16(point):
+    boot = await point.call(
+        call.BootNotification(
+            charge_point_vendor="InteropVendor",
+            charge_point_model="InteropTLS",
+            firmware_version="tls-1.0",
+        ),
+        suppress=False,
+    )
+    heartbeat = await point.call(call.Heartbeat(), suppress=False)
+    return boot, heartbeat
+
+
+async def boot_and_heartbeat_201(point):
+    station = {"model": "InteropTLS", "vendor_name": "InteropVendor", "firmware_version": "tls-1.0"}
+    boot = await point.call(
+        v201.call.BootNotification(charging_station=station, reason="PowerUp"),
+        suppress=False,
+    )
+    heartbeat = await point.call(v201.call.Heartbeat(), suppress=False)
+    return boot, heartbeat
+
+
+# Per --ocpp: the subprotocol offered, the ChargePoint class, and its boot and heartbeat.
+VERSIONS = {
+    "1.6": ("ocpp1.6", TlsChargePoint, boot_and_heartbeat_16),
+    "2.0.1": ("ocpp2.0.1", TlsStation201, boot_and_heartbeat_201),
+}
 
 
 class AlertKeepingConnection(ClientConnection):
@@ -113,12 +154,13 @@ def failure(error):
     return {"outcome": "failed", "error": " <- ".join(causes)}
 
 
-async def charge_point(url, context, identity):
+async def charge_point(url, context, identity, version):
+    subprotocol, point_class, boot_and_heartbeat = VERSIONS[version]
     async with websockets.connect(
         url,
         ssl=context,
         create_connection=AlertKeepingConnection,
-        subprotocols=["ocpp1.6"],
+        subprotocols=[subprotocol],
         proxy=None,
         open_timeout=OPEN_TIMEOUT_S,
         close_timeout=CLOSE_TIMEOUT_S,
@@ -128,19 +170,11 @@ async def charge_point(url, context, identity):
             "subprotocol": ws.subprotocol,
             "server_certificate": server_certificate(ws.transport.get_extra_info("ssl_object")),
         }
-        point = TlsChargePoint(identity, ws, response_timeout=RESPONSE_TIMEOUT_S)
+        point = point_class(identity, ws, response_timeout=RESPONSE_TIMEOUT_S)
         reader = asyncio.create_task(point.start())
         try:
-            boot = await point.call(
-                call.BootNotification(
-                    charge_point_vendor="InteropVendor",
-                    charge_point_model="InteropTLS",
-                    firmware_version="tls-1.0",
-                ),
-                suppress=False,
-            )
+            boot, heartbeat = await boot_and_heartbeat(point)
             outcome["boot"] = {"status": boot.status, "interval": boot.interval}
-            heartbeat = await point.call(call.Heartbeat(), suppress=False)
             outcome["heartbeat"] = {"current_time": heartbeat.current_time}
         finally:
             reader.cancel()
@@ -190,7 +224,7 @@ def attempt(args):
         if parts.scheme in ("http", "https"):
             return get(args.url, context, args.bearer)
         identity = urllib.parse.unquote(parts.path.rsplit("/", 1)[-1])
-        run = charge_point(args.url, context, identity)
+        run = charge_point(args.url, context, identity, args.ocpp)
         return asyncio.run(asyncio.wait_for(run, OVERALL_TIMEOUT_S))
     except Exception as error:  # every way the server can turn us away is an outcome
         return failure(error)
@@ -203,6 +237,7 @@ def main(argv):
     parser.add_argument("--certificate", help="a client certificate (PEM) to present")
     parser.add_argument("--private-key", help="the client certificate's key (PEM)")
     parser.add_argument("--bearer", help="a token for `Authorization: Bearer`")
+    parser.add_argument("--ocpp", choices=sorted(VERSIONS), default="1.6", help="the version spoken")
     args = parser.parse_args(argv[1:])
     if bool(args.certificate) != bool(args.private_key):
         parser.error("--certificate and --private-key go together")

@@ -30,6 +30,11 @@ pub struct OcppTlsArgs {
     /// a certificate of a charger's chain needs its CRL in the file). Reloaded like the CA.
     #[arg(long, env = "CMS_TLS_CLIENT_CRL", requires = "tls_client_ca")]
     pub tls_client_crl: Option<PathBuf>,
+    /// The charging station operator's name: a profile-3 charger's certificate (1.6 or 2.0.1)
+    /// must then also hold it as its subject O, exactly, or the charger is refused with 403
+    /// (`client_certificate_organization_mismatch`). Unset, O is not checked.
+    #[arg(long, env = "CMS_TLS_CLIENT_ORGANIZATION", requires = "tls_client_ca", value_parser = organization)]
+    pub tls_client_organization: Option<String>,
     /// Threads doing TLS handshakes, apart from the shards that serve established chargers.
     #[arg(long, env = "CMS_TLS_HANDSHAKE_THREADS", default_value_t = 1)]
     pub tls_handshake_threads: usize,
@@ -70,6 +75,7 @@ impl OcppTlsArgs {
         Ok(GatewaySecurity {
             tls: self.gateway_tls(stop)?,
             proxies: self.trusted_proxies(stop)?,
+            client_organization: self.tls_client_organization.clone(),
         })
     }
 
@@ -146,6 +152,16 @@ fn watched(
     tls.watch(DEFAULT_POLL_INTERVAL, stop.clone())
         .map_err(|e| format!("cannot watch for SIGHUP: {e}"))?;
     Ok(tls)
+}
+
+/// Parses `--tls-client-organization`: a name no certificate could fail to match by accident
+/// of the shell (empty, or with spaces around it) is refused at start.
+fn organization(text: &str) -> Result<String, String> {
+    match text {
+        "" => Err("an empty name (leave the flag out to not check O)".to_string()),
+        _ if text.trim() != text => Err(format!("{text:?} has spaces around it")),
+        _ => Ok(text.to_string()),
+    }
 }
 
 /// A listening address, or `off`.

@@ -1,9 +1,9 @@
 //! Doors for the fuzz targets in `fuzz/` (docs/fuzzing.md) into code that is otherwise reached
 //! only through a socket: the whole upgrade handshake on an in-memory stream. Not an API.
 
-use crate::admission::Transport;
+use crate::admission::{ClientSubject, Transport};
 use crate::directory::{ChargerDirectory, DirectoryError, Registration};
-use crate::handshake::{Rejection, accept};
+use crate::handshake::{Rejection, Terms, accept};
 use cms_bus::BoxFuture;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
@@ -31,13 +31,20 @@ pub async fn handshake(request: &[u8], tls_client_names: Option<&[String]>) -> H
         input: request,
         output: Vec::new(),
     };
-    let transport = match tls_client_names {
-        Some(client_names) => Transport::Tls { client_names },
+    let client = tls_client_names.map(|names| ClientSubject {
+        common_names: names.to_vec(),
+        organizations: Vec::new(),
+    });
+    let transport = match &client {
+        Some(client) => Transport::Tls { client },
         None => Transport::Plain,
     };
     let peer = IpAddr::V4(Ipv4Addr::LOCALHOST);
-    let preferred = cms_ocpp::OcppVersion::V201;
-    let outcome = accept(&mut stream, &Fixed, transport, peer, None, preferred)
+    let terms = Terms {
+        preferred: cms_ocpp::OcppVersion::V201,
+        organization: None,
+    };
+    let outcome = accept(&mut stream, &Fixed, transport, peer, None, terms)
         .await
         .map(|a| (a.identity.as_str().to_string(), a.authenticated));
     Handshake {

@@ -3,7 +3,7 @@
 //! Done by hand rather than through tungstenite's callback because the directory look-up is
 //! asynchronous.
 
-use crate::admission::{Refusal, Transport, admit};
+use crate::admission::{ClientSubject, Refusal, Transport, admit};
 use crate::directory::ChargerDirectory;
 use crate::identity::ChargerIdentity;
 use crate::tls_listener::TrustedProxies;
@@ -75,24 +75,31 @@ pub fn choose(offered: &[String], preferred: OcppVersion) -> Option<OcppVersion>
         .find(|version| offers(*version))
 }
 
+/// What the gateway asks of every connection besides its registration: the version a client
+/// offering both gets, and the operator's name a profile-3 certificate must carry as subject O.
+#[derive(Debug, Clone, Copy)]
+pub struct Terms<'a> {
+    pub preferred: OcppVersion,
+    pub organization: Option<&'a str>,
+}
+
 /// Runs the handshake on a fresh connection from `peer` that came in over `transport`. A plain
 /// connection from one of the `proxies` (a load balancer that terminated TLS) counts as TLS,
-/// with the client certificate the proxy forwarded, once it verified. A client offering both
-/// OCPP versions gets `preferred`.
+/// with the client certificate the proxy forwarded, once it verified.
 pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     directory: &dyn ChargerDirectory,
     transport: Transport<'_>,
     peer: IpAddr,
     proxies: Option<&TrustedProxies>,
-    preferred: OcppVersion,
+    terms: Terms<'_>,
 ) -> Result<Accepted, Rejection> {
     let proxy = proxies.filter(|p| matches!(transport, Transport::Plain) && p.trusts(peer));
     let header = proxy.map(|p| p.header.as_str());
     let (request, leftover) = read_request(stream, header).await?;
-    let forwarded_names = match (proxy, &request.forwarded_certificate) {
+    let forwarded = match (proxy, &request.forwarded_certificate) {
         (Some(proxy), Some(value)) => match proxy.certificates.verify(value) {
-            Ok(certificate) => Some(certificate.common_names().to_vec()),
+            Ok(certificate) => Some(ClientSubject::from(&certificate)),
             Err(e) => {
                 tracing::info!(%peer, error = %e, "forwarded client certificate refused");
                 let refusal = Refusal::ClientCertificateInvalid;
@@ -100,13 +107,11 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
                 return respond(stream, status, &[], body, Rejection::Refused(refusal)).await;
             }
         },
-        (Some(_), None) => Some(Vec::new()),
+        (Some(_), None) => Some(ClientSubject::default()),
         (None, _) => None,
     };
-    let transport = match &forwarded_names {
-        Some(names) => Transport::Tls {
-            client_names: names,
-        },
+    let transport = match &forwarded {
+        Some(client) => Transport::Tls { client },
         None => transport,
     };
     let Some(segment) = request.path.strip_prefix("/ocpp/") else {
@@ -163,7 +168,14 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
         }
     };
     let authorization = request.authorization.as_deref();
-    let authenticated = match admit(&identity, &registration, transport, authorization) {
+    let admitted = admit(
+        &identity,
+        &registration,
+        transport,
+        authorization,
+        terms.organization,
+    );
+    let authenticated = match admitted {
         Ok(authenticated) => authenticated,
         Err(refusal) => {
             // Who and why, never the credentials.
@@ -177,7 +189,7 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
             return respond(stream, status, headers, body, Rejection::Refused(refusal)).await;
         }
     };
-    let version = choose(&request.protocols, preferred);
+    let version = choose(&request.protocols, terms.preferred);
     let mut response = format!(
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n",
         derive_accept_key(key.as_bytes())

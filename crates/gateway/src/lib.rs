@@ -55,11 +55,15 @@ pub use relay::{
 pub use tls_listener::{GatewayTls, TrustedProxies};
 
 /// How chargers may reach the gateway besides plain ws: its own wss listener, and load
-/// balancers that terminate TLS for it.
+/// balancers that terminate TLS for it; and what a profile-3 certificate must name.
 #[derive(Clone, Default)]
 pub struct GatewaySecurity {
     pub tls: Option<GatewayTls>,
     pub proxies: Option<TrustedProxies>,
+    /// The charging station operator's name a profile-3 charger's certificate must hold as its
+    /// subject O (`--tls-client-organization`; OCPP 2.0.1 Part 2, A00.FR.404); `None`: O is
+    /// not checked.
+    pub client_organization: Option<String>,
 }
 pub use transactions::TransactionIds;
 
@@ -205,6 +209,8 @@ pub(crate) struct Shared {
     capacity: cms_listener::ConnectionCap,
     /// Load balancers trusted to terminate TLS and forward client certificates.
     proxies: Option<TrustedProxies>,
+    /// The operator's name profile-3 certificates must hold as subject O, if checked.
+    client_organization: Option<String>,
     transaction_ids: transactions::TransactionIds,
     metrics: metrics::GatewayMetrics,
     /// The configuration reads after boots: spaced, and skipped for oversized configurations.
@@ -244,7 +250,11 @@ impl Gateway {
         commands: Box<dyn Subscriber>,
         security: GatewaySecurity,
     ) -> std::io::Result<Gateway> {
-        let GatewaySecurity { tls, proxies } = security;
+        let GatewaySecurity {
+            tls,
+            proxies,
+            client_organization,
+        } = security;
         let shard_count = config.shards.max(1);
         let listeners = match config.ocpp_addr {
             Some(addr) => shard::bind(addr, shard_count)?
@@ -297,6 +307,7 @@ impl Gateway {
             ws_config,
             capacity: capacity::connection_cap(config.max_connections),
             proxies,
+            client_organization,
             node: Bytes::from(config.node_id.clone()),
             topics: config.topics,
             config,

@@ -176,7 +176,7 @@ impl GatewayMetrics {
 
 /// Every reason a handshake is refused for: the labels of
 /// `cms_gateway_handshake_rejections_total` (docs/operations.md).
-pub const HANDSHAKE_REJECTIONS: [&str; 19] = [
+pub const HANDSHAKE_REJECTIONS: [&str; 20] = [
     "bad_request",
     "unknown_charger",
     "directory_unavailable",
@@ -190,6 +190,7 @@ pub const HANDSHAKE_REJECTIONS: [&str; 19] = [
     "tls_required",
     "client_certificate_required",
     "client_certificate_mismatch",
+    "client_certificate_organization_mismatch",
     "client_certificate_invalid",
     "tls_busy",
     "tls_handshake_failed",

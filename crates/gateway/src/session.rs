@@ -4,7 +4,7 @@
 
 use crate::action_calls::ActionCalls;
 use crate::actions::ActionInbox;
-use crate::admission::Transport;
+use crate::admission::{ClientSubject, Transport};
 use crate::boot_configuration::read_configuration;
 use crate::charger_action::ChargerAction;
 use crate::charger_calls_v201::call_error_v201;
@@ -68,20 +68,20 @@ impl SessionEntry {
 }
 
 /// Serves one accepted connection to its end, holding its place under the connection cap
-/// (`_permit`) until then. `client_names` is `Some` for a wss connection: the subject CNs of
+/// (`_permit`) until then. `client` is `Some` for a wss connection: the subject of
 /// its verified client certificate (empty without one).
 pub async fn serve(
     shared: Arc<Shared>,
     stream: ChargerStream,
     peer: SocketAddr,
     _permit: OwnedSemaphorePermit,
-    client_names: Option<Vec<String>>,
+    client: Option<ClientSubject>,
 ) {
     // Boxed, and gone once the socket is a websocket: the opening's state (the upgrade's
     // header array, tungstenite's set-up, the TLS names) would otherwise be part of every
     // connection's task for its whole life.
     let Some((mut ws, identity, authenticated, version)) =
-        Box::pin(open(&shared, stream, peer, client_names)).await
+        Box::pin(open(&shared, stream, peer, client)).await
     else {
         return;
     };
@@ -170,13 +170,15 @@ async fn open(
     shared: &Shared,
     mut stream: ChargerStream,
     peer: SocketAddr,
-    client_names: Option<Vec<String>>,
+    client: Option<ClientSubject>,
 ) -> Option<(Ws, ChargerIdentity, bool, OcppVersion)> {
-    let transport = match &client_names {
-        Some(names) => Transport::Tls {
-            client_names: names,
-        },
+    let transport = match &client {
+        Some(client) => Transport::Tls { client },
         None => Transport::Plain,
+    };
+    let terms = handshake::Terms {
+        preferred: shared.config.ocpp_preferred_version,
+        organization: shared.client_organization.as_deref(),
     };
     // Boxed apart: the handshake's state (~2.4 KB, its header array above all) is larger
     // than the rest of the opening.
@@ -188,7 +190,7 @@ async fn open(
             transport,
             peer.ip(),
             shared.proxies.as_ref(),
-            shared.config.ocpp_preferred_version,
+            terms,
         )),
     )
     .await;

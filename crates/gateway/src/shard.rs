@@ -76,13 +76,13 @@ async fn accept_loop(
         tokio::select! {
             _ = shared.stop_accepting.cancelled() => break,
             Some(handover) = handovers.recv() => {
-                let Handover { mut stream, peer, permit, client_names } = handover;
+                let Handover { mut stream, peer, permit, client } = handover;
                 if let Err(e) = stream.get_mut().0.rebind() {
                     tracing::warn!(shard = index, error = %e, "a wss connection could not move to its shard");
                     continue;
                 }
                 let stream = ChargerStream::Tls(Box::new(stream));
-                sessions.spawn(serve(shared.clone(), stream, peer, permit, Some(client_names)));
+                sessions.spawn(serve(shared.clone(), stream, peer, permit, Some(client)));
             }
             accepted = accept(listener.as_ref()) => match accepted {
                 Ok((stream, peer)) => {

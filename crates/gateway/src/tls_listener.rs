@@ -11,6 +11,7 @@
 mod sources;
 
 use crate::Shared;
+use crate::admission::ClientSubject;
 use crate::metrics::handshake_rejected;
 use crate::stream::HandedTcp;
 use cms_tls::{ServerTls, TlsError};
@@ -66,8 +67,8 @@ pub struct Handover {
     pub peer: SocketAddr,
     /// Its place under the connection cap, taken at accept.
     pub permit: OwnedSemaphorePermit,
-    /// The subject CNs of its verified client certificate; empty without one.
-    pub client_names: Vec<String>,
+    /// The subject of its verified client certificate; empty without one.
+    pub client: ClientSubject,
 }
 
 /// Starts the handshake runtime on its own thread, accepting on `listener` until shutdown.
@@ -144,7 +145,7 @@ async fn accept_loop(
         );
         tasks.spawn(async move {
             let done = handshake(&handshakes, &shared, tcp, peer, source_turn).await;
-            let Some((stream, client_names)) = done else {
+            let Some((stream, client)) = done else {
                 return;
             };
             let shard = &shards[next.fetch_add(1, Ordering::Relaxed) % shards.len()];
@@ -152,7 +153,7 @@ async fn accept_loop(
                 stream,
                 peer,
                 permit,
-                client_names,
+                client,
             };
             // A shard that is gone is shutting down: the connection closes with it.
             let _ = shard.send(handover).await;
@@ -171,7 +172,7 @@ async fn handshake(
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
     _source_turn: SourceTurn,
-) -> Option<(TlsStream<HandedTcp>, Vec<String>)> {
+) -> Option<(TlsStream<HandedTcp>, ClientSubject)> {
     let deadline = Instant::now() + shared.config.handshake_timeout;
     let hello_deadline = deadline.min(Instant::now() + handshakes.hello_timeout);
     let hello = LazyConfigAcceptor::new(rustls::server::Acceptor::default(), HandedTcp::new(tcp));
@@ -212,8 +213,8 @@ async fn handshake(
     // A resumed session's certificate is verified again here, against the CA and CRLs of now.
     match tls.client_certificate_of(&stream) {
         Ok(certificate) => {
-            let names = certificate.map(|c| c.common_names().to_vec());
-            Some((stream, names.unwrap_or_default()))
+            let subject = certificate.as_ref().map(ClientSubject::from);
+            Some((stream, subject.unwrap_or_default()))
         }
         Err(e) => {
             let reason = match &e {

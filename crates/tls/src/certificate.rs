@@ -1,5 +1,6 @@
 //! The verified client certificate of a connection, reduced to what the gateway decides on:
-//! the subject's Common Name (OCPP security profile 3) and, for logs, when it expires.
+//! the subject's Common Name and Organization (OCPP security profile 3) and, for logs, when it
+//! expires.
 
 use chrono::{DateTime, Utc};
 use rustls::pki_types::CertificateDer;
@@ -13,6 +14,7 @@ use crate::TlsError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientCertificate {
     common_names: Vec<String>,
+    organizations: Vec<String>,
     not_after: DateTime<Utc>,
 }
 
@@ -26,10 +28,19 @@ impl ClientCertificate {
             .map(|name| name.as_str().map(str::to_owned))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|error| unreadable(format!("subject CN: {error}")))?;
+        // An O in a string type x509-parser cannot read (BMPString, say) is left out rather
+        // than failing the certificate: without --tls-client-organization it mattered not
+        // before, and with it such a certificate names no operator and is refused.
+        let organizations = certificate
+            .subject()
+            .iter_organization()
+            .filter_map(|name| name.as_str().ok().map(str::to_owned))
+            .collect();
         let not_after =
             timestamp(certificate.validity().not_after.timestamp()).map_err(unreadable)?;
         Ok(ClientCertificate {
             common_names,
+            organizations,
             not_after,
         })
     }
@@ -37,6 +48,12 @@ impl ClientCertificate {
     /// Every Common Name of the subject, in certificate order; usually exactly one.
     pub fn common_names(&self) -> &[String] {
         &self.common_names
+    }
+
+    /// Every organizationName (O) of the subject, in certificate order: the charging station
+    /// operator's name (OCPP 2.0.1 Part 2, A00.FR.404); often none in 1.6 fleets.
+    pub fn organizations(&self) -> &[String] {
+        &self.organizations
     }
 
     pub fn not_after(&self) -> DateTime<Utc> {

@@ -167,6 +167,16 @@ impl TestPki {
         self.issue_client("client", common_name, &self.root, Validity::Default)
     }
 
+    /// A valid client certificate of the root CA with subject `CN=common_name, O=organization`
+    /// (OCPP security profile 3: O names the charging station operator).
+    pub fn client_of(&self, common_name: &str, organization: &str) -> ClientFiles {
+        let subject = Subject {
+            common_name,
+            organization: Some(organization),
+        };
+        self.issue("client", subject, &self.root, Validity::Default)
+    }
+
     /// A client certificate of the root CA that expired on 2021-01-01.
     pub fn expired_client(&self, common_name: &str) -> ClientFiles {
         let validity = Validity::Years(2020, 2021);
@@ -195,7 +205,21 @@ impl TestPki {
         issuer: &Ca,
         validity: Validity,
     ) -> ClientFiles {
+        let subject = Subject {
+            common_name,
+            organization: None,
+        };
+        self.issue(kind, subject, issuer, validity)
+    }
+
+    fn issue(&self, kind: &str, subject: Subject, issuer: &Ca, validity: Validity) -> ClientFiles {
+        let common_name = subject.common_name;
         let mut params = params_for(common_name);
+        if let Some(organization) = subject.organization {
+            params
+                .distinguished_name
+                .push(DnType::OrganizationName, organization);
+        }
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
         match validity {
             Validity::Default => {}
@@ -223,6 +247,12 @@ impl TestPki {
         write(&files.private_key, &key.serialize_pem());
         files
     }
+}
+
+/// Whom a client certificate names.
+struct Subject<'a> {
+    common_name: &'a str,
+    organization: Option<&'a str>,
 }
 
 /// When a client certificate is valid.

@@ -16,6 +16,9 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(20);
 pub struct Presenting<'a> {
     pub certificate: Option<&'a ClientFiles>,
     pub bearer: Option<&'a str>,
+    /// Speak OCPP 2.0.1 (offer `ocpp2.0.1`, the `ocpp` package's v201 ChargePoint) instead
+    /// of 1.6.
+    pub ocpp201: bool,
 }
 
 /// Runs the script against `url` (Basic credentials go in it) and returns its outcome, e.g.
@@ -39,6 +42,9 @@ pub async fn attempt(pki: &TestPki, url: &str, presenting: Presenting<'_>) -> Va
     }
     if let Some(token) = presenting.bearer {
         args.extend(["--bearer".into(), token.to_string()]);
+    }
+    if presenting.ocpp201 {
+        args.extend(["--ocpp".into(), "2.0.1".into()]);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let Output {
@@ -64,13 +70,18 @@ pub async fn attempt(pki: &TestPki, url: &str, presenting: Presenting<'_>) -> Va
 /// Fails the test unless the charge point got in and had its BootNotification accepted and its
 /// Heartbeat answered.
 pub fn expect_charging_session(outcome: &Value, what: &str) {
+    expect_session_in(outcome, "ocpp1.6", what);
+}
+
+/// As [`expect_charging_session`], for a charge point that speaks `subprotocol`.
+pub fn expect_session_in(outcome: &Value, subprotocol: &str, what: &str) {
     let answered = outcome["outcome"] == "connected"
-        && outcome["subprotocol"] == "ocpp1.6"
+        && outcome["subprotocol"] == subprotocol
         && outcome["boot"]["status"] == "Accepted"
         && outcome["heartbeat"]["current_time"].is_string();
     assert!(
         answered,
-        "{what}: expected the charge point to get in (ocpp1.6), its boot Accepted and its \
+        "{what}: expected the charge point to get in ({subprotocol}), its boot Accepted and its \
          heartbeat answered; it saw {outcome}"
     );
 }

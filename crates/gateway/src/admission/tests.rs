@@ -22,15 +22,29 @@ fn id(identity: &str) -> ChargerIdentity {
     ChargerIdentity::parse(identity).unwrap()
 }
 
+/// A verified client certificate's subject: these CNs and these Os.
+fn subject(common_names: &[&str], organizations: &[&str]) -> ClientSubject {
+    let owned = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+    ClientSubject {
+        common_names: owned(common_names),
+        organizations: owned(organizations),
+    }
+}
+
+/// Admission with the operator's name unchecked (no `--tls-client-organization`).
+fn admit(
+    identity: &ChargerIdentity,
+    registration: &Registration,
+    transport: Transport<'_>,
+    authorization: Option<&str>,
+) -> Result<bool, Refusal> {
+    super::admit(identity, registration, transport, authorization, None)
+}
+
 #[test]
 fn profile_0_needs_no_credentials_on_either_transport() {
-    let names = ["CP1".to_string()];
-    for transport in [
-        Transport::Plain,
-        Transport::Tls {
-            client_names: &names,
-        },
-    ] {
+    let names = subject(&["CP1"], &[]);
+    for transport in [Transport::Plain, Transport::Tls { client: &names }] {
         assert_eq!(
             admit(&id("CP1"), &registration(0), transport, None),
             Ok(false)
@@ -72,7 +86,8 @@ fn profile_2_is_basic_auth_over_tls_only() {
         Err(Refusal::TlsRequired),
         "the right password on plain ws is still refused"
     );
-    let tls = Transport::Tls { client_names: &[] };
+    let none = ClientSubject::default();
+    let tls = Transport::Tls { client: &none };
     assert_eq!(admit(&cp, &reg, tls, Some(&credentials)), Ok(true));
     assert_eq!(admit(&cp, &reg, tls, None), Err(Refusal::Unauthorized));
 }
@@ -81,40 +96,20 @@ fn profile_2_is_basic_auth_over_tls_only() {
 fn profile_3_is_a_client_certificate_naming_the_charger() {
     let cp = id("CP1");
     let reg = registration(3);
-    let mine = ["CP1".to_string()];
-    let theirs = ["CP2".to_string()];
+    let mine = subject(&["CP1"], &[]);
+    let theirs = subject(&["CP2"], &[]);
     assert_eq!(
-        admit(
-            &cp,
-            &reg,
-            Transport::Tls {
-                client_names: &mine
-            },
-            None
-        ),
+        admit(&cp, &reg, Transport::Tls { client: &mine }, None),
         Ok(true)
     );
     assert_eq!(
-        admit(
-            &cp,
-            &reg,
-            Transport::Tls {
-                client_names: &theirs
-            },
-            None
-        ),
+        admit(&cp, &reg, Transport::Tls { client: &theirs }, None),
         Err(Refusal::ClientCertificateMismatch)
     );
-    let both = ["CP2".to_string(), "CP1".to_string()];
+    let both = subject(&["CP2", "CP1"], &[]);
+    let none = ClientSubject::default();
     assert_eq!(
-        admit(
-            &cp,
-            &reg,
-            Transport::Tls {
-                client_names: &both
-            },
-            None
-        ),
+        admit(&cp, &reg, Transport::Tls { client: &both }, None),
         Err(Refusal::ClientCertificateMismatch),
         "a certificate naming several chargers admits none of them"
     );
@@ -122,7 +117,7 @@ fn profile_3_is_a_client_certificate_naming_the_charger() {
         admit(
             &cp,
             &reg,
-            Transport::Tls { client_names: &[] },
+            Transport::Tls { client: &none },
             Some(&basic("CP1:x"))
         ),
         Err(Refusal::ClientCertificateRequired),
@@ -142,8 +137,69 @@ fn an_unknown_profile_lets_nobody_in() {
         authorization: Default::default(),
         proxy: None,
     };
+    let none = ClientSubject::default();
     assert_eq!(
-        admit(&id("CP1"), &reg, Transport::Tls { client_names: &[] }, None),
+        admit(&id("CP1"), &reg, Transport::Tls { client: &none }, None),
         Err(Refusal::Unauthorized)
     );
+}
+
+#[test]
+fn a_required_organization_is_the_subject_o_of_a_profile_3_certificate() {
+    let cp = id("CP1");
+    let reg = registration(3);
+    let operator = Some("Example CPO");
+    let with = |certificate: &ClientSubject| {
+        let tls = Transport::Tls {
+            client: certificate,
+        };
+        super::admit(&cp, &reg, tls, None, operator)
+    };
+    assert_eq!(with(&subject(&["CP1"], &["Example CPO"])), Ok(true));
+    for (certificate, what) in [
+        (subject(&["CP1"], &[]), "no O at all"),
+        (subject(&["CP1"], &["Other CPO"]), "another operator"),
+        (
+            subject(&["CP1"], &["example cpo"]),
+            "the name in other case",
+        ),
+        (subject(&["CP1"], &["Example CPO Ltd"]), "a longer name"),
+        (
+            subject(&["CP1"], &["Other CPO", "Example CPO"]),
+            "several operators",
+        ),
+    ] {
+        assert_eq!(
+            with(&certificate),
+            Err(Refusal::ClientCertificateOrganizationMismatch),
+            "{what}"
+        );
+    }
+    // The CN is judged first: another charger's certificate is that, whatever its O.
+    assert_eq!(
+        with(&subject(&["CP2"], &["Example CPO"])),
+        Err(Refusal::ClientCertificateMismatch)
+    );
+    // Unset, O is not looked at (the fleets of before the flag).
+    let tls = Transport::Tls {
+        client: &subject(&["CP1"], &["Other CPO"]),
+    };
+    assert_eq!(super::admit(&cp, &reg, tls, None, None), Ok(true));
+}
+
+#[test]
+fn a_required_organization_asks_nothing_of_profiles_below_3() {
+    let credentials = basic("CP1:0123456789abcdef");
+    let none = ClientSubject::default();
+    for profile in [1, 2] {
+        let tls = Transport::Tls { client: &none };
+        let admitted = super::admit(
+            &id("CP1"),
+            &registration(profile),
+            tls,
+            Some(&credentials),
+            Some("Example CPO"),
+        );
+        assert_eq!(admitted, Ok(true), "profile {profile}");
+    }
 }

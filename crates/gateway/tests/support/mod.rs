@@ -37,10 +37,7 @@ pub async fn start_gateway(
         Arc::new(IdTagDirectory::default()),
         bus.clone(),
         commands,
-        GatewaySecurity {
-            tls: None,
-            proxies: None,
-        },
+        GatewaySecurity::default(),
     )
     .unwrap()
 }

@@ -41,6 +41,35 @@ async fn a_client_certificate_of_the_ca_is_accepted_and_its_common_name_read() {
     }
 }
 
+/// OCPP 2.0.1 Part 2 A00.FR.404 (and the 1.6 security white paper, edition 2 on): the subject's
+/// O names the charging station operator; the gateway compares it when told the operator's name.
+#[tokio::test]
+async fn the_subject_organization_of_a_client_certificate_is_read_beside_its_common_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::create(dir.path());
+    let mut server = EchoServer::start(ServerTls::load("ocpp", pki.server_files()).unwrap()).await;
+
+    for (files, organizations) in [
+        (pki.client_of("CP-0042", "Example CPO"), vec!["Example CPO"]),
+        (pki.client("CP-0042"), vec![]),
+    ] {
+        let client = Arc::new(client_config(
+            &pki.ca_certificate(),
+            &[&TLS13],
+            Some(&files),
+        ));
+        connect_and_echo(server.addr, &client).await.unwrap();
+
+        let certificate = server
+            .next_handshake()
+            .await
+            .unwrap()
+            .expect("a client certificate");
+        assert_eq!(certificate.common_names(), ["CP-0042"]);
+        assert_eq!(certificate.organizations(), organizations);
+    }
+}
+
 #[tokio::test]
 async fn a_client_certificate_from_another_ca_fails_the_handshake() {
     let dir = tempfile::tempdir().unwrap();
