@@ -36,6 +36,7 @@ mod kafka_consumer_lag;
 mod kafka_faults;
 mod kafka_fleet;
 mod kafka_gateway_liveness;
+mod kafka_ocpp201;
 mod kafka_readiness;
 mod kafka_secrets;
 mod kafka_smart_charging;

@@ -157,7 +157,7 @@ pub(crate) async fn transaction_event<'a>(
     }
     if (old.connector_id, old.stopped_at) != (new.connector_id, new.stopped_at) {
         for evse in [old.connector_id, new.connector_id] {
-            follow_transaction(db, charger_id, evse).await?;
+            follow_transaction(db, charger_id, evse, &e.at).await?;
         }
     }
     for energy in &e.energy {
@@ -289,13 +289,22 @@ async fn set_connector_row(
 }
 
 /// An Occupied EVSE shows whether a transaction runs on it (`Charging`) or not (`Preparing`).
-async fn follow_transaction(db: &mut AnyConnection, charger_id: i64, evse: i64) -> Result<()> {
+/// A change sets the row's `updated_at`: API replicas read a held connector again only when
+/// it moved (crates/api/src/http/charger_rows.rs).
+async fn follow_transaction(
+    db: &mut AnyConnection,
+    charger_id: i64,
+    evse: i64,
+    at: &str,
+) -> Result<()> {
     sqlx::query(&format!(
-        "UPDATE connectors SET status = {MAPPED_STATUS}
-         WHERE charger_id = $1 AND connector_id = $2 AND ocpp_status = 'Occupied'"
+        "UPDATE connectors SET status = {MAPPED_STATUS}, updated_at = $3
+         WHERE charger_id = $1 AND connector_id = $2 AND ocpp_status = 'Occupied'
+           AND status <> {MAPPED_STATUS}"
     ))
     .bind(charger_id)
     .bind(evse)
+    .bind(at)
     .execute(&mut *db)
     .await?;
     Ok(())

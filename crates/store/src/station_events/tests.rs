@@ -323,3 +323,31 @@ store_test!(
         );
     }
 );
+
+store_test!(
+    an_evse_that_starts_or_stops_charging_is_a_change_of_its_row,
+    |store| {
+        // An API replica holds a charger's connectors and reads them again only when their
+        // versions (`connector_versions`: each row's updated_at) change.
+        let charger = charger_id(&store, "CP-1").await;
+        store.apply(&[status("Occupied", 1)]).await.unwrap();
+        let mut versions = vec![store.connector_versions(charger).await.unwrap()];
+        let events = session();
+        apply(&store, &events[..1]).await;
+        assert_eq!(evse_status(&store, charger).await.0, "Charging");
+        versions.push(store.connector_versions(charger).await.unwrap());
+        apply(&store, &events[2..]).await;
+        assert_eq!(evse_status(&store, charger).await.0, "Preparing");
+        versions.push(store.connector_versions(charger).await.unwrap());
+        assert!(
+            versions[0] != versions[1] && versions[1] != versions[2],
+            "a held list would show the status before: {versions:?}"
+        );
+        // An event that changes nothing of the EVSE leaves it as it is.
+        apply(&store, &events[1..2]).await;
+        assert_eq!(
+            store.connector_versions(charger).await.unwrap(),
+            versions[2]
+        );
+    }
+);
