@@ -218,6 +218,37 @@ async fn kafka_a_mixed_fleet_of_16_and_201_stations_is_served_by_two_gateways_an
             check_member(api, replica, uuid, member).await;
         }
     }
+    // A 2.0.1 call taken by replica B reaches the station on gw-a, is answered, and ends
+    // answered on both replicas (the command path over Kafka, as for 1.6).
+    let (at, member) = (3, &MIXED[3]);
+    assert!(member.v201 && member.gateway == "gw-a");
+    let path = format!("/api/v3/chargers/{}/actions/reset?wait=0", uuids[at]);
+    let body = json!({"type": "Immediate"});
+    let taken = apis[1].expect(202, "POST", &path, Some(&body)).await;
+    let action = taken["data"]["uuid"]
+        .as_str()
+        .expect("an action uuid")
+        .to_string();
+    let Open::V201(station) = &mut open[at] else {
+        panic!("{} is a 2.0.1 station", member.identity)
+    };
+    // The base report cms asked for after the boot comes first: one call in flight at a time.
+    let report = station.call_from_cms("GetBaseReport").await;
+    station.answer(&report, json!({"status": "Accepted"})).await;
+    let reset = station.call_from_cms("Reset").await;
+    assert_eq!(reset[3], body, "{reset}");
+    station.answer(&reset, json!({"status": "Accepted"})).await;
+    let path = format!("/api/v3/chargers/{}/actions/{action}", uuids[at]);
+    for (api, replica) in apis.iter().zip(REPLICAS) {
+        let what = format!("{replica}: the reset answered");
+        let shown = wait_for(api, &what, &path, |a| a["data"]["status"] == "answered").await;
+        assert_eq!(
+            shown["data"]["response"],
+            json!({"status": "Accepted"}),
+            "{shown}"
+        );
+        assert_eq!(shown["data"]["ocpp_version"], "2.0.1", "{shown}");
+    }
     // Every connection is still served through its gateway.
     for station in &mut open {
         station.heartbeat().await;

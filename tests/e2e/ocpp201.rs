@@ -11,9 +11,10 @@
 
 mod bad_frames;
 mod commanded;
+mod limits;
 
 use crate::support::peer::Peer;
-use crate::support::rest::{operators_site, team_of_type, uuid_of};
+use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};
 use crate::support::station201::{
     ID_TOKEN, RawStation201, UNKNOWN_TOKEN, answer_of, node_station, python_station,
 };
@@ -249,6 +250,17 @@ async fn assert_latest_reading(bench: &Bench, at: &str, wh: f64) {
 async fn python_station_offline_transaction() {
     require_python_packages().await;
     let bench = Bench::start("CP-201-OFF").await;
+    // Priced by the site's tariff, as a 1.6 charger's session is: 0.30 a kWh and 0.50 a
+    // session, before VAT.
+    let team = uuid_of(&team_of_type(&bench.api, "operators").await);
+    let tariff = json!({"name": "Energy", "currency": "EUR", "elements": [{"price_components": [
+        {"type": "ENERGY", "price": "0.30", "vat": 20, "step_size": 1},
+        {"type": "FLAT", "price": "0.50", "vat": 20, "step_size": 1}]}]});
+    let tariff = create_tariff(&bench.api, &team, &tariff).await;
+    let site = format!("/api/v3/sites/{}", operators_site(&bench.api).await);
+    (bench.api)
+        .expect(200, "PUT", &site, Some(&json!({"tariff_uuid": tariff})))
+        .await;
     let station = python_station(&bench.url(), &bench.identity, "offline", &[]);
     let mut station = run_to_end(station, 0).await;
     let events = station.lines_where("sent", "TransactionEvent");
@@ -262,8 +274,12 @@ async fn python_station_offline_transaction() {
     );
 
     let transaction = bench
-        .transaction("TX-OFF-CP-201-OFF", |t| t["stopped_at"].is_string())
+        .transaction("TX-OFF-CP-201-OFF", |t| {
+            t["stopped_at"].is_string() && t["cost"]["excl_vat"].is_string()
+        })
         .await;
+    // 1.5 kWh at 0.30 and the session's 0.50.
+    assert_eq!(transaction["cost"]["excl_vat"], "0.95", "{transaction}");
     assert_eq!(transaction["meter_start"], 1000, "{transaction}");
     assert_eq!(transaction["meter_stop"], 2500, "{transaction}");
     assert_eq!(transaction["total_kwh"], "1.50", "{transaction}");

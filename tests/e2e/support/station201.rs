@@ -217,6 +217,36 @@ impl RawStation201 {
             .expect("the answer is sent");
     }
 
+    /// Sends `text` as it is, reading nothing.
+    pub async fn send_text(&mut self, text: &str) {
+        tokio::time::timeout(REPLY_TIMEOUT, self.ws.send(Message::text(text.to_string())))
+            .await
+            .expect("send in time")
+            .unwrap_or_else(|e| panic!("could not send: {e}"));
+    }
+
+    /// Reads up to cms's close frame (CALLs of cms kept, anything else fails the test) and
+    /// returns its code and reason.
+    pub async fn expect_close(&mut self) -> (u16, String) {
+        loop {
+            let next = tokio::time::timeout(REPLY_TIMEOUT, self.ws.next())
+                .await
+                .unwrap_or_else(|_| panic!("no close within {REPLY_TIMEOUT:?}"));
+            match next {
+                Some(Ok(Message::Close(Some(close)))) => {
+                    return (close.code.into(), close.reason.to_string());
+                }
+                Some(Ok(Message::Text(frame))) => {
+                    let frame: Value = serde_json::from_str(frame.as_str()).unwrap_or_default();
+                    assert_eq!(frame[0], 2, "expected the close, cms sent {frame}");
+                    self.calls_from_cms.push(frame);
+                }
+                Some(Ok(_ping_pong_or_binary)) => {}
+                other => panic!("expected a close frame with a code, got {other:?}"),
+            }
+        }
+    }
+
     /// A Heartbeat that must be answered with a CALLRESULT carrying `currentTime`.
     pub async fn heartbeat(&mut self) {
         let answer = self.call_text("Heartbeat", "{}").await;
