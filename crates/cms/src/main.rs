@@ -1,4 +1,4 @@
-//! `cms`: a Charging Management Service for EV chargers (OCPP 1.6J).
+//! `cms`: a Charging Management Service for EV chargers (OCPP 1.6J and 2.0.1).
 
 use clap::{Parser, Subcommand};
 use cms::admin::{ChargerAddArgs, ChargerImportArgs, TokenCreateArgs, TokenIdArgs, TokenListArgs};
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 #[command(
     name = "cms",
     version,
-    about = "Charging Management Service for EV chargers (OCPP 1.6J)"
+    about = "Charging Management Service for EV chargers (OCPP 1.6J and 2.0.1)"
 )]
 struct Cli {
     #[command(subcommand)]
