@@ -7,7 +7,8 @@
 use bytes::Bytes;
 use chrono::Utc;
 use cms_bus::{Bus, InProcessBus, InProcessConfig, Publisher, Topics};
-use cms_gateway::charger_calls::{CallContext, Outcome, handle_text};
+use cms_gateway::charger_calls::{CallContext, Handled, Outcome, handle_text};
+use cms_gateway::charger_calls_v201::handle_text_v201;
 use cms_gateway::{TransactionIds, open_authority};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -53,6 +54,28 @@ const FRAMES: [(&str, &str); 10] = [
     (
         "diagnostics_status_notification",
         r#"[2,"4f25","DiagnosticsStatusNotification",{"status":"Uploaded"}]"#,
+    ),
+];
+
+/// One frame of each 2.0.1 station message on the hot path and the common others, with the
+/// readings of [`METER_VALUES`] (2.0.1 writes values as numbers).
+const FRAMES_201: [(&str, &str); 5] = [
+    (
+        "v201_meter_values_3_samples",
+        r#"[2,"4f30","MeterValues",{"evseId":1,"meterValue":[{"timestamp":"2026-11-21T10:15:00.000Z","sampledValue":[{"value":15243.7,"context":"Sample.Periodic","measurand":"Energy.Active.Import.Register","location":"Outlet","unitOfMeasure":{"unit":"Wh"}},{"value":16.1,"context":"Sample.Periodic","measurand":"Current.Import","phase":"L1","location":"Outlet","unitOfMeasure":{"unit":"A"}},{"value":229.8,"context":"Sample.Periodic","measurand":"Voltage","phase":"L1-N","location":"Outlet","unitOfMeasure":{"unit":"V"}}]}]}]"#,
+    ),
+    (
+        "v201_transaction_event_updated",
+        r#"[2,"4f31","TransactionEvent",{"eventType":"Updated","timestamp":"2026-11-21T10:15:00.000Z","triggerReason":"MeterValuePeriodic","seqNo":7,"transactionInfo":{"transactionId":"a1b2c3d4-e5f6-4711-8899-aabbccddeeff","chargingState":"Charging"},"evse":{"id":1,"connectorId":1},"meterValue":[{"timestamp":"2026-11-21T10:15:00.000Z","sampledValue":[{"value":15243.7,"context":"Sample.Periodic","measurand":"Energy.Active.Import.Register","location":"Outlet","unitOfMeasure":{"unit":"Wh"}},{"value":16.1,"context":"Sample.Periodic","measurand":"Current.Import","phase":"L1","location":"Outlet","unitOfMeasure":{"unit":"A"}},{"value":229.8,"context":"Sample.Periodic","measurand":"Voltage","phase":"L1-N","location":"Outlet","unitOfMeasure":{"unit":"V"}}]}]}]"#,
+    ),
+    ("v201_heartbeat", r#"[2,"4f32","Heartbeat",{}]"#),
+    (
+        "v201_status_notification",
+        r#"[2,"4f33","StatusNotification",{"timestamp":"2026-11-21T10:15:00.000Z","connectorStatus":"Occupied","evseId":1,"connectorId":1}]"#,
+    ),
+    (
+        "v201_transaction_event_started",
+        r#"[2,"4f34","TransactionEvent",{"eventType":"Started","timestamp":"2026-11-21T10:15:00.000Z","triggerReason":"Authorized","seqNo":0,"transactionInfo":{"transactionId":"a1b2c3d4-e5f6-4711-8899-aabbccddeeff"},"idToken":{"idToken":"04A2B3C4D5E680","type":"ISO14443"},"evse":{"id":1,"connectorId":1}}]"#,
     ),
 ];
 
@@ -124,11 +147,28 @@ fn frame_path(c: &mut Criterion) {
         heartbeat_interval_secs: 300,
     };
 
+    let ctx_201 = CallContext {
+        version: cms_ocpp::OcppVersion::V201,
+        ..ctx
+    };
+    // Each frame with the handler of its version.
+    type Handler = fn(&CallContext<'_>, &str, &Bytes, chrono::DateTime<Utc>) -> Handled;
+    let v16: Handler = handle_text;
+    let v201: Handler = handle_text_v201;
+    let all = || {
+        let ones = FRAMES.iter().map(|&(name, text)| (name, text, &ctx, v16));
+        ones.chain(
+            FRAMES_201
+                .iter()
+                .map(|&(name, text)| (name, text, &ctx_201, v201)),
+        )
+    };
+
     println!("heap allocations per frame, validate_and_answer (count, bytes):");
-    for (name, text) in FRAMES {
+    for (name, text, ctx, handle) in all() {
         let frame = Bytes::from_static(text.as_bytes());
         let (count, bytes) = allocations_per_call(|| {
-            let handled = handle_text(&ctx, black_box(text), &frame, Utc::now());
+            let handled = handle(ctx, black_box(text), &frame, Utc::now());
             assert!(
                 matches!(handled.outcome, Outcome::Publish { .. }),
                 "{name} is a valid frame"
@@ -139,11 +179,11 @@ fn frame_path(c: &mut Criterion) {
     }
 
     let mut group = c.benchmark_group("frame_path");
-    for (name, text) in FRAMES {
+    for (name, text, ctx, handle) in all() {
         let frame = Bytes::from_static(text.as_bytes());
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_function(format!("{name}/validate_and_answer"), |b| {
-            b.iter(|| handle_text(&ctx, black_box(text), &frame, Utc::now()))
+            b.iter(|| handle(ctx, black_box(text), &frame, Utc::now()))
         });
     }
 

@@ -20,7 +20,7 @@ mod capacity;
 mod charger_action;
 /// The frame path: public for its benchmark (`benches/frame_path.rs`).
 pub mod charger_calls;
-mod charger_calls_v201;
+pub mod charger_calls_v201;
 mod chunks;
 mod directory;
 mod ended;

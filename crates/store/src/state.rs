@@ -5,6 +5,7 @@ use crate::session_end::end_session;
 use crate::transaction_readings::EarliestEnergy;
 use crate::{Result, Store};
 use sqlx::AnyConnection;
+use std::collections::HashMap;
 
 /// A meter's energy register at a moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,11 +151,16 @@ impl Store {
         let mut readings = LatestReadings::new(self.backend);
         // So are the energy registers kept for pricing, by the minute.
         let mut energy = EarliestEnergy::default();
-        for change in changes {
+        // A 2.0.1 transaction's events of the batch go in together, where its last one stands.
+        let mut events = transactions_of(changes);
+        for (i, change) in changes.iter().enumerate() {
             use StateChange::*;
             if !matches!(
                 change,
-                MeterValue { .. } | TransactionEnergy { .. } | ActionReported(_)
+                MeterValue { .. }
+                    | TransactionEnergy { .. }
+                    | ActionReported(_)
+                    | TransactionEvent(_)
             ) {
                 readings.flush(&mut tx).await?;
                 energy.flush(&mut tx).await?;
@@ -164,6 +170,13 @@ impl Store {
                 readings: &mut readings,
                 energy: &mut energy,
             };
+            if let TransactionEvent(_) = change {
+                // None: taken in with its transaction's last event of the batch.
+                if let Some(together) = events.remove(&i) {
+                    crate::station_events::transaction_events(&mut tx, &together, held).await?;
+                }
+                continue;
+            }
             apply_one(&mut tx, change, held).await?;
         }
         readings.flush(&mut tx).await?;
@@ -172,6 +185,26 @@ impl Store {
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// The batch's 2.0.1 TransactionEvents by transaction, in batch order, each group keyed by the
+/// index of its last event.
+fn transactions_of(
+    changes: &[StateChange],
+) -> HashMap<usize, Vec<&crate::station_events::TransactionEvent>> {
+    let mut groups: HashMap<(&str, &str), (usize, Vec<_>)> = HashMap::new();
+    for (i, change) in changes.iter().enumerate() {
+        if let StateChange::TransactionEvent(event) = change {
+            let key = (
+                event.identity.as_str(),
+                event.station_transaction_id.as_str(),
+            );
+            let group = groups.entry(key).or_insert_with(|| (i, Vec::new()));
+            group.0 = i;
+            group.1.push(&**event);
+        }
+    }
+    groups.into_values().collect()
 }
 
 /// What a batch holds back to write together: actions' reports, readings' newest values, and
@@ -423,7 +456,7 @@ async fn apply_one<'a>(
             crate::station_events::evse_status(db, identity, status, timestamp, at).await?
         }
         TransactionEvent(event) => {
-            crate::station_events::transaction_event(db, event, held).await?;
+            crate::station_events::transaction_events(db, &[&**event], held).await?;
         }
         ActionReported(report) => held.reports.push(report),
         DeviceModelReported {

@@ -109,14 +109,19 @@ pub(crate) async fn evse_status(
     Ok(())
 }
 
-/// A station's TransactionEvent: its transaction's row, created if new, re-assembled with it;
-/// its readings kept for the transaction's price and as the EVSE's latest.
-pub(crate) async fn transaction_event<'a>(
+/// A station's TransactionEvents of one transaction, from one batch: its row, created if new,
+/// re-assembled with them all at once (a station in a transaction sends one a reading, so a
+/// batch holds many of each transaction: one read and one write of the row, not one each);
+/// their readings kept for the transaction's price, and the newest as the EVSE's latest.
+pub(crate) async fn transaction_events<'a>(
     db: &mut AnyConnection,
-    e: &'a TransactionEvent,
+    events: &[&'a TransactionEvent],
     held: Held<'_, 'a>,
 ) -> Result<()> {
-    let Some(charger_id) = charger_of(db, &e.identity).await? else {
+    let (Some(first), Some(last)) = (events.first(), events.last()) else {
+        return Ok(());
+    };
+    let Some(charger_id) = charger_of(db, &first.identity).await? else {
         return Ok(());
     };
     let stored: Option<(i64, Option<String>)> = sqlx::query_as(
@@ -124,7 +129,7 @@ pub(crate) async fn transaction_event<'a>(
          WHERE charger_id = $1 AND station_transaction_id = $2",
     )
     .bind(charger_id)
-    .bind(&e.station_transaction_id)
+    .bind(&first.station_transaction_id)
     .fetch_optional(&mut *db)
     .await?;
     let (id, before) = match stored {
@@ -137,18 +142,20 @@ pub(crate) async fn transaction_event<'a>(
         None => (None, Assembled::default()),
     };
     let mut after = before.clone();
-    after.add(e);
+    for e in events {
+        after.add(e);
+    }
     let id = match id {
         Some(id) if after == before => id,
         Some(id) => {
-            write(db, id, &after, &e.at).await?;
+            write(db, id, &after, &last.at).await?;
             id
         }
-        None => insert(db, charger_id, e, &after).await?,
+        None => insert(db, charger_id, last, &after).await?,
     };
     let (old, new) = (before.columns(), after.columns());
     if old.connector_id != new.connector_id && new.connector_id > 0 {
-        set_connector_row(db, charger_id, id, new.connector_id, &e.at).await?;
+        set_connector_row(db, charger_id, id, new.connector_id, &last.at).await?;
     }
     if (old.id_tag, old.id_tag_status, old.started_at)
         != (new.id_tag, new.id_tag_status, new.started_at)
@@ -157,26 +164,47 @@ pub(crate) async fn transaction_event<'a>(
     }
     if (old.connector_id, old.stopped_at) != (new.connector_id, new.stopped_at) {
         for evse in [old.connector_id, new.connector_id] {
-            follow_transaction(db, charger_id, evse, &e.at).await?;
+            follow_transaction(db, charger_id, evse, &last.at).await?;
         }
     }
-    for energy in &e.energy {
-        crate::transaction_readings::keep_energy_of(db, id, &energy.reading).await?;
+    // Pricing keeps a minute's earliest register: of the batch's, only those are news.
+    let mut earliest: Vec<&EnergyReading> = Vec::new();
+    for reading in events
+        .iter()
+        .flat_map(|e| e.energy.iter().map(|r| &r.reading))
+    {
+        let minute = crate::transaction_readings::minute(&reading.at);
+        match earliest
+            .iter_mut()
+            .find(|kept| crate::transaction_readings::minute(&kept.at) == minute)
+        {
+            Some(kept) if reading.at < kept.at => *kept = reading,
+            Some(_) => {}
+            None => earliest.push(reading),
+        }
     }
-    if new.stopped_at.is_some() && !e.energy.is_empty() {
+    for reading in &earliest {
+        crate::transaction_readings::keep_energy_of(db, id, reading).await?;
+    }
+    if new.stopped_at.is_some() && !earliest.is_empty() {
         // Readings of a stopped transaction, sent offline: priced again.
         sqlx::query("UPDATE transactions SET cost = NULL WHERE id = $1")
             .bind(id)
             .execute(&mut *db)
             .await?;
     }
-    if let (Some(evse), Some((meter_value, measured_at))) = (e.evse_id, &e.latest) {
+    // The newest of their readings is the EVSE's latest (ties: the later event's).
+    let newest = events
+        .iter()
+        .filter_map(|e| Some((e.evse_id?, e.latest.as_ref()?, &e.identity, &e.at)))
+        .reduce(|held, next| if next.1.1 >= held.1.1 { next } else { held });
+    if let Some((evse, (meter_value, measured_at), identity, at)) = newest {
         let reading = Reading {
-            identity: &e.identity,
+            identity,
             connector_id: evse,
             meter_value,
             measured_at,
-            at: &e.at,
+            at,
         };
         held.readings.push(db, reading).await?;
     }

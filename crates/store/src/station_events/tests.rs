@@ -351,3 +351,74 @@ store_test!(
         );
     }
 );
+
+/// Two transactions' events of `identity`, as a batch under load holds them: interleaved,
+/// several of each.
+fn two_sessions(identity: &str) -> Vec<TransactionEvent> {
+    let mut events = Vec::new();
+    for (tx, evse, base) in [("tx-1", 1, 1_000), ("tx-2", 2, 50_000)] {
+        for seq_no in 0..6 {
+            let event_type = match seq_no {
+                0 => EventType::Started,
+                5 => EventType::Ended,
+                _ => EventType::Updated,
+            };
+            let minute = seq_no as u32 * 2;
+            let wh = base + seq_no * 300;
+            let sampled = format!(
+                r#"[{{"timestamp":"{}","sampledValue":[{{"value":"{wh}"}}]}}]"#,
+                at(minute)
+            );
+            events.push(TransactionEvent {
+                identity: identity.into(),
+                station_transaction_id: tx.into(),
+                evse_id: Some(evse),
+                energy: vec![energy(minute, wh, ReadingContext::Other)],
+                latest: Some((sampled, at(minute))),
+                ..event(seq_no, event_type, minute)
+            });
+        }
+    }
+    // tx-1's and tx-2's in turn, as their stations sent them.
+    let (one, two) = events.split_at(6);
+    one.iter()
+        .zip(two)
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect()
+}
+
+store_test!(
+    a_batch_of_many_events_of_each_transaction_makes_what_one_by_one_makes,
+    |store| {
+        charger_id(&store, "CP-1").await;
+        charger_id(&store, "CP-2").await;
+        // CP-1's in one batch, as the materialiser hands them under load; CP-2's (the same
+        // events) in one batch each.
+        apply(&store, &two_sessions("CP-1")).await;
+        for e in &two_sessions("CP-2") {
+            apply(&store, std::slice::from_ref(e)).await;
+        }
+        for tx in ["tx-1", "tx-2"] {
+            let of = async |identity| {
+                let found = store.transaction_of_station(identity, tx).await.unwrap();
+                found.expect("stored")
+            };
+            let (batched, alone) = (of("CP-1").await, of("CP-2").await);
+            assert_eq!(shown(&batched), shown(&alone), "{tx}");
+            assert_eq!(batched.meter_stop, alone.meter_stop, "{tx}");
+        }
+        let values = store.latest_meter_values().await.unwrap();
+        let of = |identity: &str| {
+            let mut mine: Vec<_> = (values.iter())
+                .filter(|v| v.identity == identity)
+                .map(|v| (v.connector_id, v.meter_value.clone(), v.measured_at.clone()))
+                .collect();
+            mine.sort();
+            mine
+        };
+        let batched = of("CP-1");
+        assert_eq!(batched, of("CP-2"));
+        assert_eq!(batched.len(), 2, "each EVSE's newest reading: {batched:?}");
+        assert_eq!(batched[0].2, at(10));
+    }
+);
