@@ -151,9 +151,9 @@ impl Store {
         let mut readings = LatestReadings::new(self.backend);
         // So are the energy registers kept for pricing, by the minute.
         let mut energy = EarliestEnergy::default();
-        // A 2.0.1 transaction's events of the batch go in together, where its last one stands.
-        let mut events = transactions_of(changes);
-        for (i, change) in changes.iter().enumerate() {
+        // A 2.0.1 transaction's events of the batch go in together, after the rest.
+        let events = transactions_of(changes);
+        for change in changes {
             use StateChange::*;
             if !matches!(
                 change,
@@ -171,14 +171,38 @@ impl Store {
                 energy: &mut energy,
             };
             if let TransactionEvent(_) = change {
-                // None: taken in with its transaction's last event of the batch.
-                if let Some(together) = events.remove(&i) {
-                    crate::station_events::transaction_events(&mut tx, &together, held).await?;
-                }
                 continue;
             }
             apply_one(&mut tx, change, held).await?;
         }
+        let keys: Vec<(&str, &str)> = (events.iter())
+            .map(|group| {
+                (
+                    group[0].identity.as_str(),
+                    group[0].station_transaction_id.as_str(),
+                )
+            })
+            .collect();
+        let mut stored = crate::station_events::batch::lookup(&mut tx, &keys).await?;
+        let mut assemblies = Vec::new();
+        for group in &events {
+            let key = (
+                group[0].identity.clone(),
+                group[0].station_transaction_id.clone(),
+            );
+            // A charger removed meanwhile: nothing to keep.
+            let Some(row) = stored.remove(&key) else {
+                continue;
+            };
+            let held = Held {
+                reports: &mut reports,
+                readings: &mut readings,
+                energy: &mut energy,
+            };
+            crate::station_events::transaction_events(&mut tx, group, row, held, &mut assemblies)
+                .await?;
+        }
+        crate::station_events::batch::write_assemblies(&mut tx, &assemblies).await?;
         readings.flush(&mut tx).await?;
         energy.flush(&mut tx).await?;
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
@@ -187,24 +211,25 @@ impl Store {
     }
 }
 
-/// The batch's 2.0.1 TransactionEvents by transaction, in batch order, each group keyed by the
-/// index of its last event.
-fn transactions_of(
-    changes: &[StateChange],
-) -> HashMap<usize, Vec<&crate::station_events::TransactionEvent>> {
-    let mut groups: HashMap<(&str, &str), (usize, Vec<_>)> = HashMap::new();
-    for (i, change) in changes.iter().enumerate() {
+/// The batch's 2.0.1 TransactionEvents by transaction, in the order their first came, each
+/// group in batch order.
+fn transactions_of(changes: &[StateChange]) -> Vec<Vec<&crate::station_events::TransactionEvent>> {
+    let mut groups: Vec<Vec<_>> = Vec::new();
+    let mut at: HashMap<(&str, &str), usize> = HashMap::new();
+    for change in changes {
         if let StateChange::TransactionEvent(event) = change {
             let key = (
                 event.identity.as_str(),
                 event.station_transaction_id.as_str(),
             );
-            let group = groups.entry(key).or_insert_with(|| (i, Vec::new()));
-            group.0 = i;
-            group.1.push(&**event);
+            let i = *at.entry(key).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[i].push(&**event);
         }
     }
-    groups.into_values().collect()
+    groups
 }
 
 /// What a batch holds back to write together: actions' reports, readings' newest values, and
@@ -455,9 +480,8 @@ async fn apply_one<'a>(
             let status = (*evse_id, *connector_id, ocpp_status.as_str());
             crate::station_events::evse_status(db, identity, status, timestamp, at).await?
         }
-        TransactionEvent(event) => {
-            crate::station_events::transaction_events(db, &[&**event], held).await?;
-        }
+        // Taken in with the batch's others, after the rest (`Store::apply`).
+        TransactionEvent(_) => {}
         ActionReported(report) => held.reports.push(report),
         DeviceModelReported {
             identity,

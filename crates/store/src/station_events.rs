@@ -7,6 +7,7 @@
 //! they arrive in (`assembly`). docs/decisions.md tells why.
 
 mod assembly;
+pub(crate) mod batch;
 #[cfg(test)]
 mod tests;
 
@@ -109,57 +110,56 @@ pub(crate) async fn evse_status(
     Ok(())
 }
 
-/// A station's TransactionEvents of one transaction, from one batch: its row, created if new,
-/// re-assembled with them all at once (a station in a transaction sends one a reading, so a
-/// batch holds many of each transaction: one read and one write of the row, not one each);
-/// their readings kept for the transaction's price, and the newest as the EVSE's latest.
+/// The charger's id, and its transaction's id, assembly and whether it is priced (1), if any.
+pub(crate) type StoredTransaction = (i64, Option<i64>, Option<String>, Option<i64>);
+
+/// A station's TransactionEvents of one transaction, from one batch, against its row as
+/// `batch::lookup` found it: the row created if new, re-assembled with them all at once; their
+/// readings kept for the transaction's price, and the newest as the EVSE's latest. A change of
+/// the assembly alone (a reading of a running transaction: every reading's path while a
+/// station charges) is left in `assemblies` for one statement of the whole batch.
 pub(crate) async fn transaction_events<'a>(
     db: &mut AnyConnection,
     events: &[&'a TransactionEvent],
+    stored: StoredTransaction,
     held: Held<'_, 'a>,
+    assemblies: &mut Vec<batch::Assembly<'a>>,
 ) -> Result<()> {
-    let (Some(first), Some(last)) = (events.first(), events.last()) else {
+    let Some(last) = events.last() else {
         return Ok(());
     };
-    let Some(charger_id) = charger_of(db, &first.identity).await? else {
-        return Ok(());
-    };
-    let stored: Option<(i64, Option<String>)> = sqlx::query_as(
-        "SELECT id, assembly FROM transactions
-         WHERE charger_id = $1 AND station_transaction_id = $2",
-    )
-    .bind(charger_id)
-    .bind(&first.station_transaction_id)
-    .fetch_optional(&mut *db)
-    .await?;
-    let (id, before) = match stored {
-        Some((id, assembly)) => {
-            let before = assembly
-                .and_then(|text| serde_json::from_str::<Assembled>(&text).ok())
-                .unwrap_or_default();
-            (Some(id), before)
-        }
-        None => (None, Assembled::default()),
-    };
+    let (charger_id, id, assembly, priced) = stored;
+    let before = assembly
+        .and_then(|text| serde_json::from_str::<Assembled>(&text).ok())
+        .unwrap_or_default();
     let mut after = before.clone();
     for e in events {
         after.add(e);
     }
+    let (old, new) = (before.columns(), after.columns());
     let id = match id {
         Some(id) if after == before => id,
+        // Only the assembly moved (the last reading): no column a reader sees changed.
+        Some(id) if old == new && new.stopped_at.is_none() => {
+            assemblies.push(batch::Assembly {
+                id,
+                assembly: assembly_text(&after),
+                at: &last.at,
+            });
+            id
+        }
         Some(id) => {
             write(db, id, &after, &last.at).await?;
             id
         }
         None => insert(db, charger_id, last, &after).await?,
     };
-    let (old, new) = (before.columns(), after.columns());
     if old.connector_id != new.connector_id && new.connector_id > 0 {
         set_connector_row(db, charger_id, id, new.connector_id, &last.at).await?;
     }
-    if (old.id_tag, old.id_tag_status, old.started_at)
-        != (new.id_tag, new.id_tag_status, new.started_at)
-    {
+    let retariffed = (old.id_tag, old.id_tag_status, old.started_at)
+        != (new.id_tag, new.id_tag_status, new.started_at);
+    if retariffed {
         take_tariff(db, charger_id, id, &new).await?;
     }
     if (old.connector_id, old.stopped_at) != (new.connector_id, new.stopped_at) {
@@ -183,8 +183,12 @@ pub(crate) async fn transaction_events<'a>(
             None => earliest.push(reading),
         }
     }
-    for reading in &earliest {
-        crate::transaction_readings::keep_energy_of(db, id, reading).await?;
+    // Only a priced transaction keeps readings (`priced` is `None` for a new one; a tariff may
+    // have been taken just now).
+    if priced != Some(0) || retariffed {
+        for reading in &earliest {
+            crate::transaction_readings::keep_energy_of(db, id, reading).await?;
+        }
     }
     if new.stopped_at.is_some() && !earliest.is_empty() {
         // Readings of a stopped transaction, sent offline: priced again.

@@ -109,6 +109,36 @@ impl Store {
         .await?)
     }
 
+    /// Of these 2.0.1 stations' transactions (identity, the station's transactionId), those
+    /// stopped and not priced: their charger and `ocpp_transaction_id`, for
+    /// `write_final_cost`. Many to a statement: the materialiser asks after every batch.
+    pub async fn stopped_unpriced_of_stations(
+        &self,
+        keys: &[(&str, &str)],
+    ) -> Result<Vec<(String, i64)>> {
+        let mut found = Vec::new();
+        for chunk in keys.chunks(128) {
+            let values: Vec<String> = (0..chunk.len())
+                .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
+                .collect();
+            let sql = format!(
+                "WITH k(identity, tx) AS (VALUES {})
+                 SELECT k.identity, t.ocpp_transaction_id
+                 FROM k JOIN chargers c ON c.identity = k.identity
+                 JOIN transactions t
+                   ON t.charger_id = c.id AND t.station_transaction_id = k.tx
+                 WHERE t.stopped_at IS NOT NULL AND t.cost IS NULL",
+                values.join(", ")
+            );
+            let mut query = sqlx::query_as(&sql);
+            for (identity, tx) in chunk {
+                query = query.bind(*identity).bind(*tx);
+            }
+            found.extend(query.fetch_all(self.db()).await?);
+        }
+        Ok(found)
+    }
+
     /// Up to `limit` of a charger's transactions that pass `filter`, newest start first.
     pub async fn transactions_of_charger(
         &self,

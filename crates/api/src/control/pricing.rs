@@ -140,19 +140,21 @@ pub async fn write_final_cost(store: &Store, identity: &str, ocpp_transaction_id
     }
 }
 
-/// [`write_final_cost`] for a 2.0.1 station's transaction, known by the station's id. Its
-/// cost is written again after an event sent offline arrives late (the store cleared it).
-pub async fn write_final_station_cost(store: &Store, identity: &str, station_transaction_id: &str) {
-    match store
-        .transaction_of_station(identity, station_transaction_id)
-        .await
-    {
-        Ok(Some(t)) if t.stopped_at.is_some() && t.cost.is_none() => {
-            write_final_cost(store, identity, t.ocpp_transaction_id).await;
+/// [`write_final_cost`] for 2.0.1 stations' transactions, known by the stations' ids, that
+/// stopped and have no cost: a cost is written again after an event sent offline arrives late
+/// (the store cleared it). One look-up for all of a batch's.
+pub async fn write_final_station_costs(store: &Store, transactions: &[(&str, &str)]) {
+    if transactions.is_empty() {
+        return;
+    }
+    match store.stopped_unpriced_of_stations(transactions).await {
+        Ok(stopped) => {
+            for (identity, ocpp_transaction_id) in stopped {
+                write_final_cost(store, &identity, ocpp_transaction_id).await;
+            }
         }
-        Ok(_) => {}
         Err(e) => {
-            tracing::warn!(%identity, station_transaction_id, error = %e, "the final cost was not written");
+            tracing::warn!(error = %e, "the final costs of stations' transactions were not written");
         }
     }
 }

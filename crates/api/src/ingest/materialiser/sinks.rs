@@ -18,7 +18,8 @@ pub(crate) fn remember_readings(cache: &LatestValueCache, changes: &[StateChange
 /// Writes the final cost of the batch's stopped transactions (those that took a tariff).
 /// (The prices' display below is 1.6's: a 2.0.1 transaction's events are not shown.)
 pub(super) async fn price_stopped(store: &Store, changes: &[StateChange]) {
-    use crate::control::pricing::{write_final_cost, write_final_station_cost};
+    use crate::control::pricing::{write_final_cost, write_final_station_costs};
+    let mut stations = Vec::new();
     for change in changes {
         match change {
             StateChange::TransactionStopped {
@@ -28,12 +29,17 @@ pub(super) async fn price_stopped(store: &Store, changes: &[StateChange]) {
             } => write_final_cost(store, identity, *ocpp_transaction_id).await,
             // Any event of a 2.0.1 transaction: one sent offline may come after its end.
             StateChange::TransactionEvent(event) => {
-                write_final_station_cost(store, &event.identity, &event.station_transaction_id)
-                    .await;
+                stations.push((
+                    event.identity.as_str(),
+                    event.station_transaction_id.as_str(),
+                ));
             }
             _ => {}
         }
     }
+    stations.sort_unstable();
+    stations.dedup();
+    write_final_station_costs(store, &stations).await;
 }
 
 /// Hands the batch's transaction starts, kept readings and stops to the prices' display.
