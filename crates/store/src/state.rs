@@ -183,7 +183,7 @@ impl Store {
                 )
             })
             .collect();
-        let mut stored = crate::station_events::batch::lookup(&mut tx, &keys).await?;
+        let mut stored = crate::station_events::batch::lookup(&mut tx, self.backend, &keys).await?;
         let mut assemblies = Vec::new();
         for group in &events {
             let key = (
@@ -202,7 +202,7 @@ impl Store {
             crate::station_events::transaction_events(&mut tx, group, row, held, &mut assemblies)
                 .await?;
         }
-        crate::station_events::batch::write_assemblies(&mut tx, &assemblies).await?;
+        crate::station_events::batch::write_assemblies(&mut tx, self.backend, &assemblies).await?;
         readings.flush(&mut tx).await?;
         energy.flush(&mut tx).await?;
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;

@@ -2,7 +2,7 @@
 //! first, narrowed by a filter. The rows themselves are written by the materialiser from
 //! StartTransaction and StopTransaction (see `state.rs`).
 
-use crate::{Result, Store};
+use crate::{Backend, Result, Store};
 
 /// Whether a transaction is still running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,22 +116,24 @@ impl Store {
         &self,
         keys: &[(&str, &str)],
     ) -> Result<Vec<(String, i64)>> {
-        let mut found = Vec::new();
-        for chunk in keys.chunks(128) {
-            let values: Vec<String> = (0..chunk.len())
-                .map(|i| format!("(${}, ${})", 2 * i + 1, 2 * i + 2))
-                .collect();
-            let sql = format!(
+        use crate::station_events::batch::{runs, statement, tuples};
+        use std::sync::OnceLock;
+        static CACHE: [OnceLock<Vec<String>>; 2] = [OnceLock::new(), OnceLock::new()];
+        fn make(backend: Backend, rows: usize) -> String {
+            format!(
                 "WITH k(identity, tx) AS (VALUES {})
                  SELECT k.identity, t.ocpp_transaction_id
                  FROM k JOIN chargers c ON c.identity = k.identity
                  JOIN transactions t
                    ON t.charger_id = c.id AND t.station_transaction_id = k.tx
                  WHERE t.stopped_at IS NOT NULL AND t.cost IS NULL",
-                values.join(", ")
-            );
-            let mut query = sqlx::query_as(&sql);
-            for (identity, tx) in chunk {
+                tuples(backend, rows, &["{}", "{}"])
+            )
+        }
+        let mut found = Vec::new();
+        for (form, run) in runs(keys) {
+            let mut query = sqlx::query_as(statement(&CACHE, self.backend, form, make));
+            for (identity, tx) in run {
                 query = query.bind(*identity).bind(*tx);
             }
             found.extend(query.fetch_all(self.db()).await?);
