@@ -1,10 +1,17 @@
 //! The OpenAPI document at `/api/openapi.json`: it covers every endpoint the service serves,
 //! each with its responses and security, its references resolve and its path parameters are
-//! declared; and every API endpoint it lists really refuses a request without a token.
+//! declared; every API endpoint it lists really refuses a request without a token; every
+//! operation answers a request that breaks it only with statuses it documents, and its error
+//! rows of a path or an input are the standard ones.
 
 use crate::support::{Api, Cms};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+
+/// The error rows an operation documents because of its path and input, as cms declares them:
+/// the very file `cms_api` compiles, so the check reads the one declaration.
+#[path = "../../crates/api/src/http/error_responses.rs"]
+mod error_responses;
 
 /// Every endpoint the service must serve, as the document names it.
 const ENDPOINTS: [(&str, &str); 54] = [
@@ -400,6 +407,122 @@ async fn every_scoped_endpoint_documents_its_401_and_the_403_of_its_scope() {
                 != "#/components/schemas/ErrorBody"
             {
                 faults.push(format!("{method} {path}: {status} is not an ErrorBody"));
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{faults:#?}");
+}
+
+/// A request that breaks an operation's input: what it carries, a query string, a body with its
+/// content type.
+struct Breaking {
+    what: String,
+    query: String,
+    body: Option<(String, &'static str)>,
+}
+
+/// Requests that break `operation` every way it takes input: none at all; each of its query
+/// parameters `-1` (no page, wait or limit may be); as a JSON body, an array and an object of
+/// no fields; as a form, one of nothing it reads.
+fn breaking(operation: &Value) -> Vec<Breaking> {
+    let mut requests = vec![Breaking {
+        what: "no input".into(),
+        query: String::new(),
+        body: None,
+    }];
+    let parameters = operation["parameters"].as_array().into_iter().flatten();
+    let query: Vec<String> = parameters
+        .filter(|p| p["in"] == "query")
+        .filter_map(|p| p["name"].as_str())
+        .map(|name| format!("{name}=-1"))
+        .collect();
+    if !query.is_empty() {
+        requests.push(Breaking {
+            what: "every query parameter -1".into(),
+            query: format!("?{}", query.join("&")),
+            body: None,
+        });
+    }
+    let content_types = operation["requestBody"]["content"].as_object();
+    for content_type in content_types.into_iter().flat_map(|c| c.keys()) {
+        let bodies: &[&'static str] = match content_type.as_str() {
+            "application/json" => &["[]", "{}"],
+            _ => &["unknown=1"],
+        };
+        for body in bodies {
+            requests.push(Breaking {
+                what: format!("{content_type} {body}"),
+                query: String::new(),
+                body: Some((content_type.clone(), *body)),
+            });
+        }
+    }
+    requests
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_answers_a_request_that_breaks_it_with_a_status_it_documents() {
+    let cms = Cms::up().await;
+    let doc = document(&cms).await;
+    let bearer = format!("Bearer {}", cms.operator_token().await);
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .expect("http client");
+    let mut faults = Vec::new();
+    for (method, template, operation, _) in operations(&doc) {
+        let documented: BTreeSet<&String> = operation["responses"]
+            .as_object()
+            .map(|responses| responses.keys().collect())
+            .unwrap_or_default();
+        // A token nobody has: token 1 is the operator's own.
+        let path = made_up(&template.replace("{token_id}", "999999"));
+        for request in breaking(operation) {
+            let method = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
+            let url = cms.http_url(&format!("{path}{}", request.query));
+            let mut sent = client
+                .request(method.clone(), url)
+                .header("Accept", "application/json")
+                .header("Authorization", &bearer);
+            if let Some((content_type, body)) = &request.body {
+                sent = sent.header("Content-Type", content_type).body(*body);
+            }
+            let answer = sent.send().await.expect("an answer");
+            let status = answer.status().as_u16();
+            let body = answer.text().await.unwrap_or_default();
+            if !documented.contains(&status.to_string()) {
+                faults.push(format!(
+                    "{method} {template} with {}: {status} {body}",
+                    request.what
+                ));
+            }
+        }
+    }
+    assert!(faults.is_empty(), "answered, not documented: {faults:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_error_row_of_a_path_or_an_input_is_the_standard_one_or_says_more() {
+    let cms = Cms::up().await;
+    let doc = document(&cms).await;
+    let mut faults = Vec::new();
+    for (method, path, operation, _) in operations(&doc) {
+        if declared_scope(operation).is_none() {
+            continue;
+        }
+        for (status, standard, schema) in error_responses::standard(&path, operation) {
+            let row = &operation["responses"][status];
+            // A row written by hand says more: it begins as the standard one.
+            let description = row["description"].as_str().unwrap_or_default();
+            if !description.starts_with(&standard) {
+                faults.push(format!(
+                    "{method} {path}: {status} {description:?} does not begin {standard:?}"
+                ));
+            }
+            let reference = format!("#/components/schemas/{schema}");
+            if row["content"]["application/json"]["schema"]["$ref"] != reference.as_str() {
+                faults.push(format!("{method} {path}: {status} is not a {schema}"));
             }
         }
     }

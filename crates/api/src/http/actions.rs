@@ -163,11 +163,10 @@ impl From<ActionRow> for ActionBody {
         (status = 200, description = "The action ended within `wait`", body = Data<ActionBody>),
         (status = 202, description = "Still pending or sent; poll `Location`", body = Data<ActionBody>,
             headers(("Location" = String))),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not an action of either OCPP version"),
         (status = 409, body = ErrorBody, description = "The charger is not connected: nothing was queued"),
-        (status = 422, body = ValidationErrorBody, description = "An action of the other OCPP version than the charger's (`action`, naming the charger's), the payload breaks the action's schema (keyed by the field's path), `wait` is out of range, or a ChangeConfiguration of `AuthorizationKey` (`key`: changed with `PUT .../security`) or of a secret key given `***` or without `--secrets-key` (`value`)"),
+        (status = 422, body = ValidationErrorBody, description = "`wait` or a field of the body is invalid, an action of the other OCPP version than the charger's (`action`, naming the charger's), the payload breaks the action's schema (keyed by the field's path), or a ChangeConfiguration of `AuthorizationKey` (`key`: changed with `PUT .../security`) or of a secret key given `***` or without `--secrets-key` (`value`)"),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]
@@ -284,8 +283,6 @@ pub async fn send(
     responses(
         (status = 200, description = "A page of actions", body = Page<ActionBody>),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read, or the caller may not read the charger's sensitive data"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -321,7 +318,7 @@ pub async fn list(
     responses(
         (status = 200, description = "The action", body = Data<ActionBody>),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read, or the caller may not read the charger's sensitive data"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not one of its actions"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not an action sent to it"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]

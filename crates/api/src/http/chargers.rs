@@ -189,7 +189,6 @@ pub struct NewChargerAnswer {
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
         (status = 200, description = "A page of chargers", body = Page<Charger>),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -216,7 +215,6 @@ pub async fn list(
     responses(
         (status = 200, description = "The charger, with its `ETag`", body = Data<Charger>),
         (status = 304, description = "Not modified: `If-None-Match` named the current ETag"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -244,8 +242,6 @@ pub async fn show(
     ),
     responses(
         (status = 200, description = "A page of the site's chargers", body = Page<Charger>),
-        (status = 404, body = ErrorBody, description = "Not a site the caller sees"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -273,10 +269,8 @@ pub async fn list_site_chargers(
     request_body = NewChargerBody,
     responses(
         (status = 201, description = "The new charger, with its generated password when none was given", body = NewChargerAnswer),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the site"),
-        (status = 404, body = ErrorBody, description = "Not a site the caller sees"),
-        (status = 422, body = ValidationErrorBody, description = "A field is invalid, the identity is taken (by another team: claim it through the platform operators), security profile 0 asked for by anyone but the platform operators, or the team's charger quota is reached"),
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid, the identity is taken (by another team: claim it through the platform operators), security profile 0 asked for by anyone but the platform operators, or the team's charger quota is reached"),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]
@@ -423,7 +417,7 @@ const IDENTITY_TAKEN_BY_ANOTHER_TEAM: &str = "The identity has already been take
         (status = 200, description = "`connectorId` and the `meterValue` array, with its `ETag`", body = serde_json::Value),
         (status = 304, description = "Not modified: `If-None-Match` named the current ETag"),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller's team may not read the charger's sensitive data"),
-        (status = 404, body = ErrorBody, description = "No such charger the caller sees, or a connector it never reported"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not a connector number it has reported"),
     ),
     security(("bearer" = ["meter-values:read"]), ("oauth2" = ["meter-values:read"]))
 )]

@@ -9,7 +9,7 @@ use crate::http::id_tag_input::read_id_tag;
 use crate::http::input::Input;
 use crate::http::lookup::not_found;
 use crate::http::pagination::Page;
-use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, EmptyBody, ValidationErrorBody};
 use crate::http::team_owned::page_of;
 use crate::http::teams::member_team;
 use axum::Json;
@@ -107,8 +107,6 @@ pub enum IdTagStatusName {
     ),
     responses(
         (status = 200, description = "A page of the team's tags", body = Page<IdTagBody>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -200,9 +198,7 @@ pub(crate) async fn destroy_for(
     request_body = IdTagRequest,
     responses(
         (status = 201, description = "The new tag", body = Data<IdTagBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller"),
-        (status = 422, body = ValidationErrorBody, description = "A field is invalid, or the team has the tag already (in any case)"),
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid, or the team has the tag already (in any case)"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -237,7 +233,6 @@ fn written<T>(result: Result<T, StoreError>) -> Result<T, ApiError> {
     ),
     responses(
         (status = 200, body = Data<IdTagBody>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tag"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -264,9 +259,6 @@ pub async fn show(
     request_body = IdTagRequest,
     responses(
         (status = 200, body = Data<IdTagBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tag"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -292,7 +284,6 @@ pub async fn replace(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tag"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]

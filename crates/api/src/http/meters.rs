@@ -7,7 +7,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{charger_with_sensitive_data, forbidden_unless, not_found, path_number};
-use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, ErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -76,7 +76,7 @@ pub struct NewMeterRequest {
         (status = 200, body = Data<MeterBody>),
         (status = 403, body = ErrorBody,
             description = "The token lacks meters:read, or the caller lacks sensitive access"),
-        (status = 404, body = ErrorBody, description = "No such charger, or no meter on it"),
+        (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or no meter on it"),
     ),
     security(("bearer" = ["meters:read"]), ("oauth2" = ["meters:read"]))
 )]
@@ -106,8 +106,6 @@ pub async fn by_chargee(
         (status = 201, body = Data<MeterBody>),
         (status = 403, body = ErrorBody,
             description = "The token lacks meters:write, or the team only has access granted to the charger"),
-        (status = 404, body = ErrorBody, description = "No such team among the caller's"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["meters:write"]), ("oauth2" = ["meters:write"]))
 )]

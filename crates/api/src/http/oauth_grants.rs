@@ -9,7 +9,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::lookup::{not_found, path_number};
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
-use crate::http::schema::{EmptyBody, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{EmptyBody, ErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use chrono::Utc;
@@ -73,7 +73,6 @@ impl From<OAuthGrant> for GrantBody {
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
         (status = 200, description = "A page of grants", body = Page<GrantBody>),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["tokens:read"]), ("oauth2" = ["tokens:read"]))
 )]
@@ -103,7 +102,6 @@ pub async fn list(
         (status = 200, description = "An empty object: the grant is revoked", body = EmptyBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
             scope of the grant (unless it has `*`)"),
-        (status = 404, body = ErrorBody, description = "No such live grant of the caller's"),
     ),
     security(("bearer" = ["tokens:write"]), ("oauth2" = ["tokens:write"]))
 )]

@@ -2,6 +2,7 @@
 //! (`#[utoipa::path]`) and types (`#[derive(ToSchema)]`) by the router, so that the document
 //! and the routes cannot drift apart. Served at `/api/openapi.json`.
 
+use crate::http::error_responses;
 use axum::http::Method;
 use cms_store::Scope;
 use serde_json::{Value, json};
@@ -141,28 +142,32 @@ impl DeclaredScopes {
 }
 
 /// Adds to each operation that declares a scope the answers every such operation gives, unless
-/// it describes them itself (a 403 with more reasons): 401 without a valid token, 403 when the
-/// token lacks the scope. So they are written once, here, from the declared scope.
+/// it describes them itself (with more reasons): 401 without a valid token, 403 when the token
+/// lacks the scope, and those of its path and input (crate::http::error_responses: the 404 of
+/// what its path names, the 422 of its body or query, the 400 of a body that is no JSON
+/// object). So they are written once, here and there, not by every handler.
 pub fn standard_responses(document: &mut Value) {
-    let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}});
-    for (_, _, operation) in operations(document) {
+    let body = |schema: &str| json!({"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}});
+    for (_, path, operation) in operations(document) {
         let Some(scope) = declared_scope(operation).map(str::to_string) else {
             continue;
         };
-        let Some(responses) = operation["responses"].as_object_mut() else {
-            continue;
-        };
-        let standard = [
+        let mut standard = vec![
             (
                 "401",
                 "No token, or one that is not valid (any more)".to_string(),
+                "ErrorBody",
             ),
-            ("403", format!("The token lacks {scope}")),
+            ("403", format!("The token lacks {scope}"), "ErrorBody"),
         ];
-        for (status, description) in standard {
+        standard.extend(error_responses::standard(&path, operation));
+        let Some(responses) = operation["responses"].as_object_mut() else {
+            continue;
+        };
+        for (status, description, schema) in standard {
             responses
                 .entry(status)
-                .or_insert_with(|| json!({"description": description, "content": error}));
+                .or_insert_with(|| json!({"description": description, "content": body(schema)}));
         }
         // By status, as written by hand.
         let mut sorted: Vec<(String, Value)> = std::mem::take(responses).into_iter().collect();

@@ -12,7 +12,7 @@ use crate::http::id_tags::{
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::not_found;
 use crate::http::pagination::Page;
-use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, EmptyBody, ValidationErrorBody};
 use crate::http::team_owned::{owned, page_of};
 use crate::http::teams::member_team;
 use axum::Json;
@@ -141,8 +141,6 @@ async fn read(
     ),
     responses(
         (status = 200, description = "A page of the team's providers", body = Page<ProviderBody>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -168,9 +166,6 @@ pub async fn list(
     request_body = ProviderRequest,
     responses(
         (status = 201, description = "The new provider", body = Data<ProviderBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -212,7 +207,6 @@ async fn team_provider(
     ),
     responses(
         (status = 200, body = Data<ProviderBody>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -238,9 +232,6 @@ pub async fn show(
     request_body = ProviderRequest,
     responses(
         (status = 200, body = Data<ProviderBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -275,7 +266,6 @@ pub async fn replace(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -305,8 +295,6 @@ pub async fn destroy(
     ),
     responses(
         (status = 200, description = "A page of the provider's tags", body = Page<IdTagBody>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -337,9 +325,7 @@ pub async fn list_tags(
     request_body = IdTagRequest,
     responses(
         (status = 201, description = "The new tag", body = Data<IdTagBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider"),
-        (status = 422, body = ValidationErrorBody, description = "A field is invalid, or the provider has the tag already (in any case)"),
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid, or the provider has the tag already (in any case)"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -366,7 +352,6 @@ pub async fn create_tag(
     ),
     responses(
         (status = 200, body = Data<IdTagBody>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, not its provider, or not the provider's tag"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -393,9 +378,6 @@ pub async fn show_tag(
     request_body = IdTagRequest,
     responses(
         (status = 200, body = Data<IdTagBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, not its provider, or not the provider's tag"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -422,7 +404,6 @@ pub async fn replace_tag(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, not its provider, or not the provider's tag"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]

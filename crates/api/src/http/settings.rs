@@ -117,7 +117,6 @@ fn speaks_201<T>(charger: &ChargerRow, model: &[T]) -> bool {
     params(("charger_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, body = Data<Vec<SettingBody>>),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -176,11 +175,9 @@ pub async fn show(
     responses(
         (status = 200, description = "Every change ended", body = Data<Vec<SettingChangeBody>>),
         (status = 202, description = "Some changes still go on", body = Data<Vec<SettingChangeBody>>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 409, body = ErrorBody, description = "The charger is not connected"),
-        (status = 422, body = ValidationErrorBody, description = "`settings` missing or empty, a key or value out of bounds, a read-only key, `AuthorizationKey` (changed with `PUT .../security`), or a secret key given `***` or without `--secrets-key` (`settings.<key>`); for a 2.0.1 station also a key not in its device model, a value outside the variable's data type, limits or allowed values, or `SecurityCtrlr/BasicAuthPassword`"),
+        (status = 422, body = ValidationErrorBody, description = "`wait` or a field of the body is invalid: `settings` missing or empty, a key or value out of bounds, a read-only key, `AuthorizationKey` (changed with `PUT .../security`), or a secret key given `***` or without `--secrets-key` (`settings.<key>`); for a 2.0.1 station also a key not in its device model, a value outside the variable's data type, limits or allowed values, or `SecurityCtrlr/BasicAuthPassword`"),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]

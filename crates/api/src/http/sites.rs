@@ -337,7 +337,6 @@ async fn read_site_pricing(
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
         (status = 200, description = "A page of sites", body = Page<SiteBody>),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
 )]
@@ -365,7 +364,6 @@ pub async fn list(
     request_body = SiteCreateRequest,
     responses(
         (status = 201, description = "The new site", body = Data<SiteBody>),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
 )]
@@ -400,7 +398,6 @@ pub async fn create(
     params(("site_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, body = Data<SiteBody>),
-        (status = 404, body = ErrorBody, description = "No such site, or not the caller's"),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
 )]
@@ -425,8 +422,6 @@ pub async fn show(
     responses(
         (status = 200, body = Data<SiteBody>),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
 )]
@@ -461,7 +456,6 @@ pub async fn update(
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody, description = "The site still has chargers"),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
@@ -494,8 +488,6 @@ pub async fn destroy(
     ),
     responses(
         (status = 200, body = Page<ConnectorV2Body>),
-        (status = 404, body = ErrorBody, description = "Not the caller's team, or the team does not reach the site"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]

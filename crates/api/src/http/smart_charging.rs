@@ -7,7 +7,7 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::lookup::{forbidden_unless, owned_site, visible_site};
-use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, ErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
 use cms_store::Permissions;
@@ -280,7 +280,6 @@ fn connector_body(l: ConnectorLimit) -> ConnectorLimitBody {
     params(("site_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, body = Data<SmartChargingSettingsBody>),
-        (status = 404, body = ErrorBody, description = "No such site, or not the caller's"),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
 )]
@@ -306,10 +305,7 @@ pub async fn show(
     request_body = SmartChargingSettingsRequest,
     responses(
         (status = 200, description = "The settings saved", body = Data<SmartChargingSettingsBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody, description = "No such site, or not the caller's"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
 )]
@@ -339,7 +335,6 @@ pub async fn update(
     responses(
         (status = 200, body = Data<SmartChargingStatusBody>),
         (status = 403, body = ErrorBody, description = "The token lacks sites:read, or the caller may not read the site's sensitive data"),
-        (status = 404, body = ErrorBody, description = "No such site, or not the caller's"),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
 )]

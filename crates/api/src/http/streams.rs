@@ -90,7 +90,6 @@ enum Subject {
     responses(
         (status = 200, description = "`text/event-stream` of `meter-value` events: `{charger_uuid, connectorId, meterValue}`, the current value first", content_type = "text/event-stream", body = String),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller's team may not read the charger's sensitive data"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
         (status = 429, body = ErrorBody, description = "The caller's user holds `--stream-max-per-user` streams already (`Retry-After`)"),
         (status = 503, body = ErrorBody, description = "The server holds `--stream-max-total` streams already (`Retry-After`)"),
     ),
@@ -129,7 +128,6 @@ pub async fn connector_stream(
     responses(
         (status = 200, description = "`text/event-stream` of `meter-value` events: `{charger_uuid, connectorId, meterValue}`, the current values first", content_type = "text/event-stream", body = String),
         (status = 403, body = ErrorBody, description = "The token lacks meter-values:read, or the caller may not read the site's sensitive data"),
-        (status = 404, body = ErrorBody, description = "Not a site the caller reaches"),
         (status = 429, body = ErrorBody, description = "The caller's user holds `--stream-max-per-user` streams already (`Retry-After`)"),
         (status = 503, body = ErrorBody, description = "The server holds `--stream-max-total` streams already (`Retry-After`)"),
     ),

@@ -127,8 +127,6 @@ fn read(input: &mut Input) -> Option<NewTariff> {
     ),
     responses(
         (status = 200, description = "A page of the team's tariffs", body = Page<TariffBody>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -154,9 +152,7 @@ pub async fn list(
     request_body = TariffRequest,
     responses(
         (status = 201, description = "The new tariff", body = Data<TariffBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller"),
-        (status = 422, body = ValidationErrorBody, description = "A field is invalid; the error names it (`elements.0.price_components.1.price`)"),
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid; the error names it (`elements.0.price_components.1.price`)"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -186,7 +182,6 @@ pub async fn create(
     ),
     responses(
         (status = 200, body = Data<TariffBody>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tariff"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -212,9 +207,6 @@ pub async fn show(
     request_body = TariffRequest,
     responses(
         (status = 200, body = Data<TariffBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tariff"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -249,7 +241,6 @@ pub async fn replace(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its tariff"),
         (status = 409, body = ErrorBody, description = "A site prices with the tariff"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))

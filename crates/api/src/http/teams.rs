@@ -7,7 +7,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{not_found, path_number};
-use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, EmptyBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -145,8 +145,6 @@ pub async fn list_teams(
     request_body = NewTeamBody,
     responses(
         (status = 201, description = "The new team", body = Data<TeamBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -184,7 +182,6 @@ pub async fn create_team(
     params(("team_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, description = "The team's domains", body = Data<Vec<DomainBody>>),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -212,9 +209,7 @@ pub async fn list_domains(
     request_body = NewDomainBody,
     responses(
         (status = 201, description = "The new domain", body = Data<DomainBody>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller"),
-        (status = 422, body = ValidationErrorBody, description = "Not a domain name, or the team has it already"),
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid: not a domain name, or the team has it already"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -261,7 +256,6 @@ pub async fn add_domain(
     ),
     responses(
         (status = 200, description = "Deleted", body = EmptyBody),
-        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its domain"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]

@@ -81,7 +81,6 @@ pub struct NewTokenRequest {
     params(("page" = Option<i64>, Query, description = "Page number, from 1")),
     responses(
         (status = 200, description = "A page of tokens", body = Page<TokenBody>),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["tokens:read"]), ("oauth2" = ["tokens:read"]))
 )]
@@ -110,7 +109,7 @@ pub async fn list(
     responses(
         (status = 201, description = "The token, with its secret (shown once)", body = NewTokenBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or is an OAuth access token"),
-        (status = 422, body = ValidationErrorBody, description = "`name` missing or too long; \
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid: `name` missing or too long; \
             `scopes` missing, empty or not an array; `scopes.N` unknown, or not held by the \
             requesting token"),
     ),
@@ -149,7 +148,6 @@ pub async fn create(
         (status = 200, description = "An empty object: the token is revoked", body = EmptyBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
             scope of the token to revoke"),
-        (status = 404, body = ErrorBody, description = "No such live token of the caller's"),
     ),
     security(("bearer" = ["tokens:write"]), ("oauth2" = ["tokens:write"]))
 )]
@@ -182,7 +180,6 @@ pub async fn revoke(
         (status = 200, description = "The token, with its new secret (shown once)", body = NewTokenBody),
         (status = 403, body = ErrorBody, description = "The token lacks tokens:write, or lacks a \
             scope of the token to regenerate, or is an OAuth access token"),
-        (status = 404, body = ErrorBody, description = "No such live token of the caller's"),
     ),
     security(("bearer" = ["tokens:write"]), ("oauth2" = ["tokens:write"]))
 )]

@@ -11,7 +11,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules, attribute};
 use crate::http::lookup::charger_with_sensitive_data;
-use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, ErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -165,8 +165,6 @@ pub struct TransactionConnector {
         (status = 200, description = "Newest first", body = Data<Vec<TransactionBody>>),
         (status = 403, body = ErrorBody,
             description = "The token lacks transactions:read, or the caller lacks sensitive access"),
-        (status = 404, body = ErrorBody),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["transactions:read"]), ("oauth2" = ["transactions:read"]))
 )]

@@ -11,7 +11,7 @@ use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{charger_access, forbidden_unless, not_found, visible_charger};
 use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
-use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, ErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use cms_store::ConnectorRow;
@@ -155,8 +155,6 @@ pub struct ConnectorSettingsBody {
     ),
     responses(
         (status = 200, description = "A page of the charger's connectors", body = Page<Connector>),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -201,10 +199,8 @@ pub async fn list_connectors(
     request_body = ConnectorSettingsBody,
     responses(
         (status = 200, description = "The connector", body = Data<Connector>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the charger's site"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees, or not a connector number from 1 to 99"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]

@@ -7,7 +7,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::visible_charger;
-use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, ErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
 use utoipa::ToSchema;
@@ -48,10 +48,7 @@ pub fn unlicensed(license: &str) -> ApiError {
     request_body = LicensesChange,
     responses(
         (status = 200, description = "The charger with its licences", body = Data<Charger>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "The token lacks licenses:write, or its user is not of the platform operators' team"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["licenses:write"]), ("oauth2" = ["licenses:write"]))
 )]

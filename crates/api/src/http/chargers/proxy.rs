@@ -11,7 +11,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{forbidden_unless, not_found, visible_charger};
-use crate::http::schema::{Data, ErrorBody, ValidationErrorBody};
+use crate::http::schema::{Data, ErrorBody};
 use axum::Json;
 use axum::extract::{Path, State};
 use cms_bus::ProxyUrl;
@@ -125,7 +125,6 @@ pub struct NewProxyServerBody {
     params(("charger_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, description = "The charger's proxy servers", body = Data<Vec<ProxyServerBody>>),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -151,10 +150,7 @@ pub async fn show_proxy(
     request_body = ProxyBody,
     responses(
         (status = 200, description = "The charger's proxy servers", body = Data<Vec<ProxyServerBody>>),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller's team does not own the charger's site, or the charger lacks the pro licence (servers given)"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]

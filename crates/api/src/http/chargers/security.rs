@@ -16,7 +16,7 @@ use crate::http::chargers::Credentials;
 use crate::http::error::ApiError;
 use crate::http::input::Input;
 use crate::http::lookup::{forbidden_unless, visible_charger};
-use crate::http::schema::{ErrorBody, ValidationErrorBody};
+use crate::http::schema::ErrorBody;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -98,10 +98,7 @@ pub struct RotationBody {
     responses(
         (status = 200, description = "The change was made, or the charger answered", body = SecurityAnswer),
         (status = 202, description = "The password was sent to the charger, which has not answered yet", body = SecurityAnswer),
-        (status = 400, body = ErrorBody, description = "The body is not a JSON object"),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:write, or the caller lacks full access"),
-        (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["chargers:write"]), ("oauth2" = ["chargers:write"]))
 )]

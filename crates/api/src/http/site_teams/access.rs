@@ -82,7 +82,6 @@ async fn known_teams(
     params(("site_uuid" = String, Path)),
     responses(
         (status = 200, body = Data<Vec<TeamAccessBody>>),
-        (status = 404, body = ErrorBody),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
 )]
@@ -104,7 +103,6 @@ pub async fn list(
     params(("site_uuid" = String, Path), ("team_uuid" = String, Path)),
     responses(
         (status = 200, body = Data<TeamAccessBody>),
-        (status = 404, body = ErrorBody, description = "No such site or team access"),
     ),
     security(("bearer" = ["sites:read"]), ("oauth2" = ["sites:read"]))
 )]
@@ -130,7 +128,6 @@ pub async fn show(
     responses(
         (status = 200, description = "Removed", body = EmptyBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody, description = "The owner team"),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
@@ -163,8 +160,6 @@ const OWNER_SEES_SENSITIVE: &str = "The owner team always has access to sensitiv
     responses(
         (status = 200, body = Data<TeamAccessBody>),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
 )]
@@ -196,7 +191,6 @@ pub async fn grant_sensitive(
     responses(
         (status = 200, body = Data<TeamAccessBody>),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody),
         (status = 422, body = ValidationErrorBody, description = "The owner team"),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
@@ -225,7 +219,7 @@ pub async fn revoke_sensitive(
     params(("site_uuid" = String, Path), ("team_uuid" = String, Path, description = "A guest team the caller belongs to")),
     responses(
         (status = 200, body = Data<TeamAccessBody>),
-        (status = 404, body = ErrorBody, description = "No such site, or not a guest team of the caller"),
+        (status = 404, body = ErrorBody, description = "Not a site the caller sees, or not a team with access to the site, or not a team of the caller"),
         (status = 422, body = ValidationErrorBody, description = "The owner team"),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
@@ -261,8 +255,6 @@ pub async fn request_sensitive(
     responses(
         (status = 200, body = Data<TeamAccessBody>),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
 )]
@@ -298,7 +290,6 @@ pub async fn update_assets(
     responses(
         (status = 200, description = "The new owner's access", body = Data<TeamAccessBody>),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody, description = "No such site, or the team has no access to it"),
         (status = 422, body = ValidationErrorBody, description = "The team already owns the site"),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))

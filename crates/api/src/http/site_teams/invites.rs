@@ -89,8 +89,6 @@ pub struct InviteLinksBody {
     responses(
         (status = 201, body = InviteCreatedBody),
         (status = 403, body = ErrorBody, description = "A guest of the site, or the token lacks sites:write"),
-        (status = 404, body = ErrorBody),
-        (status = 422, body = ValidationErrorBody),
     ),
     security(("bearer" = ["sites:write"]), ("oauth2" = ["sites:write"]))
 )]
@@ -160,7 +158,7 @@ pub async fn invite(
     responses(
         (status = 200, description = "The team's access", body = crate::http::schema::Data<TeamAccessBody>),
         (status = 403, body = ErrorBody, description = "The invite is for another e-mail address, or the token lacks teams:write"),
-        (status = 422, body = ValidationErrorBody, description = "An invalid, used or expired token, or not the caller's team"),
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid: an invalid, used or expired token, or not the caller's team"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
