@@ -17,6 +17,7 @@ pub use control::local_lists::LocalListConfig;
 pub use control::registry::{RegistryPublisher, id_tag_entry, registry_state};
 pub use control::smart_charging::SmartChargingConfig;
 #[doc(hidden)]
+pub use http::error_responses;
 pub use http::fuzzing;
 pub use http::id_tag_input::{id_tag_from_record, is_id_tag};
 pub use http::{

@@ -7,7 +7,7 @@ pub(crate) mod charger_rows;
 pub(crate) mod chargers;
 mod conditional;
 mod error;
-mod error_responses;
+pub mod error_responses;
 pub mod fuzzing;
 pub mod id_tag_input;
 mod id_tags;
