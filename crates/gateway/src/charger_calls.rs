@@ -15,9 +15,10 @@ use cms_ocpp::v16::{
     Action, MAX_CONNECTOR_ID, MeterValuesCheck, Request, check_meter_values, parse_request,
 };
 use cms_ocpp::{
-    ErrorCode, Frame, OcppVersion, Violation, call_error, call_result_len, parse_frame, span_in,
-    split_call, write_call_result_with,
+    ErrorCode, Frame, OcppVersion, Violation, call_error, call_error_in, call_result_len,
+    parse_frame, span_in, split_call, write_call_result_with,
 };
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::sync::LazyLock;
@@ -102,58 +103,9 @@ pub fn handle_text(
         let id = frame.slice(span_in(text, parts.message_id));
         return accept(ctx, (parts.message_id, id), action, request, value, now);
     }
-    let parsed = match parse_frame(text) {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            let id = e.message_id.as_deref().filter(|id| !id.is_empty());
-            // A reply readable as far as its id is the charger's answer to that call, a bad one:
-            // the call ends failed at once (OCPP-J answers calls, never replies).
-            if let (true, Some(id)) = (e.reply, id) {
-                let answer = ChargerAnswer::Error {
-                    message_id: id.to_string(),
-                    code: "FormationViolation".into(),
-                    description: format!("the charger's answer is malformed: {}", e.description),
-                };
-                return answered(FrameKind::Invalid, answer);
-            }
-            // "-1" when no usable id could be read, as OCPP 2.0.1 spells it out.
-            return refuse(
-                FrameKind::Invalid,
-                id.unwrap_or("-1"),
-                e.code,
-                &e.description,
-            );
-        }
-    };
-    let (message_id, action_name, payload) = match parsed {
-        Frame::Call {
-            message_id,
-            action,
-            payload,
-        } => (message_id, action, payload),
-        Frame::CallResult {
-            message_id,
-            payload,
-        } => {
-            let answer = ChargerAnswer::Result {
-                message_id: message_id.into_owned(),
-                payload: payload.get().to_string(),
-            };
-            return answered(FrameKind::CallResult, answer);
-        }
-        Frame::CallError {
-            message_id,
-            code,
-            description,
-            ..
-        } => {
-            let answer = ChargerAnswer::Error {
-                message_id: message_id.into_owned(),
-                code: code.into_owned(),
-                description: description.into_owned(),
-            };
-            return answered(FrameKind::CallError, answer);
-        }
+    let (message_id, action_name, payload) = match call_of(text, OcppVersion::V16) {
+        Ok(call) => call,
+        Err(handled) => return handled,
     };
     let Some(action) = Action::from_name(&action_name) else {
         let why = format!("unknown action {action_name:?}");
@@ -179,6 +131,73 @@ pub fn handle_text(
             refuse(kind, &message_id, v.code, &v.description)
         }
     }
+}
+
+/// A frame read the full way, in either version: a CALL's id, action and payload, or what is
+/// left to do with anything else. A CALLRESULT or CALLERROR is the charger's answer to a call
+/// of ours; a reply readable as far as its id is that call's answer, a bad one (the call ends
+/// failed at once: OCPP-J answers calls, never replies); any other broken frame is refused
+/// with the CALLERROR `version` names it by, with the id "-1" when no usable id could be read
+/// (as OCPP 2.0.1 spells it out).
+// The full way only (the quick split takes plain CALLs), and the outcome is returned at once,
+// never held: its size, a published record's room, costs a move.
+#[allow(clippy::result_large_err)]
+pub(crate) fn call_of(
+    text: &str,
+    version: OcppVersion,
+) -> Result<(Cow<'_, str>, Cow<'_, str>, &RawValue), Handled> {
+    let parsed = match parse_frame(text) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let id = e.message_id.as_deref().filter(|id| !id.is_empty());
+            if let (true, Some(id)) = (e.reply, id) {
+                let answer = ChargerAnswer::Error {
+                    message_id: id.to_string(),
+                    code: ErrorCode::FormationViolation.spelled(version).into(),
+                    description: format!("the charger's answer is malformed: {}", e.description),
+                };
+                return Err(answered(FrameKind::Invalid, answer));
+            }
+            let (code, id) = (e.code_in(version), id.unwrap_or("-1"));
+            return Err(Handled {
+                kind: FrameKind::Invalid,
+                outcome: Outcome::Refuse {
+                    reply: call_error_in(version, id, code, &e.description),
+                    code,
+                },
+            });
+        }
+    };
+    Err(match parsed {
+        Frame::Call {
+            message_id,
+            action,
+            payload,
+        } => return Ok((message_id, action, payload)),
+        Frame::CallResult {
+            message_id,
+            payload,
+        } => {
+            let answer = ChargerAnswer::Result {
+                message_id: message_id.into_owned(),
+                payload: payload.get().to_string(),
+            };
+            answered(FrameKind::CallResult, answer)
+        }
+        Frame::CallError {
+            message_id,
+            code,
+            description,
+            ..
+        } => {
+            let answer = ChargerAnswer::Error {
+                message_id: message_id.into_owned(),
+                code: code.into_owned(),
+                description: description.into_owned(),
+            };
+            answered(FrameKind::CallError, answer)
+        }
+    })
 }
 
 /// A valid request as the gateway uses it: meter values are checked sample by sample but not

@@ -8,8 +8,7 @@
 use crate::authorization::Verdict;
 use crate::charger_action::ChargerAction;
 use crate::charger_calls::{
-    CallContext, ChargerAnswer, Handled, Outcome, answered, connector_id_text, published_with,
-    record_headers,
+    CallContext, Handled, Outcome, call_of, connector_id_text, published_with, record_headers,
 };
 use crate::metrics::FrameKind;
 use crate::record_time::record_time_bytes;
@@ -21,7 +20,7 @@ use cms_ocpp::v201::{
     Action, AuthorizationStatus, Checked, IdToken, RegistrationStatus, TransactionEventType,
     check_request, is_known_action,
 };
-use cms_ocpp::{ErrorCode, Frame, OcppVersion, call_error_in, parse_frame, span_in, split_call};
+use cms_ocpp::{ErrorCode, OcppVersion, call_error_in, span_in, split_call};
 use std::borrow::Cow;
 use std::fmt::Write;
 
@@ -50,55 +49,9 @@ pub fn handle_text_v201(
         };
         return accept(ctx, call, checked, now);
     }
-    let parsed = match parse_frame(text) {
-        Ok(parsed) => parsed,
-        Err(e) => {
-            let id = e.message_id.as_deref().filter(|id| !id.is_empty());
-            // A reply readable as far as its id is the station's answer to that call, a bad
-            // one: the call ends failed at once (OCPP-J answers calls, never replies).
-            if let (true, Some(id)) = (e.reply, id) {
-                let answer = ChargerAnswer::Error {
-                    message_id: id.to_string(),
-                    code: ErrorCode::FormationViolation
-                        .spelled(OcppVersion::V201)
-                        .into(),
-                    description: format!("the station's answer is malformed: {}", e.description),
-                };
-                return answered(FrameKind::Invalid, answer);
-            }
-            let code = e.code_in(OcppVersion::V201);
-            return refuse(FrameKind::Invalid, id.unwrap_or("-1"), code, &e.description);
-        }
-    };
-    let (message_id, name, payload) = match parsed {
-        Frame::Call {
-            message_id,
-            action,
-            payload,
-        } => (message_id, action, payload),
-        Frame::CallResult {
-            message_id,
-            payload,
-        } => {
-            let answer = ChargerAnswer::Result {
-                message_id: message_id.into_owned(),
-                payload: payload.get().to_string(),
-            };
-            return answered(FrameKind::CallResult, answer);
-        }
-        Frame::CallError {
-            message_id,
-            code,
-            description,
-            ..
-        } => {
-            let answer = ChargerAnswer::Error {
-                message_id: message_id.into_owned(),
-                code: code.into_owned(),
-                description: description.into_owned(),
-            };
-            return answered(FrameKind::CallError, answer);
-        }
+    let (message_id, name, payload) = match call_of(text, OcppVersion::V201) {
+        Ok(call) => call,
+        Err(handled) => return handled,
     };
     let Some(action) = Action::from_name(&name) else {
         // A call of 2.0.1 that a central system may decline (reservations, certificates, ...)

@@ -1,4 +1,5 @@
 use super::*;
+use crate::charger_calls::ChargerAnswer;
 use crate::charger_calls::fixture::Fixture;
 use cms_bus::Record;
 
