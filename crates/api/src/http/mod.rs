@@ -23,6 +23,7 @@ mod providers;
 pub mod schema;
 mod secret_settings;
 mod settings;
+mod settings_bodies;
 mod settings_v201;
 mod site_teams;
 mod sites;

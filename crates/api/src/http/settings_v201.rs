@@ -7,7 +7,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::Input;
 use crate::http::schema::Data;
-use crate::http::settings::{SettingBody, SettingChangeBody, settings_field};
+use crate::http::settings_bodies::{SettingBody, SettingChangeBody, settings_field};
 use crate::http::{AppState, ChangesNoAccess};
 use crate::ingest::device_model::{answers, is_secret_variable};
 use axum::Extension;
