@@ -194,13 +194,14 @@ impl Store {
             let Some(row) = stored.remove(&key) else {
                 continue;
             };
-            let held = Held {
-                reports: &mut reports,
-                readings: &mut readings,
-                energy: &mut energy,
-            };
-            crate::station_events::transaction_events(&mut tx, group, row, held, &mut assemblies)
-                .await?;
+            crate::station_events::transaction_events(
+                &mut tx,
+                group,
+                row,
+                &mut readings,
+                &mut assemblies,
+            )
+            .await?;
         }
         crate::station_events::batch::write_assemblies(&mut tx, self.backend, &assemblies).await?;
         readings.flush(&mut tx).await?;
@@ -236,7 +237,7 @@ fn transactions_of(changes: &[StateChange]) -> Vec<Vec<&crate::station_events::T
 /// energy registers kept for pricing.
 pub(crate) struct Held<'h, 'a> {
     reports: &'h mut Vec<&'a crate::actions::ActionReported>,
-    pub readings: &'h mut LatestReadings<'a>,
+    readings: &'h mut LatestReadings<'a>,
     energy: &'h mut EarliestEnergy<'a>,
 }
 

@@ -13,8 +13,7 @@ mod tests;
 
 pub use assembly::EventType;
 
-use crate::latest_readings::Reading;
-use crate::state::Held;
+use crate::latest_readings::{LatestReadings, Reading};
 use crate::{EnergyReading, Result};
 use assembly::Assembled;
 use sqlx::AnyConnection;
@@ -122,7 +121,7 @@ pub(crate) async fn transaction_events<'a>(
     db: &mut AnyConnection,
     events: &[&'a TransactionEvent],
     stored: StoredTransaction,
-    held: Held<'_, 'a>,
+    readings: &mut LatestReadings<'a>,
     assemblies: &mut Vec<batch::Assembly<'a>>,
 ) -> Result<()> {
     let Some(last) = events.last() else {
@@ -210,7 +209,7 @@ pub(crate) async fn transaction_events<'a>(
             measured_at,
             at,
         };
-        held.readings.push(db, reading).await?;
+        readings.push(db, reading).await?;
     }
     Ok(())
 }
