@@ -6,24 +6,41 @@ use cms_ocpp::v16::{Location, Measurand, MeterValue, UnitOfMeasure, ValueFormat}
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 use serde::Serialize;
+use std::borrow::Cow;
 
+/// One reading in REST form; also 2.0.1's (normalise_v201.rs).
 #[derive(Serialize)]
-struct RestMeterValue<'a> {
+pub(crate) struct RestMeterValue<'a> {
     timestamp: String,
     #[serde(rename = "sampledValue")]
     sampled_value: Vec<RestSampledValue<'a>>,
 }
 
 #[derive(Serialize)]
-struct RestSampledValue<'a> {
-    value: &'a str,
-    context: &'static str,
-    format: &'static str,
-    measurand: &'static str,
+pub(crate) struct RestSampledValue<'a> {
+    pub value: Cow<'a, str>,
+    pub context: &'a str,
+    pub format: &'a str,
+    pub measurand: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    phase: Option<&'static str>,
-    location: &'static str,
-    unit: &'static str,
+    pub phase: Option<&'a str>,
+    pub location: &'a str,
+    pub unit: &'a str,
+}
+
+impl<'a> RestMeterValue<'a> {
+    /// The reading sampled at `timestamp`, in UTC whole seconds.
+    pub fn new(timestamp: DateTime<Utc>, sampled_value: Vec<RestSampledValue<'a>>) -> Self {
+        RestMeterValue {
+            timestamp: timestamp.to_rfc3339_opts(SecondsFormat::Secs, true),
+            sampled_value,
+        }
+    }
+}
+
+/// The REST `meterValue` array as JSON text.
+pub(crate) fn rest_json(rest: &[RestMeterValue<'_>]) -> String {
+    serde_json::to_string(rest).unwrap_or_else(|_| "[]".to_string())
 }
 
 /// The REST `meterValue` array of these readings, and the newest sample time among them.
@@ -31,24 +48,20 @@ pub fn rest_meter_values(values: &[MeterValue<'_>]) -> (String, Option<DateTime<
     let newest = values.iter().map(|v| v.timestamp).max();
     let rest: Vec<RestMeterValue<'_>> = values
         .iter()
-        .map(|v| RestMeterValue {
-            timestamp: v.timestamp.to_rfc3339_opts(SecondsFormat::Secs, true),
-            sampled_value: v
-                .sampled_value
-                .iter()
-                .map(|s| RestSampledValue {
-                    value: &s.value,
-                    context: s.context().as_str(),
-                    format: s.format().as_str(),
-                    measurand: s.measurand().as_str(),
-                    phase: s.phase.map(|p| p.as_str()),
-                    location: s.location().as_str(),
-                    unit: s.unit().as_str(),
-                })
-                .collect(),
+        .map(|v| {
+            let sampled = v.sampled_value.iter().map(|s| RestSampledValue {
+                value: Cow::Borrowed(&s.value),
+                context: s.context().as_str(),
+                format: s.format().as_str(),
+                measurand: s.measurand().as_str(),
+                phase: s.phase.map(|p| p.as_str()),
+                location: s.location().as_str(),
+                unit: s.unit().as_str(),
+            });
+            RestMeterValue::new(v.timestamp, sampled.collect())
         })
         .collect();
-    let json = serde_json::to_string(&rest).unwrap_or_else(|_| "[]".to_string());
+    let json = rest_json(&rest);
     (json, newest)
 }
 

@@ -3,10 +3,12 @@
 //! ten, and leaves out the same defaults 1.6 does. Read with serde from the station's payload,
 //! which the gateway validated against the schemas.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use super::normalise::{RestMeterValue, RestSampledValue, rest_json};
+use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use std::borrow::Cow;
 
 /// A `MeterValueType`.
 #[derive(Debug, Deserialize)]
@@ -79,51 +81,29 @@ impl SampledValue {
     }
 }
 
-#[derive(Serialize)]
-struct RestMeterValue<'a> {
-    timestamp: String,
-    #[serde(rename = "sampledValue")]
-    sampled_value: Vec<RestSampledValue<'a>>,
-}
-
-#[derive(Serialize)]
-struct RestSampledValue<'a> {
-    value: String,
-    context: &'a str,
-    format: &'static str,
-    measurand: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    phase: Option<&'a str>,
-    location: &'a str,
-    unit: &'a str,
-}
-
 /// The REST `meterValue` array of these readings, and the newest sample time among them.
 /// A value too large for decimals is shown as the station sent it, without its multiplier.
 pub fn rest_meter_values(values: &[MeterValue]) -> (String, Option<DateTime<Utc>>) {
     let newest = values.iter().map(|v| v.timestamp).max();
     let rest: Vec<RestMeterValue<'_>> = values
         .iter()
-        .map(|v| RestMeterValue {
-            timestamp: v.timestamp.to_rfc3339_opts(SecondsFormat::Secs, true),
-            sampled_value: v
-                .sampled_value
-                .iter()
-                .map(|s| RestSampledValue {
-                    value: s
-                        .value()
+        .map(|v| {
+            let sampled = v.sampled_value.iter().map(|s| RestSampledValue {
+                value: Cow::Owned(
+                    s.value()
                         .map_or_else(|| s.value.to_string(), |d| d.to_string()),
-                    context: s.context(),
-                    format: "Raw",
-                    measurand: s.measurand(),
-                    phase: s.phase.as_deref(),
-                    location: s.location(),
-                    unit: s.unit(),
-                })
-                .collect(),
+                ),
+                context: s.context(),
+                format: "Raw",
+                measurand: s.measurand(),
+                phase: s.phase.as_deref(),
+                location: s.location(),
+                unit: s.unit(),
+            });
+            RestMeterValue::new(v.timestamp, sampled.collect())
         })
         .collect();
-    let json = serde_json::to_string(&rest).unwrap_or_else(|_| "[]".to_string());
+    let json = rest_json(&rest);
     (json, newest)
 }
 

@@ -95,29 +95,9 @@ fn message_change(
         },
         Request::MeterValues(values) => {
             let connector_id = i64::from(values.connector_id);
-            let energy = match use_of {
-                ReadingUse::Latest { energy: false } => None,
-                _ => energy_register_wh(&values.meter_value).map(|(at, wh)| EnergyReading {
-                    at: format_record_time(at),
-                    wh,
-                }),
-            };
-            if use_of == ReadingUse::EnergyOnly {
-                return energy.map(|energy| StateChange::TransactionEnergy {
-                    identity,
-                    connector_id,
-                    energy,
-                });
-            }
-            let (json, newest) = rest_meter_values(&values.meter_value);
-            StateChange::MeterValue {
-                identity,
-                connector_id,
-                meter_value: json,
-                measured_at: format_record_time(newest?),
-                energy,
-                at,
-            }
+            let register = || energy_register_wh(&values.meter_value);
+            let rest = || rest_meter_values(&values.meter_value);
+            return reading_change((identity, connector_id, at), use_of, register, rest);
         }
         Request::StartTransaction(start) => StateChange::TransactionStarted {
             identity,
@@ -139,6 +119,40 @@ fn message_change(
             at,
         },
         _ => return None,
+    })
+}
+
+/// A reading of a connector (a 2.0.1 EVSE) as a change, in either version: its latest with its
+/// energy register (`register`, read only when wanted), or the register alone for pricing
+/// (`ReadingUse::EnergyOnly`); `rest` gives the REST `meterValue` array and its newest time.
+pub(super) fn reading_change(
+    (identity, connector_id, at): (String, i64, String),
+    use_of: ReadingUse,
+    register: impl FnOnce() -> Option<(DateTime<Utc>, i64)>,
+    rest: impl FnOnce() -> (String, Option<DateTime<Utc>>),
+) -> Option<StateChange> {
+    let energy = match use_of {
+        ReadingUse::Latest { energy: false } => None,
+        _ => register().map(|(at, wh)| EnergyReading {
+            at: format_record_time(at),
+            wh,
+        }),
+    };
+    if use_of == ReadingUse::EnergyOnly {
+        return energy.map(|energy| StateChange::TransactionEnergy {
+            identity,
+            connector_id,
+            energy,
+        });
+    }
+    let (meter_value, newest) = rest();
+    Some(StateChange::MeterValue {
+        identity,
+        connector_id,
+        meter_value,
+        measured_at: format_record_time(newest?),
+        energy,
+        at,
     })
 }
 

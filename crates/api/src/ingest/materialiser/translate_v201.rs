@@ -141,30 +141,9 @@ fn meter_values(
     at: String,
     use_of: ReadingUse,
 ) -> Option<StateChange> {
-    let connector_id = readings.evse_id;
-    let energy = match use_of {
-        ReadingUse::Latest { energy: false } => None,
-        _ => newest_energy_register_wh(&readings.meter_value).map(|(at, wh)| EnergyReading {
-            at: format_record_time(at),
-            wh,
-        }),
-    };
-    if use_of == ReadingUse::EnergyOnly {
-        return energy.map(|energy| StateChange::TransactionEnergy {
-            identity,
-            connector_id,
-            energy,
-        });
-    }
-    let (meter_value, newest) = rest_meter_values(&readings.meter_value);
-    Some(StateChange::MeterValue {
-        identity,
-        connector_id,
-        meter_value,
-        measured_at: format_record_time(newest?),
-        energy,
-        at,
-    })
+    let register = || newest_energy_register_wh(&readings.meter_value);
+    let rest = || rest_meter_values(&readings.meter_value);
+    super::translate::reading_change((identity, readings.evse_id, at), use_of, register, rest)
 }
 
 /// A TransactionEvent: every energy register of its meter values (its transaction's, for
