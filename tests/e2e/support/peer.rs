@@ -5,6 +5,7 @@
 use super::POLL_EVERY;
 use super::process::{log_tail, stdout_lines, wait_exit};
 use serde_json::Value;
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::Duration;
@@ -125,12 +126,36 @@ impl Peer {
         self.assert_exit(status, 0);
     }
 
-    /// Fails unless `status` is the exit code `code` and nothing `unexpected` was printed.
-    pub fn assert_exit(&mut self, status: Option<ExitStatus>, code: i32) {
-        let unexpected: Vec<Value> = (self.printed().iter())
+    /// Writes one command line to its stdin.
+    pub fn command(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("the peer's stdin is open");
+        writeln!(stdin, "{line}")
+            .and_then(|_| stdin.flush())
+            .unwrap_or_else(|e| panic!("could not tell {} to {line}: {e}", self.name));
+    }
+
+    /// The lines it printed that say it saw what it should not have.
+    fn unexpected(&mut self) -> Vec<Value> {
+        (self.printed().iter())
             .filter(|l| l.get("unexpected").is_some())
             .cloned()
-            .collect();
+            .collect()
+    }
+
+    /// Fails if it printed an `unexpected` line.
+    pub fn assert_nothing_unexpected(&mut self) {
+        let unexpected = self.unexpected();
+        assert!(
+            unexpected.is_empty(),
+            "{} saw what it should not have: {unexpected:?}\nstderr:\n{}",
+            self.name,
+            self.stderr()
+        );
+    }
+
+    /// Fails unless `status` is the exit code `code` and nothing `unexpected` was printed.
+    pub fn assert_exit(&mut self, status: Option<ExitStatus>, code: i32) {
+        let unexpected = self.unexpected();
         let printed = self.describe();
         assert!(
             unexpected.is_empty() && status.and_then(|s| s.code()) == Some(code),
@@ -151,8 +176,12 @@ impl Peer {
             .iter()
             .map(Value::to_string)
             .collect();
-        let stderr = log_tail(&self.logs.path().join("stderr.log"), 40);
-        format!("{}\nstderr:\n{stderr}", tail.join("\n"))
+        format!("{}\nstderr:\n{}", tail.join("\n"), self.stderr())
+    }
+
+    /// The end of its stderr (its logs, the tracebacks).
+    pub fn stderr(&self) -> String {
+        log_tail(&self.logs.path().join("stderr.log"), 40)
     }
 }
 
