@@ -5,13 +5,15 @@
 //! is committed on the bus only after the store has it, so a crash replays rather than loses.
 
 mod energy;
+mod reading;
 mod sinks;
 mod store_sink;
 mod translate;
 mod translate_v201;
 
+pub(crate) use reading::ReadingUse;
 pub(crate) use sinks::remember_readings;
-pub(crate) use translate::{ReadingUse, translate};
+pub(crate) use translate::translate;
 pub(crate) use translate_v201::OCPP_2_0_1;
 
 use crate::control::price_display::PriceEvent;

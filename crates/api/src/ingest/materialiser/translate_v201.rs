@@ -2,7 +2,7 @@
 //! as translate.rs is for 1.6. The payload is read with serde into the few fields cms keeps
 //! (the gateway validated it against the schemas); an EVSE is the reference's connector.
 
-use super::ReadingUse;
+use super::reading::ReadingUse;
 use crate::ingest::normalise_v201::{
     MeterValue, energy_register_wh, newest_energy_register_wh, rest_meter_values,
 };
@@ -143,7 +143,7 @@ fn meter_values(
 ) -> Option<StateChange> {
     let register = || newest_energy_register_wh(&readings.meter_value);
     let rest = || rest_meter_values(&readings.meter_value);
-    super::translate::reading_change((identity, readings.evse_id, at), use_of, register, rest)
+    super::reading::reading_change((identity, readings.evse_id, at), use_of, register, rest)
 }
 
 /// A TransactionEvent: every energy register of its meter values (its transaction's, for
