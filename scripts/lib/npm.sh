@@ -1,8 +1,9 @@
-# The npm packages of the end-to-end tests' Node peer (tests/interop/ocpp_rpc_station: the
-# ocpp-rpc client as an OCPP 2.0.1 station). `npm ci` from the committed lock, only when
+# The npm packages of the end-to-end tests' Node peers (tests/interop/ocpp_rpc_station: the
+# ocpp-rpc client as an OCPP 2.0.1 station; tests/browser: playwright-core and axe-core, which
+# drive the console in Debian's Chromium). `npm ci` from the committed lock, only when
 # node_modules is absent or the lock changed since the last install (a stamp in node_modules
 # holds the lock's checksum), so a run on a prepared machine costs nothing.
-NPM_PEER_DIRS=(tests/interop/ocpp_rpc_station)
+NPM_PEER_DIRS=(tests/interop/ocpp_rpc_station tests/browser)
 
 ensure_npm_packages() {
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then

@@ -109,6 +109,8 @@ pub fn router(state: AppState) -> Router {
             access_in_force,
         ))
         .merge(ops::on_rest_listener(state.ops_listener))
+        // The operator console, from the same origin as the API it reads.
+        .merge(cms_console::routes())
         .fallback(|| async { ApiError::NotFound("Not Found.".into()) })
         // Last, over every route and the fallback: it reads the route each request matched.
         .layer(axum::middleware::from_fn(request_metrics::record))

@@ -1,0 +1,8 @@
+// The console's pages: the address (after `#`) each answers, its title, whether the navigation
+// lists it, and its module, loaded when first shown. A page module exports
+// `render(view, {api}, params)`, which fills `view` and may return (or resolve to) a function
+// that stops its live streams when the user leaves.
+
+export const pages = [
+  { pattern: /^\/$/, title: "Overview", nav: "/", load: () => import("./overview.js") },
+];
