@@ -50,7 +50,7 @@ pub async fn follow_latest_values(
 fn offer(cache: &LatestValueCache, message: &Message, topics: &Topics) {
     let (identity, connector, at) = match told(&message.record, topics.messages) {
         Told::Reading(Some(key)) => key,
-        Told::Other => match transaction_readings(&message.record, topics) {
+        Told::Other | Told::Event(_) => match transaction_readings(&message.record, topics) {
             Some(key) => key,
             None => return,
         },

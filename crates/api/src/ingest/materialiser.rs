@@ -5,6 +5,7 @@
 //! is committed on the bus only after the store has it, so a crash replays rather than loses.
 
 mod energy;
+mod events;
 mod reading;
 mod sinks;
 mod store_sink;
@@ -127,12 +128,13 @@ impl Materialiser {
             .collect();
         let superseded = superseded_readings(&told);
         let energy_wanted = self.kept_energy.wanted(&told);
+        let thinned_events = events::thinned_events(&told);
         let now = Utc::now();
         for (i, message) in batch.iter().enumerate() {
-            let use_of = match (superseded[i], energy_wanted[i]) {
-                (true, false) => continue,
-                (true, true) => ReadingUse::EnergyOnly,
-                (false, energy) => ReadingUse::Latest { energy },
+            let use_of = match (superseded[i], energy_wanted[i], thinned_events[i]) {
+                (_, _, Some(false)) | (true, false, _) => continue,
+                (_, _, Some(true)) | (true, true, _) => ReadingUse::EnergyOnly,
+                (false, energy, None) => ReadingUse::Latest { energy },
             };
             let Some(change) = translate(message, &self.topics, use_of, now) else {
                 tracing::trace!(topic = %message.record.topic, offset = message.offset, "record without state change");
@@ -238,14 +240,34 @@ pub(crate) enum Told<'a> {
     /// A MeterValues record, with its charger, connector and newest sample time when the
     /// gateway's headers give them ([`reading_key`]); without them it is always parsed.
     Reading(Option<(&'a str, i64, &'a str)>),
+    /// A 2.0.1 TransactionEvent Updated that carries readings only (events.rs), with its
+    /// headers.
+    Event(events::EventKey<'a>),
 }
 
 pub(crate) fn told<'a>(record: &'a Record, messages_topic: &str) -> Told<'a> {
     if is_reading(record, messages_topic) {
         Told::Reading(reading_key(record))
     } else {
-        Told::Other
+        updated_event_key(record, messages_topic).map_or(Told::Other, Told::Event)
     }
+}
+
+/// A 2.0.1 TransactionEvent Updated's headers, when it carries nothing but readings.
+fn updated_event_key<'a>(record: &'a Record, messages_topic: &str) -> Option<events::EventKey<'a>> {
+    if record.topic != messages_topic
+        || record.header_str(header::EVENT_TYPE) != Some("Updated")
+        || record.header_str(header::ACTION) != Some("TransactionEvent")
+        || events::carries_more_than_readings(&record.value)
+    {
+        return None;
+    }
+    Some((
+        std::str::from_utf8(&record.key).ok()?,
+        record.header_str(header::TRANSACTION_ID)?,
+        record.header_str(header::CONNECTOR_ID),
+        record.header_str(header::MEASURED_AT)?,
+    ))
 }
 
 /// Whether the record is a charger's MeterValues.

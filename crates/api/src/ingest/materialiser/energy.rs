@@ -28,7 +28,7 @@ impl EnergyKept {
         let mut earliest: HashMap<(&str, i64, &str), (&str, usize)> = HashMap::default();
         for (i, told) in told.iter().enumerate() {
             let (identity, connector, at) = match *told {
-                Told::Other => continue,
+                Told::Other | Told::Event(_) => continue,
                 Told::Reading(None) => {
                     wanted[i] = true;
                     continue;

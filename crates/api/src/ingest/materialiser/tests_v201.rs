@@ -80,7 +80,11 @@ fn energy(minute: u32, wh: f64, context: &str) -> Value {
          "unitOfMeasure": {"unit": "W", "multiplier": 3}}]}])
 }
 
-async fn station_transaction_is_shown_as_the_reference_shows_it(backend: cms_store::Backend) {
+/// A store with charger CP-1 on a site priced at 0.30 EUR/kWh (no VAT), as the operator sees
+/// it; `None` when PostgreSQL is asked for and not configured.
+async fn priced_station(
+    backend: cms_store::Backend,
+) -> Option<(Store, cms_store::ChargerRow, Option<tempfile::TempDir>)> {
     let (url, _dir) = match backend {
         cms_store::Backend::Sqlite => {
             let dir = tempfile::tempdir().unwrap();
@@ -88,9 +92,7 @@ async fn station_transaction_is_shown_as_the_reference_shows_it(backend: cms_sto
             (url, Some(dir))
         }
         cms_store::Backend::Postgres => {
-            let Some(server) = cms_store::testing::postgres_url() else {
-                return;
-            };
+            let server = cms_store::testing::postgres_url()?;
             (
                 cms_store::testing::fresh_schema(&server).await.unwrap(),
                 None,
@@ -126,6 +128,13 @@ async fn station_transaction_is_shown_as_the_reference_shows_it(backend: cms_sto
     };
     store.update_site(site.id, changes).await.unwrap();
 
+    Some((store, charger, _dir))
+}
+
+async fn station_transaction_is_shown_as_the_reference_shows_it(backend: cms_store::Backend) {
+    let Some((store, charger, _dir)) = priced_station(backend).await else {
+        return;
+    };
     let topics = Topics::with_prefix("t");
     let bus = InProcessBus::new(InProcessConfig::default(), &topics.all());
     let subscriber = bus.subscribe("t-api", &topics.all()).unwrap();
@@ -258,4 +267,132 @@ async fn a_station_transaction_is_shown_as_the_reference_shows_it_sqlite() {
 #[tokio::test]
 async fn a_station_transaction_is_shown_as_the_reference_shows_it_postgres() {
     station_transaction_is_shown_as_the_reference_shows_it(cms_store::Backend::Postgres).await;
+}
+
+/// A station charging sends an Updated every few seconds; a batch holds many of one
+/// transaction. Skipping the superseded ones before parsing (events.rs) must not change what
+/// the API shows: the newest reading is the EVSE's latest, pricing keeps each minute's earliest
+/// register, and an Updated carrying a late idToken is read whatever its place.
+async fn thinned_updated_events_show_what_every_event_shows(backend: cms_store::Backend) {
+    let Some((store, charger, _dir)) = priced_station(backend).await else {
+        return;
+    };
+    let topics = Topics::with_prefix("t");
+    let bus = InProcessBus::new(InProcessConfig::default(), &topics.all());
+    let subscriber = bus.subscribe("t-api", &topics.all()).unwrap();
+    // Started without an idToken (authorised later) at 1 kWh; then three Updated a minute over
+    // minutes 1-4, each 250 Wh more (the seconds in the sample's time), the idToken arriving on
+    // one in the middle.
+    let started = json!({"triggerReason": "CablePluggedIn",
+        "meterValue": energy(0, 1_000.0, "Transaction.Begin")});
+    bus.publish(event(&topics, "Started", 0, 0, started))
+        .await
+        .unwrap();
+    let mut seq = 0;
+    for minute in 1..=4u32 {
+        for second in [10u32, 30, 50] {
+            seq += 1;
+            let wh = 1_000.0 + 250.0 * f64::from(seq);
+            let mut meter = energy(minute, wh, "Sample.Periodic");
+            let at = format!("2026-11-21T10:{minute:02}:{second:02}Z");
+            meter[0]["timestamp"] = json!(at);
+            let mut payload = json!({"meterValue": meter});
+            if seq == 6 {
+                payload["idToken"] = json!({"idToken": "LATE-TAG", "type": "ISO14443"});
+                payload["triggerReason"] = json!("Authorized");
+            }
+            let mut record = event(&topics, "Updated", seq, minute, payload);
+            // The gateway's measured_at is the sample's own time.
+            record.headers = record
+                .headers
+                .iter()
+                .map(|h| match h.name == header::MEASURED_AT {
+                    true => Header::new(
+                        header::MEASURED_AT,
+                        Bytes::from(format!("2026-11-21T10:{minute:02}:{second:02}.000000Z")),
+                    ),
+                    false => h.clone(),
+                })
+                .collect();
+            bus.publish(record).await.unwrap();
+        }
+    }
+    bus.close();
+    let cache = Arc::new(LatestValueCache::default());
+    let materialiser = Materialiser::new(store.clone(), cache.clone(), topics);
+    tokio::time::timeout(Duration::from_secs(30), materialiser.run(subscriber))
+        .await
+        .expect("the materialiser drains the bus");
+
+    // The EVSE's latest: the newest event's (seq 12, 4 kWh at 10:04:50).
+    let latest = cache.get("CP-1", 1).expect("the EVSE has a latest reading");
+    let latest: Value = serde_json::from_slice(&latest.meter_value).unwrap();
+    assert_eq!(
+        latest[0]["timestamp"],
+        json!("2026-11-21T10:04:50Z"),
+        "{latest}"
+    );
+    assert_eq!(
+        latest[0]["sampledValue"][0]["value"],
+        json!("4"),
+        "{latest}"
+    );
+
+    let rows = store
+        .transactions_of_charger(charger.id, &Default::default(), 10)
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    let t = &rows[0];
+    assert_eq!(t.id_tag, "LATE-TAG", "the late idToken is read");
+    assert_eq!(t.meter_start, 1_000);
+    assert!(t.stopped_at.is_none());
+    // Pricing's registers: the start's, then each minute's earliest (the :10 one).
+    let readings = store.transaction_readings(&[t.id]).await.unwrap();
+    let kept: Vec<(String, i64)> = readings
+        .into_iter()
+        .filter_map(|r| Some((r.energy_at?, r.energy_wh?)))
+        .collect();
+    let expected: Vec<(String, i64)> = [(0, 0, 1_000), (1, 10, 1_250), (2, 10, 2_000)]
+        .into_iter()
+        .chain([(3, 10, 2_750), (4, 10, 3_500)])
+        .map(|(m, s, wh)| (format!("2026-11-21T10:{m:02}:{s:02}.000000Z"), wh))
+        .collect();
+    assert_eq!(kept, expected);
+}
+
+#[tokio::test]
+async fn thinned_updated_events_show_what_every_event_shows_sqlite() {
+    thinned_updated_events_show_what_every_event_shows(cms_store::Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn thinned_updated_events_show_what_every_event_shows_postgres() {
+    thinned_updated_events_show_what_every_event_shows(cms_store::Backend::Postgres).await;
+}
+
+#[test]
+fn of_a_transaction_s_updated_events_only_the_newest_and_each_minute_s_earliest_are_read() {
+    let tx = |at: &'static str| Told::Event(("CP-1", "tx-1", None, at));
+    let told = [
+        tx("2026-11-21T10:01:30.000000Z"),
+        tx("2026-11-21T10:01:10.000000Z"),
+        Told::Other,
+        tx("2026-11-21T10:01:50.000000Z"),
+        tx("2026-11-21T10:02:10.000000Z"),
+        Told::Event(("CP-1", "tx-2", None, "2026-11-21T10:01:40.000000Z")),
+        tx("2026-11-21T10:02:20.000000Z"),
+    ];
+    assert_eq!(
+        events::thinned_events(&told),
+        [
+            Some(false), // superseded, not its minute's earliest: skipped
+            Some(true),  // minute 1's earliest: its registers
+            None,
+            Some(false),
+            Some(true), // minute 2's earliest
+            None,       // another transaction's newest: read whole
+            None,       // the newest: read whole
+        ]
+    );
 }

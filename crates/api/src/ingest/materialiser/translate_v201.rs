@@ -52,7 +52,7 @@ pub(super) fn message_change(
         "MeterValues" => read::<Readings>(payload)
             .and_then(|readings| meter_values(identity, readings, at, use_of)),
         "TransactionEvent" => read::<Event>(payload).and_then(|event| {
-            let event = transaction_event(identity, event, at, told.id_tag_status)?;
+            let event = transaction_event(identity, event, at, told.id_tag_status, use_of)?;
             Some(StateChange::TransactionEvent(Box::new(event)))
         }),
         _ => None,
@@ -147,12 +147,14 @@ fn meter_values(
 }
 
 /// A TransactionEvent: every energy register of its meter values (its transaction's, for
-/// its start, stop and price), and the readings as its EVSE's latest when it names the EVSE.
+/// its start, stop and price), and the readings as its EVSE's latest when it names the EVSE,
+/// unless a newer event of the batch is the latest (`ReadingUse::EnergyOnly`).
 fn transaction_event(
     identity: String,
     event: Event,
     at: String,
     id_tag_status: Option<&str>,
+    use_of: ReadingUse,
 ) -> Option<StoredEvent> {
     let energy = event
         .meter_value
@@ -173,7 +175,7 @@ fn transaction_event(
         .collect();
     let evse_id = event.evse.map(|evse| evse.id);
     let latest = match (evse_id, event.meter_value.is_empty()) {
-        (Some(_), false) => {
+        (Some(_), false) if use_of != ReadingUse::EnergyOnly => {
             let (json, newest) = rest_meter_values(&event.meter_value);
             newest.map(|newest| (json, format_record_time(newest)))
         }
