@@ -47,9 +47,11 @@ export const api = {
     return items;
   },
   /** Reads the server-sent events of `path`, calling `onEvent({event, data})` with `data`
-   * parsed as JSON where it is; reconnects after a drop, backing off up to 30 s. Returns a
+   * parsed as JSON where it is; reconnects after a drop, backing off up to 30 s. `onError`, if
+   * given, hears each failed attempt (an `ApiError` for an answer other than 2xx); returning
+   * `false` from it stops the stream (a 404: a server without that stream). Returns a
    * function that stops it. */
-  stream(path, onEvent) {
+  stream(path, onEvent, onError) {
     const control = new AbortController();
     let backoff = 1000;
     const run = async () => {
@@ -65,6 +67,7 @@ export const api = {
           await readEvents(response.body, onEvent);
         } catch (error) {
           if (control.signal.aborted) return;
+          if (onError && onError(error) === false) return;
         }
         await new Promise((resolve) => setTimeout(resolve, backoff));
         backoff = Math.min(backoff * 2, 30000);

@@ -5,4 +5,6 @@
 
 export const pages = [
   { pattern: /^\/$/, title: "Overview", nav: "/", load: () => import("./overview.js") },
+  { pattern: /^\/chargers$/, title: "Chargers", nav: "/chargers", load: () => import("./chargers.js") },
+  { pattern: /^\/chargers\/([^/]+)$/, title: "Charger", load: () => import("./charger.js") },
 ];
