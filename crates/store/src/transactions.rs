@@ -310,8 +310,15 @@ mod tests {
             .unwrap();
         let found = store.transaction_of_charger(cp1, 7).await.unwrap();
         let found = found.expect("CP-1's transaction 7");
-        assert_eq!((found.meter_stop, found.id_tag.as_str()), (Some(2500), "TAG-A"));
+        assert_eq!(
+            (found.meter_stop, found.id_tag.as_str()),
+            (Some(2500), "TAG-A")
+        );
         assert_eq!(store.transaction_of_charger(cp1, 8).await.unwrap(), None);
-        assert_eq!(store.transaction_of_charger(cp2, 7).await.unwrap(), None, "another charger's");
+        assert_eq!(
+            store.transaction_of_charger(cp2, 7).await.unwrap(),
+            None,
+            "another charger's"
+        );
     });
 }

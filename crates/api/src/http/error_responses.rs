@@ -28,7 +28,10 @@ pub const PATH_PARAMETERS: [(&str, &str); 16] = [
     ("/providers/{provider_uuid}", "its provider"),
     ("/tokens/{token_id}", "a live token of the caller's"),
     ("/oauth-grants/{grant_id}", "a live grant of the caller's"),
-    ("/transactions/{transaction_id}", "a transaction of the charger"),
+    (
+        "/transactions/{transaction_id}",
+        "a transaction of the charger",
+    ),
 ];
 
 /// Paths whose parameters name nothing that is looked up: an invite is accepted by its token,

@@ -12,10 +12,10 @@ use crate::http::transactions::{TransactionBody, transaction};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use chrono::{DateTime, Utc};
-use cms_store::transaction_readings::KEPT_DAYS;
-use cms_store::transactions::TransactionRow;
 use cms_store::ChargerRow;
+use cms_store::transaction_readings::KEPT_DAYS;
 use cms_store::transaction_readings::TransactionReading;
+use cms_store::transactions::TransactionRow;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -59,7 +59,6 @@ pub struct MeterValueBody {
         (status = 200, body = Data<TransactionBody>),
         (status = 403, body = ErrorBody,
             description = "The token lacks transactions:read, or the caller lacks sensitive access"),
-        (status = 404, body = ErrorBody, description = "No such charger the caller sees, or no such transaction of it"),
     ),
     security(("bearer" = ["transactions:read"]), ("oauth2" = ["transactions:read"]))
 )]
@@ -100,7 +99,6 @@ pub async fn show(
         (status = 200, description = "Oldest first", body = Data<Vec<MeterValueBody>>),
         (status = 403, body = ErrorBody,
             description = "The token lacks transactions:read, or the caller lacks sensitive access"),
-        (status = 404, body = ErrorBody, description = "No such charger the caller sees, or no such transaction of it"),
     ),
     security(("bearer" = ["transactions:read"]), ("oauth2" = ["transactions:read"]))
 )]
@@ -123,7 +121,9 @@ pub async fn meter_values(
     let (_, row) = find(&state, &caller, &charger_uuid, &transaction_id).await?;
     let readings = state.store.transaction_readings(&[row.id]).await?;
     let mut points = register_over_time(&row, &readings);
-    let newest = points.len().saturating_sub(usize::try_from(limit).unwrap_or(usize::MAX));
+    let newest = points
+        .len()
+        .saturating_sub(usize::try_from(limit).unwrap_or(usize::MAX));
     points.drain(..newest);
     Ok(Json(Data::new(points)))
 }

@@ -24,10 +24,11 @@ export function timeChart(container, title, series, data) {
     width: Math.max(320, container.clientWidth || 800),
     height: 280,
     legend: { show: false },
-    scales: { x: { time: true } },
+    // One point alone would stretch the time axis over years: show the minutes around it.
+    scales: { x: { time: true, range: (u, min, max) => (min === max ? [min - 300, max + 60] : [min, max]) } },
     series: [{}, ...series.map((s, i) => ({
       label: s.label, scale: s.scale, stroke: s.colour || COLOURS[i % COLOURS.length], width: 2,
-      paths: s.steps ? uPlot.paths.stepped({ align: -1 }) : undefined,
+      paths: s.steps ? uPlot.paths.stepped({ align: 1 }) : undefined,
     }))],
     axes: [{}, ...scales.map((scale, i) => ({
       scale, side: i === 0 ? 3 : 1, label: scale, grid: { show: i === 0 },

@@ -8,6 +8,13 @@ import { timeChart, legend } from "./chart.js";
 const kw = (w) => (w === null || w === undefined ? "–" : (w / 1000).toFixed(2));
 const kwh = (wh) => (wh / 1000).toFixed(2);
 
+/** Each reading's power is the mean since the one before: drawn as a step after each reading,
+ * the value at reading i is the next one's (the last repeats, so the last step is drawn). */
+function stepsAfter(readings) {
+  const kws = readings.map((r) => (r.power_w ?? null) === null ? null : r.power_w / 1000);
+  return kws.map((_, i) => (i + 1 < kws.length ? kws[i + 1] : kws[i]));
+}
+
 export async function render(view, { api }, [chargerUuid, transactionId]) {
   const path = `/api/v3/chargers/${encodeURIComponent(chargerUuid)}/transactions/${encodeURIComponent(transactionId)}`;
   const [{ data: t }, { data: readings }] = await Promise.all([api.get(path), api.get(`${path}/meter-values`)]);
@@ -39,7 +46,7 @@ export async function render(view, { api }, [chargerUuid, transactionId]) {
   const times = readings.map((r) => Date.parse(r.at) / 1000);
   const chart = readings.length > 1
     ? timeChart(view, `Energy and power of session ${t.id} over time: the table below gives the figures`, series,
-      [times, readings.map((r) => r.energy_charged_wh / 1000), readings.map((r) => (r.power_w ?? null) === null ? null : r.power_w / 1000)])
+      [times, readings.map((r) => r.energy_charged_wh / 1000), stepsAfter(readings)])
     : null;
   if (!chart) view.append(h("p", { class: "muted" }, "No readings over time: cms keeps them for priced sessions only."));
   view.append(h("details", { class: "figures", open: readings.length <= 50 }, h("summary", {}, "The chart's figures"), figures));
