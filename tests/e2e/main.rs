@@ -26,6 +26,7 @@ mod charger_auth;
 mod charger_state;
 mod connections;
 mod console;
+mod console_sessions;
 mod deploy_k8s;
 mod frame_sequences;
 mod gateway_drain;

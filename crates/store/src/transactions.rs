@@ -92,6 +92,25 @@ impl Store {
         .await?)
     }
 
+    /// A charger's transaction by the id the API shows for it: a 1.6 charger's by the
+    /// transactionId it was given, a 2.0.1 station's by the store's own id.
+    pub async fn transaction_of_charger(
+        &self,
+        charger_id: i64,
+        api_id: i64,
+    ) -> Result<Option<TransactionRow>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM transactions
+             WHERE charger_id = $1
+               AND ((station_transaction_id IS NULL AND ocpp_transaction_id = $2)
+                 OR (station_transaction_id IS NOT NULL AND id = $2))"
+        ))
+        .bind(charger_id)
+        .bind(api_id)
+        .fetch_optional(self.db())
+        .await?)
+    }
+
     /// A 2.0.1 station's transaction by the transactionId the station gave it.
     pub async fn transaction_of_station(
         &self,
@@ -280,5 +299,26 @@ mod tests {
         );
         assert_eq!(running.connector_id, 2);
         assert!(running.charger_connector_id.is_some());
+    });
+
+    store_test!(a_transaction_is_found_by_the_id_the_api_shows, |store| {
+        let cp1 = charger_id(&store, "CP-1").await;
+        let cp2 = charger_id(&store, "CP-2").await;
+        store
+            .apply(&[start("CP-1", 7, 1, "TAG-A", 0), stop("CP-1", 7, 5)])
+            .await
+            .unwrap();
+        let found = store.transaction_of_charger(cp1, 7).await.unwrap();
+        let found = found.expect("CP-1's transaction 7");
+        assert_eq!(
+            (found.meter_stop, found.id_tag.as_str()),
+            (Some(2500), "TAG-A")
+        );
+        assert_eq!(store.transaction_of_charger(cp1, 8).await.unwrap(), None);
+        assert_eq!(
+            store.transaction_of_charger(cp2, 7).await.unwrap(),
+            None,
+            "another charger's"
+        );
     });
 }

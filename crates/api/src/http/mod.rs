@@ -12,6 +12,7 @@ pub mod fuzzing;
 pub mod id_tag_input;
 mod id_tags;
 pub mod input;
+mod local_list_state;
 mod lookup;
 mod meters;
 mod oauth;
@@ -35,6 +36,7 @@ mod tariffs;
 mod team_owned;
 mod teams;
 mod tokens;
+mod transaction_meter_values;
 pub(crate) mod transactions;
 
 pub use actions::ActionBody;
@@ -74,6 +76,8 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(streams::routes())
         .merge(tokens::routes())
         .merge(transactions::routes())
+        .merge(transaction_meter_values::routes())
+        .merge(local_list_state::routes())
         .merge(oauth::routes())
         .merge(oauth_grants::routes())
         .split_for_parts()
