@@ -22,6 +22,7 @@ use crate::ingest::cache::LatestValueCache;
 use chrono::Utc;
 use cms_bus::{Message, Record, Subscriber, Topics, header};
 use cms_ocpp::v16::Action;
+use cms_store::station_events::EventType;
 use cms_store::{StateChange, Store};
 use energy::{EnergyKept, energy_only, superseded_readings};
 use std::sync::Arc;
@@ -49,6 +50,8 @@ pub struct Materialiser {
     pub topics: Topics,
     /// The newest minute an energy reading was kept for pricing in, per charger and connector.
     kept_energy: EnergyKept,
+    /// The same for 2.0.1 transactions' Updated events (events.rs).
+    minutes_read: events::MinutesRead,
     /// Where transactions' starts, readings and stops go to be shown on chargers.
     price_display: Option<mpsc::Sender<PriceEvent>>,
 }
@@ -60,6 +63,7 @@ impl Materialiser {
             cache,
             topics,
             kept_energy: EnergyKept::default(),
+            minutes_read: events::MinutesRead::default(),
             price_display: None,
         }
     }
@@ -128,7 +132,7 @@ impl Materialiser {
             .collect();
         let superseded = superseded_readings(&told);
         let energy_wanted = self.kept_energy.wanted(&told);
-        let thinned_events = events::thinned_events(&told);
+        let thinned_events = events::thinned_events(&told, &self.minutes_read);
         let now = Utc::now();
         for (i, message) in batch.iter().enumerate() {
             let use_of = match (superseded[i], energy_wanted[i], thinned_events[i]) {
@@ -159,6 +163,17 @@ impl Materialiser {
                 )
             {
                 self.kept_energy.note(told[i]);
+            }
+            if let StateChange::TransactionEvent(event) = &change {
+                match told[i] {
+                    Told::Event((identity, transaction, _, at)) if !event.energy.is_empty() => {
+                        self.minutes_read.note(identity, transaction, at)
+                    }
+                    _ if event.event_type == EventType::Ended => self
+                        .minutes_read
+                        .forget(&event.identity, &event.station_transaction_id),
+                    _ => {}
+                }
             }
             if let StateChange::MeterValue { connector_id, .. } = &change {
                 // The change's identity is the record's key, which `translate` found UTF-8.

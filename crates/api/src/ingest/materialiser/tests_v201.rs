@@ -384,7 +384,7 @@ fn of_a_transaction_s_updated_events_only_the_newest_and_each_minute_s_earliest_
         tx("2026-11-21T10:02:20.000000Z"),
     ];
     assert_eq!(
-        events::thinned_events(&told),
+        events::thinned_events(&told, &events::MinutesRead::default()),
         [
             Some(false), // superseded, not its minute's earliest: skipped
             Some(true),  // minute 1's earliest: its registers
@@ -395,4 +395,30 @@ fn of_a_transaction_s_updated_events_only_the_newest_and_each_minute_s_earliest_
             None,       // the newest: read whole
         ]
     );
+}
+
+#[test]
+fn a_minute_read_in_an_earlier_batch_is_not_read_again_for_its_registers() {
+    let mut read = events::MinutesRead::default();
+    read.note("CP-1", "tx-1", "2026-11-21T10:01:05.000000Z");
+    let tx = |at: &'static str| Told::Event(("CP-1", "tx-1", None, at));
+    let told = [
+        tx("2026-11-21T10:01:30.000000Z"),
+        tx("2026-11-21T10:01:50.000000Z"),
+        tx("2026-11-21T10:01:01.000000Z"), // earlier than the one read: news for pricing
+        tx("2026-11-21T10:02:10.000000Z"),
+        tx("2026-11-21T10:02:20.000000Z"),
+    ];
+    let thinned = events::thinned_events(&told, &read);
+    assert_eq!(
+        thinned,
+        [Some(false), Some(false), Some(true), Some(true), None]
+    );
+    // Once the transaction ended, its minutes are read again.
+    read.forget("CP-1", "tx-1");
+    let told = [
+        tx("2026-11-21T10:01:30.000000Z"),
+        tx("2026-11-21T10:01:50.000000Z"),
+    ];
+    assert_eq!(events::thinned_events(&told, &read), [Some(true), None]);
 }
