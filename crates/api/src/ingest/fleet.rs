@@ -307,4 +307,6 @@ pub fn power_w(meter_value: &[u8]) -> Option<f64> {
 }
 
 #[cfg(test)]
+mod scale;
+#[cfg(test)]
 mod tests;
