@@ -199,7 +199,7 @@ pub struct NewChargerAnswer {
     ),
     responses(
         (status = 200, description = "A page of chargers", body = Page<Charger>),
-        (status = 422, body = ValidationErrorBody, description = "A filter's value is invalid, or not a filter of the list"),
+        (status = 422, body = ValidationErrorBody, description = "`page`, `filter[search]`, `filter[site_uuid]`, `filter[status]` or `filter[ocpp_version]` is invalid, or another filter is given"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -260,7 +260,7 @@ pub async fn show(
     ),
     responses(
         (status = 200, description = "A page of the site's chargers", body = Page<Charger>),
-        (status = 422, body = ValidationErrorBody, description = "A filter's value is invalid, or not a filter of the list"),
+        (status = 422, body = ValidationErrorBody, description = "`page`, `filter[search]`, `filter[status]` or `filter[ocpp_version]` is invalid, or another filter is given"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]

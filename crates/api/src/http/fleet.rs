@@ -85,7 +85,7 @@ pub struct OverviewAnswer {
     responses(
         (status = 200, description = "The counts", body = OverviewAnswer),
         (status = 422, body = crate::http::schema::ValidationErrorBody,
-            description = "A filter is not a site's uuid, or not a filter of the overview"),
+            description = "`filter[site_uuid]` is invalid, or another filter is given"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
