@@ -28,6 +28,7 @@ mod connections;
 mod console;
 mod console_sessions;
 mod deploy_k8s;
+mod fleet_overview;
 mod frame_sequences;
 mod gateway_drain;
 mod http_metrics;

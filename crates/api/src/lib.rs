@@ -83,10 +83,15 @@ pub struct ApiConfig {
     /// Entries the access cache holds at most, of each kind (tokens, charger access, site
     /// access, chargers lists): past it the least used of the biggest holders are forgotten.
     pub access_cache_entries: usize,
+    /// What the gateways tell chargers to heartbeat at (`--heartbeat-interval`): a charger
+    /// online but silent for longer (and a grace) is listed stale in the fleet overview.
+    pub heartbeat_interval: std::time::Duration,
 }
 
 /// The default of [`ApiConfig::stream_buffer`].
 pub const DEFAULT_STREAM_BUFFER: usize = 4096;
+/// The default of [`ApiConfig::heartbeat_interval`], the gateways' own.
+pub const DEFAULT_HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(300);
 /// The default of [`ApiConfig::access_cache_entries`].
 pub const DEFAULT_ACCESS_CACHE_ENTRIES: usize = access::DEFAULT_CAPACITY;
 
@@ -108,8 +113,9 @@ pub struct Api {
     stop_actions: CancellationToken,
     /// Following the access change log and the reports, relaying the command line's actions,
     /// sweeping overdue ones, keeping the chargers' local lists, balancing the smart charging
-    /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`.
-    action_tasks: [JoinHandle<()>; 8],
+    /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`, keeping
+    /// the fleet's state.
+    action_tasks: [JoinHandle<()>; 9],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -154,6 +160,7 @@ impl Api {
             readiness::store_answers(&store).await,
         ));
         let cache = Arc::new(LatestValueCache::with_stream_buffer(config.stream_buffer));
+        let fleet = Arc::new(ingest::fleet::FleetState::new(config.heartbeat_interval));
         // Followed before the store is read, so that no reading falls between the two; and the
         // store read again a little later, for the readings published before the follow began
         // that the group's materialisers had not written yet.
@@ -171,11 +178,13 @@ impl Api {
                     messages,
                     config.topics,
                     cache.clone(),
+                    fleet.clone(),
                 )))
             }
             false => None,
         };
         warm(&store, &cache).await?;
+        fleet.read_all(&store).await?;
         let dispatch = Arc::new(Dispatch::new(
             store.clone(),
             bus.clone(),
@@ -185,6 +194,7 @@ impl Api {
         ));
         let materialiser =
             materialiser::Materialiser::new(store.clone(), cache.clone(), config.topics)
+                .keeping(fleet.clone())
                 .showing_prices(price_display::start(dispatch.clone()));
         let materialiser = tokio::spawn(materialiser.run(subscriber));
         let reports = bus.follow(&[config.topics.command_results]).await?;
@@ -222,6 +232,11 @@ impl Api {
                 ready.clone(),
                 stop_actions.clone(),
             )),
+            tokio::spawn(ingest::fleet::keep(
+                store.clone(),
+                fleet.clone(),
+                stop_actions.clone(),
+            )),
         ];
         let (listener, local_addr) = bind(config.http_addr).await?;
         let ops_listener = match config.ops_addr {
@@ -233,6 +248,7 @@ impl Api {
         let state = http::AppState::new(http::Shared {
             store,
             cache,
+            fleet,
             metrics,
             ready: ready.clone(),
             gateway: gateway.clone(),

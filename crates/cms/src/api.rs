@@ -48,6 +48,12 @@ pub struct ApiCmdArgs {
     #[arg(long, env = "CMS_GATEWAY_TIMEOUT", default_value = "60s",
         value_parser = crate::duration::positive_duration)]
     pub gateway_timeout: std::time::Duration,
+    /// The heartbeat interval the gateways give chargers (their `--heartbeat-interval`): a
+    /// charger online but silent longer than it, and half of it again, is listed stale in the
+    /// fleet overview.
+    #[arg(long, env = "CMS_HEARTBEAT_INTERVAL", default_value = "300s",
+        value_parser = crate::duration::positive_duration)]
+    pub heartbeat_interval: std::time::Duration,
     /// Must match the gateways' prefix.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
     pub topic_prefix: String,
@@ -80,6 +86,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         follow_latest_values: true,
         gateway_timeout: args.gateway_timeout,
         access_cache_entries: args.access_cache_entries,
+        heartbeat_interval: args.heartbeat_interval,
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)
         .await

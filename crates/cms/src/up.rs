@@ -321,6 +321,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         follow_latest_values: false,
         gateway_timeout: args.gateway_timeout,
         access_cache_entries: args.access_cache_entries,
+        heartbeat_interval: args.gateway.heartbeat_interval,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let feed = registry_feed::Feed::catch_up(&store).await?;

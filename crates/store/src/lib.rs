@@ -14,6 +14,7 @@ pub mod actions;
 mod chargers;
 pub mod dead_letters;
 pub mod device_model;
+pub mod fleet;
 mod gateways;
 mod id_tag_log;
 pub mod id_tags;

@@ -115,6 +115,15 @@ impl Api {
             .await
             .unwrap_or_else(|e| panic!("{method} {path} failed: {e}"));
         let status = response.status().as_u16();
+        // A live stream that opened does not end: its status is the answer.
+        let streaming = response
+            .headers()
+            .get("content-type")
+            .is_some_and(|t| t.as_bytes().starts_with(b"text/event-stream"));
+        if streaming {
+            let (body, json) = (String::new(), Value::Null);
+            return Answer { status, body, json };
+        }
         let body = response
             .text()
             .await

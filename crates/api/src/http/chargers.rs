@@ -14,6 +14,7 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::conditional;
 use crate::http::error::ApiError;
+use crate::http::fleet::FleetFilter;
 use crate::http::input::{Input, Rules};
 use crate::http::lookup::{
     charger_access_with_sensitive_data, held_charger, not_found, owned_site, path_number,
@@ -29,7 +30,6 @@ use cms_credentials::{CredentialError, charger_credentials, check_charger_identi
 use cms_store::access_log::VisibleCharger;
 use cms_store::{ChargerRow, NewCharger, StoreError};
 use serde::Serialize;
-use std::collections::HashMap;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -186,20 +186,32 @@ pub struct NewChargerAnswer {
     get,
     path = "/api/v3/chargers",
     tag = "Chargers",
-    params(("page" = Option<i64>, Query, description = "Page number, from 1")),
+    params(
+        ("page" = Option<i64>, Query, description = "Page number, from 1"),
+        ("filter[search]" = Option<String>, Query,
+            description = "A part of the identity or the reference, in any case"),
+        ("filter[site_uuid]" = Option<String>, Query, format = "uuid",
+            description = "Only this site's chargers"),
+        ("filter[status]" = Option<String>, Query,
+            description = "`online`, `offline` (never seen included) or `faulted` (the charger or a connector)"),
+        ("filter[ocpp_version]" = Option<String>, Query,
+            description = "`1.6` or `2.0.1`: the version of its last connection"),
+    ),
     responses(
         (status = 200, description = "A page of chargers", body = Page<Charger>),
+        (status = 422, body = ValidationErrorBody, description = "`page`, `filter[search]`, `filter[site_uuid]`, `filter[status]` or `filter[ocpp_version]` is invalid, or another filter is given"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
-    Query(query): Query<HashMap<String, String>>,
+    Query(query): Query<Vec<(String, String)>>,
 ) -> Result<Json<Page<Charger>>, ApiError> {
     caller.authorize()?;
-    let page = page_number(query.get("page").map(String::as_str))?;
-    let (chargers, total) = charger_page(&state, &caller, None, page).await?;
+    let page = page_number(page_of(&query))?;
+    let filter = FleetFilter::read(&state, &caller, &query, FILTERS).await?;
+    let (chargers, total) = charger_page(&state, &caller, None, &filter, page).await?;
     Ok(Json(Page::new("/api/v3/chargers", page, total, chargers)))
 }
 
@@ -239,9 +251,16 @@ pub async fn show(
     params(
         ("site_uuid" = String, Path, format = "uuid"),
         ("page" = Option<i64>, Query, description = "Page number, from 1"),
+        ("filter[search]" = Option<String>, Query,
+            description = "A part of the identity or the reference, in any case"),
+        ("filter[status]" = Option<String>, Query,
+            description = "`online`, `offline` (never seen included) or `faulted` (the charger or a connector)"),
+        ("filter[ocpp_version]" = Option<String>, Query,
+            description = "`1.6` or `2.0.1`: the version of its last connection"),
     ),
     responses(
         (status = 200, description = "A page of the site's chargers", body = Page<Charger>),
+        (status = 422, body = ValidationErrorBody, description = "`page`, `filter[search]`, `filter[status]` or `filter[ocpp_version]` is invalid, or another filter is given"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
@@ -249,12 +268,13 @@ pub async fn list_site_chargers(
     State(state): State<AppState>,
     caller: Caller,
     Path(site_uuid): Path<String>,
-    Query(query): Query<HashMap<String, String>>,
+    Query(query): Query<Vec<(String, String)>>,
 ) -> Result<Json<Page<Charger>>, ApiError> {
     caller.authorize()?;
     let (site_id, _) = visible_site(&state, &caller, &site_uuid).await?;
-    let page = page_number(query.get("page").map(String::as_str))?;
-    let (chargers, total) = charger_page(&state, &caller, Some(site_id), page).await?;
+    let page = page_number(page_of(&query))?;
+    let filter = FleetFilter::read(&state, &caller, &query, &FILTERS[..3]).await?;
+    let (chargers, total) = charger_page(&state, &caller, Some(site_id), &filter, page).await?;
     let path = format!("/api/v3/sites/{site_uuid}/chargers");
     Ok(Json(Page::new(&path, page, total, chargers)))
 }
@@ -450,11 +470,25 @@ pub async fn latest_meter_value(
     Ok(conditional::json_read(&headers, body))
 }
 
-/// One page of the chargers the caller sees (in one site, when given), and how many in all.
+/// The filters of the chargers lists; a site's list takes all but the site.
+const FILTERS: &[&str] = &["search", "status", "ocpp_version", "site_uuid"];
+
+/// The `page` parameter, the last given.
+fn page_of(query: &[(String, String)]) -> Option<&str> {
+    query
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "page")
+        .map(|(_, v)| v.as_str())
+}
+
+/// One page of the chargers the caller sees (in one site, when given) that pass `filter`,
+/// and how many in all: filtered in memory, by the fleet's state (crate::ingest::fleet).
 async fn charger_page(
     state: &AppState,
     caller: &Caller,
     site_id: Option<i64>,
+    filter: &FleetFilter,
     page: i64,
 ) -> Result<(Vec<Charger>, i64), ApiError> {
     // Which chargers, from memory (crate::http::access); their rows as held, checked against the
@@ -463,7 +497,10 @@ async fn charger_page(
         .access
         .visible_chargers(&state.store, caller.user_id())
         .await?;
-    let in_site = |c: &&VisibleCharger| site_id.is_none_or(|site| c.site_id == site);
+    let in_site = |c: &&VisibleCharger| {
+        site_id.is_none_or(|site| c.site_id == site)
+            && (filter.is_empty() || state.fleet.with(c.id, |held| filter.admits(c, held)))
+    };
     let total = visible.chargers.iter().filter(in_site).count();
     let offset = usize::try_from(page_offset(page)).unwrap_or(usize::MAX);
     let page: Vec<VisibleCharger> = visible

@@ -8,6 +8,8 @@ pub(crate) mod chargers;
 mod conditional;
 mod error;
 pub mod error_responses;
+mod fleet;
+mod fleet_stream;
 pub mod fuzzing;
 pub mod id_tag_input;
 mod id_tags;
@@ -74,6 +76,8 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(tariffs::routes())
         .merge(providers::routes())
         .merge(streams::routes())
+        .merge(fleet::routes())
+        .merge(fleet_stream::routes())
         .merge(tokens::routes())
         .merge(transactions::routes())
         .merge(transaction_meter_values::routes())
@@ -146,6 +150,8 @@ async fn access_in_force(
     let changed_access = response.extensions().get::<ChangesNoAccess>().is_none();
     if !reading && changed_access && response.status().is_success() {
         state.charger_rows.forget_checks();
+        // A charger registered, renamed or moved: the filters see it at the next read.
+        state.fleet.resync_soon();
         let access = async {
             if let Err(e) = state.access.catch_up(&state.store).await {
                 tracing::warn!(error = %e, "cannot read the access change log");

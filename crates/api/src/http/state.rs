@@ -30,6 +30,8 @@ impl std::ops::Deref for AppState {
 pub struct Shared {
     pub store: Store,
     pub cache: Arc<LatestValueCache>,
+    /// Every charger's connection and statuses, for the fleet views.
+    pub fleet: Arc<crate::ingest::fleet::FleetState>,
     pub metrics: PrometheusHandle,
     /// What `/readyz` answers, kept in memory (crate::readiness).
     pub ready: Arc<crate::readiness::Readiness>,

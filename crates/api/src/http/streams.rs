@@ -41,14 +41,14 @@ pub fn routes() -> OpenApiRouter<AppState> {
 
 /// How often a stream checks that its token is still valid and its caller may still see what
 /// it streams (from memory: crate::http::access).
-const RECHECK: Duration = Duration::from_secs(1);
+pub(crate) const RECHECK: Duration = Duration::from_secs(1);
 /// Every how many checks a site's stream reads its chargers again (a store query).
-const REREAD_EVERY: u32 = 5;
+pub(crate) const REREAD_EVERY: u32 = 5;
 /// The most chargers a site's stream follows (the store is asked for them in one page).
 const SITE_CHARGERS: i64 = 10_000;
 /// How soon a client reconnects after its stream ends (SSE `retry:`): at its maximum life, the
 /// response simply ends, and `EventSource` would otherwise wait its own default.
-const RECONNECT_AFTER: Duration = Duration::from_secs(1);
+pub(crate) const RECONNECT_AFTER: Duration = Duration::from_secs(1);
 
 /// What a stream sends: chargers by identity (to their uuid), and one connector or all.
 struct Watched {
@@ -269,7 +269,7 @@ fn stream(
 
 /// A stream's life: `max_life` less up to a tenth, drawn anew for each stream, so that the
 /// streams opened together (after a restart) do not all end, and reconnect, together.
-fn life(max_life: Duration) -> Duration {
+pub(crate) fn life(max_life: Duration) -> Duration {
     let draw = (uuid::Uuid::new_v4().as_u64_pair().0 >> 11) as f64 / (1u64 << 53) as f64;
     max_life.saturating_sub((max_life / 10).mul_f64(draw))
 }
@@ -349,7 +349,7 @@ async fn still_allowed(f: &Following) -> bool {
 }
 
 /// Counted by why, and logged.
-fn dropped(reason: &'static str) {
+pub(crate) fn dropped(reason: &'static str) {
     metrics::counter!("cms_api_stream_dropped_total", "reason" => reason).increment(1);
     tracing::info!(reason, "a live stream was ended");
 }

@@ -8,6 +8,7 @@
 //! that sees everything, and no follower.)
 
 use crate::ingest::cache::LatestValueCache;
+use crate::ingest::fleet::FleetState;
 use crate::ingest::materialiser::{
     OCPP_2_0_1, ReadingUse, Told, remember_readings, told, translate,
 };
@@ -25,6 +26,7 @@ pub async fn follow_latest_values(
     mut messages: Box<dyn Subscriber>,
     topics: Topics,
     cache: Arc<LatestValueCache>,
+    fleet: Arc<FleetState>,
 ) {
     let mut batch = Vec::new();
     loop {
@@ -32,6 +34,8 @@ pub async fn follow_latest_values(
         match messages.next_batch(&mut batch, 1024).await {
             Ok(0) => return,
             Ok(_) => {
+                // When every charger last spoke, not only the group's share of them.
+                fleet.note_messages(&batch, topics.messages);
                 for message in &batch {
                     offer(&cache, message, &topics);
                 }

@@ -19,6 +19,7 @@ pub(crate) use translate_v201::OCPP_2_0_1;
 
 use crate::control::price_display::PriceEvent;
 use crate::ingest::cache::LatestValueCache;
+use crate::ingest::fleet::FleetState;
 use chrono::Utc;
 use cms_bus::{Message, Record, Subscriber, Topics, header};
 use cms_ocpp::v16::Action;
@@ -54,6 +55,8 @@ pub struct Materialiser {
     minutes_read: events::MinutesRead,
     /// Where transactions' starts, readings and stops go to be shown on chargers.
     price_display: Option<mpsc::Sender<PriceEvent>>,
+    /// Told which chargers each stored batch touched.
+    fleet: Option<Arc<FleetState>>,
 }
 
 impl Materialiser {
@@ -65,7 +68,14 @@ impl Materialiser {
             kept_energy: EnergyKept::default(),
             minutes_read: events::MinutesRead::default(),
             price_display: None,
+            fleet: None,
         }
+    }
+
+    /// Tells the fleet's state which chargers each stored batch touched.
+    pub fn keeping(mut self, fleet: Arc<FleetState>) -> Self {
+        self.fleet = Some(fleet);
+        self
     }
 
     /// Hands transactions' events to the prices' display (`crate::control::price_display`).
@@ -104,6 +114,9 @@ impl Materialiser {
             // The sinks, in order: the store commits first; the others see only what it has.
             store_sink::store_until_done(&self.store, &changes, &sources, &batch).await;
             remember_readings(&self.cache, &changes);
+            if let Some(fleet) = &self.fleet {
+                fleet.note_batch(&batch, self.topics.messages, &changes);
+            }
             sinks::price_stopped(&self.store, &changes).await;
             sinks::show_prices(self.price_display.as_ref(), &changes);
             for last in last_of_each_partition(&batch) {

@@ -56,6 +56,7 @@ impl Bench {
             gateway_timeout: Duration::from_secs(600),
             secrets_key: Some(key.clone()),
             access_cache_entries: DEFAULT_ACCESS_CACHE_ENTRIES,
+            heartbeat_interval: crate::DEFAULT_HEARTBEAT_INTERVAL,
         };
         let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
             .build_recorder()
