@@ -25,6 +25,7 @@ mod bad_frames;
 mod charger_auth;
 mod charger_state;
 mod connections;
+mod console_oauth;
 mod deploy_k8s;
 mod frame_sequences;
 mod gateway_drain;
