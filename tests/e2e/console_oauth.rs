@@ -147,7 +147,11 @@ on_both_stores!(the_console_signs_in_with_pkce_and_no_secret, |cms| {
     let revoke = ["oauth", "client", "revoke", "--client-id", CONSOLE];
     let refused = cms.cli(&revoke).await;
     assert!(!refused.status.success(), "the console's client stays");
-    assert!(refused.stderr.contains("cannot be revoked"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("cannot be revoked"),
+        "{}",
+        refused.stderr
+    );
 
     let code = browser.code().await;
     let (access, refresh) = tokens(&browser.exchange(&code).await);

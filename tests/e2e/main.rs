@@ -67,6 +67,7 @@ mod rest_api;
 mod smart_charging;
 mod streams;
 mod tariffs;
+mod team_transactions;
 mod tls;
 mod tls_proxy;
 mod transactions;

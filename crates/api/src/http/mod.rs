@@ -33,6 +33,7 @@ mod stream_slots;
 mod streams;
 mod tariffs;
 mod team_owned;
+mod team_transactions;
 mod teams;
 mod tokens;
 pub(crate) mod transactions;
@@ -74,6 +75,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(streams::routes())
         .merge(tokens::routes())
         .merge(transactions::routes())
+        .merge(team_transactions::routes())
         .merge(oauth::routes())
         .merge(oauth_grants::routes())
         .split_for_parts()
