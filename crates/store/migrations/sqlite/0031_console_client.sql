@@ -10,3 +10,6 @@ ON CONFLICT (uuid) DO NOTHING;
 -- A team's transactions across its chargers, newest first (GET /api/v3/teams/{team}/transactions):
 -- walked in start order, stopping at the page's end, when the team has many chargers.
 CREATE INDEX transactions_by_start_time ON transactions (started_at, id);
+
+-- The same listing finds a team's own sites by their owner.
+CREATE INDEX sites_by_team ON sites (team_id);
