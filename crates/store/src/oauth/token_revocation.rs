@@ -32,7 +32,8 @@ impl Store {
         let Some(secret) = OpaqueSecret::parse(token) else {
             return Ok(TokenRevocation::Unknown);
         };
-        let mut tx = self.begin_write().await?;
+        // Looked up before any write: a stranger's made-up tokens cost reads, never the write
+        // lock.
         let mut found = None;
         for lookup in [
             "SELECT a.verifier_hash, a.auth_code_id, c.uuid FROM oauth_access_tokens a
@@ -43,7 +44,7 @@ impl Store {
         ] {
             let row = sqlx::query(lookup)
                 .bind(&secret.selector)
-                .fetch_optional(&mut *tx)
+                .fetch_optional(self.db())
                 .await?;
             if let Some(row) = row.filter(|row| secret.matches(row.get("verifier_hash"))) {
                 found = Some((
@@ -59,6 +60,8 @@ impl Store {
         if client_id.is_some_and(|named| named != owner) {
             return Ok(TokenRevocation::OtherClient);
         }
+        // A token's grant never changes: revoking it again is harmless.
+        let mut tx = self.begin_write().await?;
         revoke_grant(&mut tx, grant, now).await?;
         tx.commit().await?;
         Ok(TokenRevocation::Revoked)

@@ -8,8 +8,8 @@
 //! on the others within the log's poll.
 
 use super::token::{Refusal, token_params};
-use crate::http::AppState;
 use crate::http::error::ApiError;
+use crate::http::{AppState, ChangesNoAccess};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, PRAGMA};
@@ -57,11 +57,13 @@ pub async fn revoke(State(state): State<AppState>, headers: HeaderMap, body: Byt
         .revoke_oauth_token(token, params.get("client_id"), Utc::now())
         .await
     {
-        Ok(TokenRevocation::Revoked | TokenRevocation::Unknown) => (
-            StatusCode::OK,
-            [(CACHE_CONTROL, "no-store"), (PRAGMA, "no-cache")],
-        )
-            .into_response(),
+        Ok(TokenRevocation::Revoked) => revoked(),
+        // Nothing changed: nothing for this replica to read before it answers.
+        Ok(TokenRevocation::Unknown) => {
+            let mut response = revoked();
+            response.extensions_mut().insert(ChangesNoAccess);
+            response
+        }
         Ok(TokenRevocation::OtherClient) => Refusal::new(
             "unauthorized_client",
             "The token was not issued to this client.",
@@ -69,4 +71,12 @@ pub async fn revoke(State(state): State<AppState>, headers: HeaderMap, body: Byt
         .into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
+}
+
+fn revoked() -> Response {
+    (
+        StatusCode::OK,
+        [(CACHE_CONTROL, "no-store"), (PRAGMA, "no-cache")],
+    )
+        .into_response()
 }
