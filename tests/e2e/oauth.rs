@@ -39,7 +39,7 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    async fn from(response: reqwest::Response) -> Reply {
+    pub(crate) async fn from(response: reqwest::Response) -> Reply {
         let status = response.status().as_u16();
         let header = |name| {
             response

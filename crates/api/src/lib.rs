@@ -257,6 +257,7 @@ impl Api {
             access,
             charger_rows: Arc::default(),
             streams: http::StreamSlots::new(config.streams),
+            tls: config.tls.is_some(),
             ops_listener: ops_listener.is_some(),
             metrics_on_rest: http::MetricsOnRest::new(ops_listener.is_some(), config.metrics_token),
         });

@@ -25,6 +25,7 @@ mod revocation;
 mod revocation_tests;
 #[cfg(test)]
 mod tests;
+mod token_revocation;
 
 pub use authorization::{
     AuthorizationRequest, BeginError, Decision, PendingAuthorization, PendingLimits,
@@ -33,9 +34,17 @@ pub use clients::{OAuthClient, check_redirect_uri};
 pub use grants::{GrantError, IssuedTokens};
 pub(crate) use password::password_matches;
 pub use revocation::{ClientListing, OAuthGrant};
+pub use token_revocation::TokenRevocation;
 
 use cms_credentials::{hash_secret, random_token, verify_secret};
 use std::time::Duration;
+
+/// The `client_id` of the operator console's client, which every store has (migration 0031):
+/// public (it has no secret, so only what needs none takes it: PKCE codes and refresh tokens),
+/// and sent back only to `/console/` on the origin its authorization request came to (checked
+/// by the API, which sees that origin). It cannot be revoked: the console would be locked out
+/// until someone wrote the row back by hand; users revoke their grants of it instead.
+pub const CONSOLE_CLIENT_ID: &str = "cms-console";
 
 /// How long a user has between opening the authorization page and deciding, per step.
 pub const AUTHORIZATION_REQUEST_TTL: Duration = Duration::from_secs(10 * 60);

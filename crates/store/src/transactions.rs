@@ -2,6 +2,12 @@
 //! first, narrowed by a filter. The rows themselves are written by the materialiser from
 //! StartTransaction and StopTransaction (see `state.rs`).
 
+mod team;
+#[cfg(test)]
+mod team_tests;
+
+pub use team::{After, TeamTransaction};
+
 use crate::{Backend, Result, Store};
 
 /// Whether a transaction is still running.

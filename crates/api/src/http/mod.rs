@@ -36,6 +36,7 @@ mod stream_slots;
 mod streams;
 mod tariffs;
 mod team_owned;
+mod team_transactions;
 mod teams;
 mod tokens;
 mod transaction_meter_values;
@@ -82,6 +83,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(transactions::routes())
         .merge(transaction_meter_values::routes())
         .merge(local_list_state::routes())
+        .merge(team_transactions::routes())
         .merge(oauth::routes())
         .merge(oauth_grants::routes())
         .split_for_parts()

@@ -48,6 +48,8 @@ pub struct Shared {
     pub charger_rows: Arc<crate::http::charger_rows::ChargerRows>,
     /// The live streams' places, by user and in all.
     pub streams: Arc<StreamSlots>,
+    /// Whether the REST listener speaks TLS (the console's origin is then `https`).
+    pub tls: bool,
     /// Whether `/readyz` and `/metrics` have a listener of their own (`--ops-addr`).
     pub ops_listener: bool,
     /// Whom `/metrics` answers on the REST listener.

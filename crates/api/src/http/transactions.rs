@@ -137,9 +137,9 @@ pub struct TransactionCostComponentBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct TransactionCharger {
-    uuid: String,
-    identity: String,
-    reference: Option<String>,
+    pub(crate) uuid: String,
+    pub(crate) identity: String,
+    pub(crate) reference: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -296,7 +296,7 @@ pub(crate) fn read_filter(input: &mut Input, fields: Map<String, Value>) -> Tran
 }
 
 /// An ISO 8601 time (with its offset, or a date for midnight UTC) as a record time.
-fn time(input: &mut Input, field: &str) -> Option<String> {
+pub(crate) fn time(input: &mut Input, field: &str) -> Option<String> {
     let text = input
         .string(field, Rules::optional().nullable())
         .flatten()?;
@@ -320,6 +320,20 @@ fn time(input: &mut Input, field: &str) -> Option<String> {
 }
 
 pub(crate) fn transaction(t: TransactionRow, charger: &ChargerRow, cost: Value) -> TransactionBody {
+    let charger = TransactionCharger {
+        uuid: charger.uuid.clone(),
+        identity: charger.identity.clone(),
+        reference: charger.reference.clone(),
+    };
+    transaction_at(t, charger, cost)
+}
+
+/// The body of transaction `t` at `charger`, costing `cost`.
+pub(crate) fn transaction_at(
+    t: TransactionRow,
+    charger: TransactionCharger,
+    cost: Value,
+) -> TransactionBody {
     TransactionBody {
         tariff_uuid: t.tariff_uuid,
         tariff_version: t.tariff_version,
@@ -343,11 +357,7 @@ pub(crate) fn transaction(t: TransactionRow, charger: &ChargerRow, cost: Value) 
         stop_reason: t.stop_reason,
         created_at: t.created_at,
         updated_at: t.updated_at,
-        charger: TransactionCharger {
-            uuid: charger.uuid.clone(),
-            identity: charger.identity.clone(),
-            reference: charger.reference.clone(),
-        },
+        charger,
         connector: TransactionConnector {
             connector_id: t.connector_id,
         },
@@ -356,7 +366,7 @@ pub(crate) fn transaction(t: TransactionRow, charger: &ChargerRow, cost: Value) 
 
 /// Wh as kWh with two decimals, rounded half away from zero, in integers so that 1500 Wh is
 /// exactly "1.50". A meter that went backwards (replaced, reset) shows a negative amount.
-fn kwh(wh: i64) -> String {
+pub(crate) fn kwh(wh: i64) -> String {
     let hundredths = (wh.unsigned_abs() + 5) / 10;
     let sign = if wh < 0 && hundredths > 0 { "-" } else { "" };
     format!("{sign}{}.{:02}", hundredths / 100, hundredths % 100)

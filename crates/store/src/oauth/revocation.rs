@@ -11,7 +11,7 @@
 use super::OAuthClient;
 use super::grants::revoke_grant;
 use crate::tokens::split_scopes;
-use crate::{Result, Store, format_record_time};
+use crate::{Result, Store, StoreError, format_record_time};
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -108,7 +108,15 @@ impl Store {
     /// Revokes the live client with this `client_id`: it can no longer start authorizations or
     /// authenticate, every token it was issued stops working, and its pending codes and
     /// authorization requests are dropped. `false` when there is no such live client.
+    /// The console's client ([`super::CONSOLE_CLIENT_ID`]) is refused ([`StoreError::Conflict`]).
     pub async fn revoke_oauth_client(&self, client_id: &str, now: DateTime<Utc>) -> Result<bool> {
+        if client_id == super::CONSOLE_CLIENT_ID {
+            return Err(StoreError::Conflict(
+                "the console's client cannot be revoked (the console would be locked out); \
+                 revoke users' grants of it instead"
+                    .into(),
+            ));
+        }
         let now_text = format_record_time(now);
         let mut tx = self.begin_write().await?;
         let id: Option<i64> = sqlx::query_scalar(

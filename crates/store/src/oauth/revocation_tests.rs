@@ -3,8 +3,8 @@
 
 use super::tests::{REDIRECT, asking, begin, exchange, scopes};
 use super::*;
-use crate::Store;
 use crate::test_support::store_test;
+use crate::{Store, StoreError};
 use chrono::{DateTime, Utc};
 
 /// The code `user_id` approved for `client` and `names`, not yet exchanged.
@@ -70,7 +70,16 @@ store_test!(
                 .iter()
                 .map(|c| (c.client.name.as_str(), c.live_grants, c.pending_requests))
                 .collect::<Vec<_>>(),
-            [("App", 1, 1), ("Other", 1, 0)]
+            // The console's client is in every store (migration 0031).
+            [("cms console", 0, 0), ("App", 1, 1), ("Other", 1, 0)]
+        );
+        // It cannot be revoked: the console would be locked out.
+        let console = store
+            .revoke_oauth_client(crate::oauth::CONSOLE_CLIENT_ID, now)
+            .await;
+        assert!(
+            matches!(console, Err(StoreError::Conflict(_))),
+            "{console:?}"
         );
 
         assert!(
@@ -104,8 +113,9 @@ store_test!(
         // The other client's grant goes on.
         assert!(works(&store, &kept.access_token, now).await);
         let listed = store.oauth_clients(now).await.unwrap();
-        assert_eq!(listed.len(), 1);
-        assert_eq!(listed[0].client, other);
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].client.client_id, crate::oauth::CONSOLE_CLIENT_ID);
+        assert_eq!(listed[1].client, other);
         assert!(
             !store
                 .revoke_oauth_client(&client.client_id, now)

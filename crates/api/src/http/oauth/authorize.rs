@@ -12,14 +12,15 @@
 
 use super::client_address::ClientAddress;
 use super::codec::{Form, Params, decode_base64, parse_form, with_query};
+use super::console::{CONSOLE_CLIENT_ID, is_own_console};
 use super::limits::{oversized_parameter, oversized_query};
 use super::page;
 use crate::http::AppState;
 use crate::http::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
-use axum::http::StatusCode;
 use axum::http::header::{CACHE_CONTROL, LOCATION};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use cms_store::Scope;
@@ -35,7 +36,8 @@ pub(super) const GONE: &str = "This authorization request has expired or was alr
     tag = "OAuth",
     params(
         ("client_id" = String, Query, description = "The client's id"),
-        ("redirect_uri" = Option<String>, Query, description = "Must equal the client's registered redirect URI; default: that URI"),
+        ("redirect_uri" = Option<String>, Query, description = "Must equal the client's registered redirect URI; default: that URI. \
+            The console's client (`cms-console`) must name `{scheme}://{the request's Host}/console/`"),
         ("response_type" = String, Query, description = "`code`"),
         ("scope" = String, Query, description = "Space-separated scope names (at least one)"),
         ("state" = Option<String>, Query, description = "Returned unchanged with the code or error; at most 1024 bytes"),
@@ -62,6 +64,7 @@ pub(super) const GONE: &str = "This authorization request has expired or was alr
 pub async fn authorize(
     State(state): State<AppState>,
     address: ClientAddress,
+    headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
     let query = query.unwrap_or_default();
@@ -87,6 +90,15 @@ pub async fn authorize(
         Err(e) => return ApiError::from(e).into_response(),
     };
     let redirect_uri = match params.get("redirect_uri") {
+        _ if client.client_id == CONSOLE_CLIENT_ID => match params.get("redirect_uri") {
+            Some(given) if is_own_console(given, &headers, state.tls) => given.to_string(),
+            _ => {
+                return page::error(
+                    StatusCode::BAD_REQUEST,
+                    "The console's redirect_uri must be /console/ on this server's own origin.",
+                );
+            }
+        },
         Some(given) if given != client.redirect_uri => {
             return page::error(
                 StatusCode::BAD_REQUEST,

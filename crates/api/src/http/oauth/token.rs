@@ -5,6 +5,7 @@
 
 use super::authorize::requested_scopes;
 use super::codec::{Params, decode_base64, form_decode, parse_form};
+use super::console::CONSOLE_CLIENT_ID;
 use crate::http::AppState;
 use crate::http::error::ApiError;
 use axum::Json;
@@ -68,7 +69,8 @@ pub struct OAuthErrorBody {
 }
 
 /// Exchanges an authorization code or a refresh token for tokens. The client authenticates
-/// with HTTP Basic (`client_id:client_secret`) or with both in the body.
+/// with HTTP Basic (`client_id:client_secret`) or with both in the body; the console's public
+/// client (`client_id=cms-console`) sends no secret.
 #[utoipa::path(
     post,
     path = "/oauth/token",
@@ -172,6 +174,15 @@ async fn authenticate_client(
         }
         None => match (params.get("client_id"), params.get("client_secret")) {
             (Some(id), Some(secret)) => (id.to_string(), secret.to_string(), false),
+            // The console's public client has no secret: PKCE and single-use refresh tokens
+            // stand for it.
+            (Some(CONSOLE_CLIENT_ID), None) => {
+                return match state.store.oauth_client(CONSOLE_CLIENT_ID).await {
+                    Ok(Some(client)) => Ok(client),
+                    Ok(None) => Err(Refusal::invalid_client(false)),
+                    Err(e) => Err(Refusal::Internal(ApiError::from(e))),
+                };
+            }
             _ => return Err(Refusal::invalid_client(false)),
         },
     };
@@ -190,7 +201,7 @@ async fn authenticate_client(
 }
 
 /// A token request's parameters, form-encoded or (as Passport also takes them) JSON.
-fn token_params(headers: &HeaderMap, body: &[u8]) -> Result<Params, Refusal> {
+pub(super) fn token_params(headers: &HeaderMap, body: &[u8]) -> Result<Params, Refusal> {
     let json = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -251,7 +262,7 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    fn new(error: &'static str, description: &str) -> Refusal {
+    pub(super) fn new(error: &'static str, description: &str) -> Refusal {
         Refusal::OAuth {
             status: StatusCode::BAD_REQUEST,
             error,
