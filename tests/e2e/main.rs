@@ -26,6 +26,7 @@ mod charger_auth;
 mod charger_state;
 mod connections;
 mod deploy_k8s;
+mod diagnostics;
 mod frame_sequences;
 mod gateway_drain;
 mod http_metrics;
