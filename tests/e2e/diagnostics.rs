@@ -195,3 +195,57 @@ async fn at_most_200_frames_are_kept() {
     assert_eq!(frames[0]["direction"], "out");
     assert_eq!(frames[1]["direction"], "in");
 }
+
+/// The Kafka deployment: a refused connection at a `cms gateway` is listed by `cms api`, which
+/// holds no gateway (the `refused` event of the connections topic); the frames stay with the
+/// gateway, and `cms api` says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_a_refused_attempt_at_a_gateway_is_listed_by_the_api() {
+    use crate::support::broker::Broker;
+    use crate::support::fleet::Fleet;
+    use std::time::Duration;
+
+    let broker = Broker::shared().await;
+    let fleet = Fleet::start_with_api(&broker.brokers, &["gw-a"], &[], &[]).await;
+    let identity = "CP-KAFKA-DIAG";
+    let added = fleet
+        .cli(&[
+            "charger",
+            "add",
+            "--identity",
+            identity,
+            "--password",
+            PASSWORD,
+        ])
+        .await;
+    assert!(added.status.success(), "charger add: {}", added.stderr);
+    let uuid = added.last_line().to_string();
+    let url = format!("ws://{}/ocpp/{identity}", fleet.gateway("gw-a").ocpp_addr);
+    let api = fleet.rest().await;
+    let path = format!("/api/v3/chargers/{uuid}/connection-attempts");
+    // Tried with a wrong password until the gateway knows the charger (404 before) and the
+    // API has read a refusal.
+    crate::support::eventually_within(
+        Duration::from_secs(30),
+        "a wrong password listed by cms api",
+        async || {
+            let wrong = Handshake::at(&url).basic_auth(identity, "not-the-password");
+            let status = wrong.refused_status().await;
+            let seen = api.get_ok(&path).await["data"].clone();
+            let listed = seen.as_array().into_iter().flatten().any(|a| {
+                outcome(a) == ("refused", Some("wrong_password"))
+                    && a["peer"]
+                        .as_str()
+                        .is_some_and(|p| p.starts_with("127.0.0.1:"))
+            });
+            match listed {
+                true => Ok(()),
+                false => Err(format!("HTTP {status}; {seen}")),
+            }
+        },
+    )
+    .await;
+    let frames = api.get(&format!("/api/v3/chargers/{uuid}/messages")).await;
+    assert_eq!(frames.status, 501, "{}", frames.body);
+    assert!(frames.json["message"].is_string());
+}
