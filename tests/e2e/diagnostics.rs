@@ -113,6 +113,20 @@ async fn a_profile_2_charger_on_plain_ws_is_told_it_needs_tls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_charger_turned_away_at_the_connection_cap_shows_capacity() {
+    let cms = Cms::up_with(&["--max-connections", "1"]).await;
+    cms.add_charger("CP-DIAG-CAP-1").await;
+    let uuid = cms.add_charger("CP-DIAG-CAP-2").await;
+    let api = Api::new(&cms, &cms.operator_token().await);
+    let mut first = Charger::connect(&cms, "CP-DIAG-CAP-1").await;
+    let second = Handshake::new(&cms, "CP-DIAG-CAP-2");
+    assert_eq!(second.refused_status().await, 503);
+    let seen = attempts(&api, &uuid, 1).await;
+    assert_eq!(outcome(&seen[0]), ("refused", Some("capacity")), "{seen:?}");
+    first.heartbeat().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_booted_chargers_frames_show_both_ways_newest_first_with_secrets_masked() {
     let cms = Cms::up().await;
     let uuid = cms.add_charger("CP-DIAG-MSG").await;
@@ -165,8 +179,13 @@ async fn a_booted_chargers_frames_show_both_ways_newest_first_with_secrets_maske
 async fn a_user_who_may_not_see_the_charger_reads_neither_list() {
     let cms = Cms::up().await;
     let uuid = cms.add_charger("CP-DIAG-OTHER").await;
+    let operator = Api::new(&cms, &cms.operator_token().await);
     let stranger = Api::new(&cms, &cms.guest_token("stranger@example.com").await);
     for tail in ["messages", "connection-attempts"] {
+        // The operator reads it: the stranger's refusal is about access, not the path.
+        operator
+            .get_ok(&format!("/api/v3/chargers/{uuid}/{tail}"))
+            .await;
         let answer = stranger
             .get(&format!("/api/v3/chargers/{uuid}/{tail}"))
             .await;
