@@ -120,7 +120,12 @@ impl Ring {
     fn write(&mut self, data: &[u8]) {
         let linear = self.bytes.len() as u64 == self.written;
         if linear && self.bytes.len() + data.len() <= self.max_bytes {
-            // Still growing: appended.
+            // Still growing: appended, doubling as a `Vec` does but never past the bound.
+            let needed = self.bytes.len() + data.len();
+            if needed > self.bytes.capacity() {
+                let room = needed.max(self.bytes.capacity() * 2).min(self.max_bytes);
+                self.bytes.reserve_exact(room - self.bytes.len());
+            }
             self.bytes.extend_from_slice(data);
         } else {
             self.bytes.resize(self.max_bytes, 0);

@@ -53,3 +53,13 @@ fn an_index_entry_stays_small() {
     // Every connected charger holds up to 200 of them.
     assert_eq!(std::mem::size_of::<Entry>(), 24);
 }
+
+#[test]
+fn the_buffer_never_grows_past_its_bound() {
+    let ring = FrameRing::new(200, 64 * 1024);
+    for _ in 0..300 {
+        ring.push(&[b'x'; 700], true, Instant::now());
+    }
+    let inner = ring.ring.lock().unwrap();
+    assert_eq!(inner.bytes.capacity(), 64 * 1024);
+}
