@@ -76,6 +76,16 @@ async fn a_wrong_password_then_the_right_one_shows_refused_then_accepted() {
     assert!(seen[0]["at"].as_str().is_some_and(|at| at.ends_with('Z')));
     let text = serde_json::to_string(&seen).unwrap();
     assert!(!text.contains(PASSWORD) && !text.contains("not-the-password"));
+    // Both refusals went on the connections topic: none past the second's budget.
+    let unpublished = api
+        .metrics()
+        .await
+        .sum("cms_gateway_refusals_unpublished_total", &[]);
+    assert_eq!(
+        unpublished,
+        Some(0.0),
+        "registered at start, nothing over budget"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -130,6 +130,7 @@ impl Shared {
         self.diagnostics.attempts.record(identity.as_str(), attempt);
         let Some(because) = refused else { return };
         if !self.diagnostics.may_publish_refusal() {
+            self.metrics.refusals_unpublished.increment(1);
             return;
         }
         let event = cms_bus::ConnectionEvent::Refused {
