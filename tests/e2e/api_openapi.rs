@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use cms_api::error_responses;
 
 /// Every endpoint the service must serve, as the document names it.
-const ENDPOINTS: [(&str, &str); 54] = [
+const ENDPOINTS: [(&str, &str); 56] = [
     ("GET", "/api/v3/chargers"),
     ("GET", "/api/v3/chargers/{charger_uuid}"),
     ("GET", "/api/v3/chargers/{charger_uuid}/connectors"),
@@ -86,6 +86,8 @@ const ENDPOINTS: [(&str, &str); 54] = [
     ("GET", "/api/v3/chargers/{charger_uuid}/actions/{action}"),
     ("GET", "/api/v3/chargers/{charger_uuid}/settings"),
     ("PUT", "/api/v3/chargers/{charger_uuid}/settings"),
+    ("GET", "/api/v3/chargers/{charger_uuid}/messages"),
+    ("GET", "/api/v3/chargers/{charger_uuid}/connection-attempts"),
 ];
 
 const OPERATION_METHODS: [&str; 8] = [

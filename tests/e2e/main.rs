@@ -29,6 +29,7 @@ mod console;
 mod console_sessions;
 mod console_oauth;
 mod deploy_k8s;
+mod diagnostics;
 mod fleet_overview;
 mod frame_sequences;
 mod gateway_drain;

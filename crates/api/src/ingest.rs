@@ -5,6 +5,7 @@
 pub(crate) mod action_reports;
 pub(crate) mod arrived;
 pub(crate) mod cache;
+pub(crate) mod connection_attempts;
 pub(crate) mod device_model;
 pub(crate) mod fleet;
 pub(crate) mod gateway_liveness;

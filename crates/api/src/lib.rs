@@ -12,6 +12,7 @@ pub use cms_store::actions::ActionTimes;
 pub use control::actions::{
     Dispatch, Named, charger_version, command_of_row, named, new_action, validate_request,
 };
+pub use control::diagnostics::{ChargerDiagnostics, ConnectionAttempt, Frame};
 pub use control::gateway_in_process::GatewayInProcess;
 pub use control::local_lists::LocalListConfig;
 pub use control::registry::{RegistryPublisher, id_tag_entry, registry_state};
@@ -28,10 +29,11 @@ pub use ingest::cache::{LatestReading, LatestValueCache};
 use bytes::Bytes;
 use cms_bus::{Bus, Topics};
 use cms_store::Store;
+use control::diagnostics::DiagnosticsSlot;
 use control::gateway_in_process::GatewaySlot;
 use control::{actions, local_lists, price_display, smart_charging};
 use http::access;
-use ingest::{gateway_liveness, latest_follower, materialiser};
+use ingest::{connection_attempts, gateway_liveness, latest_follower, materialiser};
 use metrics_exporter_prometheus::PrometheusHandle;
 use readiness::Readiness;
 use std::net::SocketAddr;
@@ -105,6 +107,8 @@ pub struct Api {
     ready: Arc<Readiness>,
     /// The gateway of this process, once it has one (`cms up`).
     gateway: GatewaySlot,
+    /// Where chargers' diagnostics are read.
+    diagnostics: DiagnosticsSlot,
     stop_http: CancellationToken,
     http: JoinHandle<()>,
     materialiser: JoinHandle<()>,
@@ -244,6 +248,15 @@ impl Api {
             None => None,
         };
         let gateway = GatewaySlot::default();
+        let diagnostics = DiagnosticsSlot::default();
+        // A replica without a gateway of its own (`cms api`): the connection attempts every
+        // gateway puts on the connections topic, followed outside any group.
+        if config.follow_latest_values {
+            let connections = bus.follow(&[config.topics.connections]).await?;
+            let attempts = Arc::new(connection_attempts::AttemptsFromBus::default());
+            let _ = diagnostics.set(attempts.clone());
+            tokio::spawn(connection_attempts::follow(connections, attempts));
+        }
         let stop_http = CancellationToken::new();
         let state = http::AppState::new(http::Shared {
             store,
@@ -252,6 +265,7 @@ impl Api {
             metrics,
             ready: ready.clone(),
             gateway: gateway.clone(),
+            diagnostics: diagnostics.clone(),
             dispatch,
             closing: stop_http.clone(),
             access,
@@ -289,6 +303,7 @@ impl Api {
             ops,
             ready,
             gateway,
+            diagnostics,
             stop_http,
             http,
             materialiser,
@@ -324,6 +339,14 @@ impl Api {
     pub fn answer_once_read_by(&self, gateway: Arc<dyn GatewayInProcess>) {
         if self.gateway.set(gateway).is_err() {
             tracing::warn!("the API already answers once another gateway has read its changes");
+        }
+    }
+
+    /// Where `GET .../messages` and `.../connection-attempts` read (`cms up`: its gateway).
+    /// Set once.
+    pub fn read_diagnostics_from(&self, diagnostics: Arc<dyn ChargerDiagnostics>) {
+        if self.diagnostics.set(diagnostics).is_err() {
+            tracing::warn!("the API already reads chargers' diagnostics elsewhere");
         }
     }
 

@@ -56,6 +56,21 @@ pub enum ConnectionEvent {
         /// `connected` or `disconnected`.
         status: String,
     },
+    /// A connection that gave this identity was turned away before any session began, and
+    /// why (`wrong_password`, `tls_required`, ...: the reasons of `GET
+    /// /api/v3/chargers/{uuid}/connection-attempts`). Published at most 100 a second per
+    /// gateway; no session.
+    Refused {
+        #[serde(default)]
+        identity: String,
+        #[serde(default)]
+        gateway: String,
+        #[serde(default)]
+        at: String,
+        #[serde(default)]
+        remote_addr: String,
+        reason: String,
+    },
     /// A gateway started: every session it held before is over. Keyed by its node id.
     GatewayStarted {
         gateway: String,
@@ -82,6 +97,7 @@ impl ConnectionEvent {
             ConnectionEvent::Connected { .. } => "connected",
             ConnectionEvent::Disconnected { .. } => "disconnected",
             ConnectionEvent::Upstream { .. } => "upstream",
+            ConnectionEvent::Refused { .. } => "refused",
             ConnectionEvent::GatewayStarted { .. } => "gateway_started",
             ConnectionEvent::GatewayAlive { .. } => "gateway_alive",
         }
@@ -93,6 +109,7 @@ impl ConnectionEvent {
             ConnectionEvent::Connected { at, .. }
             | ConnectionEvent::Disconnected { at, .. }
             | ConnectionEvent::Upstream { at, .. }
+            | ConnectionEvent::Refused { at, .. }
             | ConnectionEvent::GatewayStarted { at, .. }
             | ConnectionEvent::GatewayAlive { at, .. } => at,
         }

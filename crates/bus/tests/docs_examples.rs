@@ -82,6 +82,7 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
             "disconnected",
             "gateway_alive",
             "gateway_started",
+            "refused",
             "upstream"
         ],
         "an example of every connection event"

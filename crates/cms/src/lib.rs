@@ -10,6 +10,7 @@ pub mod admin;
 pub mod api;
 pub mod counts;
 pub mod dead_letters;
+pub mod diagnostics;
 pub mod duration;
 pub mod gateway;
 pub mod id_tag_cli;

@@ -167,6 +167,11 @@ pub struct GatewayArgs {
         default_value = "batch"
     )]
     pub shard_scheduling: ShardScheduling,
+    /// The last frames both ways the gateway keeps of each charger, in memory, for `GET
+    /// /api/v3/chargers/{uuid}/messages` (at most 64 KiB of them a charger, each cut at 4 KiB);
+    /// `0` keeps none.
+    #[arg(long, env = "CMS_CHARGER_FRAMES_KEPT", default_value_t = 200)]
+    pub charger_frames_kept: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -222,6 +227,7 @@ impl GatewayArgs {
         config.relay_total_bytes = self.relay_total_bytes;
         config.relay_leader_calls = self.relay_leader_calls;
         config.beacon_interval = self.gateway_beacon_interval;
+        config.frames_kept = self.charger_frames_kept;
         config.on_shard_start = match self.shard_scheduling {
             ShardScheduling::Batch => crate::priority::shard_in_batches,
             ShardScheduling::Normal => || {},
@@ -347,6 +353,9 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         Err(e) => tracing::warn!(error = %e, "could not lower the priority of the API's threads"),
     }
     crate::tls_args::print_ocpp_addresses(&gateway);
+    api.read_diagnostics_from(Arc::new(crate::diagnostics::FromGateway(
+        gateway.diagnostics(),
+    )));
     api.mark_ready();
     let scheme = if args.http_tls.http_tls_cert.is_some() {
         "https"

@@ -44,7 +44,7 @@ pub async fn handshake(request: &[u8], tls_client_names: Option<&[String]>) -> H
         preferred: cms_ocpp::OcppVersion::V201,
         organization: None,
     };
-    let outcome = accept(&mut stream, &Fixed, transport, peer, None, terms)
+    let outcome = accept(&mut stream, &Fixed, transport, peer, None, terms, &mut None)
         .await
         .map(|a| (a.identity.as_str().to_string(), a.authenticated));
     Handshake {

@@ -4,6 +4,7 @@
 //! asynchronous.
 
 use crate::admission::{ClientSubject, Refusal, Transport, admit};
+use crate::diagnostics::RefusedBecause;
 use crate::directory::ChargerDirectory;
 use crate::identity::ChargerIdentity;
 use crate::tls_listener::TrustedProxies;
@@ -83,9 +84,30 @@ pub struct Terms<'a> {
     pub organization: Option<&'a str>,
 }
 
+/// A refused connection's identity and cms's reason, for the charger's connection attempts
+/// (`diagnostics.rs`): set when a handshake that named a charger is refused.
+pub type Diagnosis = Option<(ChargerIdentity, RefusedBecause)>;
+
+impl Refusal {
+    /// The reason a charger's connection attempts give: a missing password told apart from a
+    /// wrong one by whether the request carried credentials.
+    fn because(self, gave_credentials: bool) -> RefusedBecause {
+        match self {
+            Refusal::Unauthorized if gave_credentials => RefusedBecause::WrongPassword,
+            Refusal::Unauthorized => RefusedBecause::NoPassword,
+            Refusal::TlsRequired => RefusedBecause::TlsRequired,
+            Refusal::ClientCertificateRequired => RefusedBecause::NoCertificate,
+            Refusal::ClientCertificateMismatch
+            | Refusal::ClientCertificateOrganizationMismatch
+            | Refusal::ClientCertificateInvalid => RefusedBecause::CertificateSubject,
+        }
+    }
+}
+
 /// Runs the handshake on a fresh connection from `peer` that came in over `transport`. A plain
 /// connection from one of the `proxies` (a load balancer that terminated TLS) counts as TLS,
-/// with the client certificate the proxy forwarded, once it verified.
+/// with the client certificate the proxy forwarded, once it verified. A refusal of a named
+/// charger is told in `diagnosis`.
 pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     directory: &dyn ChargerDirectory,
@@ -93,6 +115,7 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     peer: IpAddr,
     proxies: Option<&TrustedProxies>,
     terms: Terms<'_>,
+    diagnosis: &mut Diagnosis,
 ) -> Result<Accepted, Rejection> {
     let proxy = proxies.filter(|p| matches!(transport, Transport::Plain) && p.trusts(peer));
     let header = proxy.map(|p| p.header.as_str());
@@ -151,6 +174,7 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     let registration = match directory.lookup(identity.as_str()).await {
         Ok(Some(registration)) => registration,
         Ok(None) => {
+            *diagnosis = Some((identity.clone(), RefusedBecause::UnknownIdentity));
             let body = format!("no charger with identity {identity}\n");
             return respond(stream, "404 Not Found", &[], &body, Rejection::NotFound).await;
         }
@@ -180,6 +204,8 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
         Err(refusal) => {
             // Who and why, never the credentials.
             tracing::info!(%identity, reason = refusal.label(), "handshake refused");
+            let because = refusal.because(authorization.is_some());
+            *diagnosis = Some((identity.clone(), because));
             let (status, body) = refusal.answer();
             let challenge = [("WWW-Authenticate", "Basic realm=\"cms\", charset=\"UTF-8\"")];
             let headers: &[(&str, &str)] = match refusal {

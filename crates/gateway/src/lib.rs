@@ -22,6 +22,7 @@ mod charger_action;
 pub mod charger_calls;
 pub mod charger_calls_v201;
 mod chunks;
+mod diagnostics;
 mod directory;
 mod ended;
 mod events;
@@ -44,6 +45,7 @@ mod transactions;
 pub use authorization::{Authority, IdTagDirectory, Verdict, open_authority};
 pub use capacity::default_max_connections;
 pub use charger_action::ChargerAction;
+pub use diagnostics::{Attempt, GatewayDiagnostics, KeptFrame, RefusedBecause};
 pub use directory::{ChargerDirectory, DirectoryError, Registration};
 pub use follow::{Materialised, follow};
 pub use identity::{ChargerIdentity, IdentityError, MAX_IDENTITY_LEN};
@@ -136,6 +138,9 @@ pub struct GatewayConfig {
     /// How often the gateway publishes that it is alive (`gateway_alive`): taken between 100 ms
     /// and a day.
     pub beacon_interval: Duration,
+    /// The frames both ways kept per charger for `GET .../messages` (`--charger-frames-kept`;
+    /// at most `diagnostics::FRAME_BYTES` of them); 0 keeps none.
+    pub frames_kept: usize,
     /// Run first on each shard's thread, before its runtime (threads it starts later inherit
     /// what it sets): `cms` sets the shards' scheduling policy there (docs/decisions.md, "The
     /// shards in batches").
@@ -167,6 +172,7 @@ impl GatewayConfig {
             relay_leader_calls: LeaderCalls::default(),
             secrets_key: None,
             beacon_interval: Duration::from_secs(10),
+            frames_kept: 200,
             on_shard_start: || {},
         }
     }
@@ -212,6 +218,8 @@ pub(crate) struct Shared {
     /// The operator's name profile-3 certificates must hold as subject O, if checked.
     client_organization: Option<String>,
     transaction_ids: transactions::TransactionIds,
+    /// Each charger's last frames and connection attempts (`diagnostics.rs`).
+    diagnostics: diagnostics::Diagnostics,
     metrics: metrics::GatewayMetrics,
     /// The configuration reads after boots: spaced, and skipped for oversized configurations.
     boot_configuration: boot_configuration::BootConfigurationReads,
@@ -303,6 +311,7 @@ impl Gateway {
             shutdown.clone(),
         ));
         let boot_configuration = boot_configuration::BootConfigurationReads::new(&config);
+        let diagnostics = diagnostics::Diagnostics::new(config.frames_kept);
         let shared = Arc::new(Shared {
             ws_config,
             capacity: capacity::connection_cap(config.max_connections),
@@ -318,6 +327,7 @@ impl Gateway {
             sessions: DashMap::new(),
             ended: Default::default(),
             transaction_ids: Default::default(),
+            diagnostics,
             metrics: metrics::GatewayMetrics::new(),
             boot_configuration,
             stop_accepting: shutdown.child_token(),
@@ -377,6 +387,11 @@ impl Gateway {
     /// Where chargers connect over wss, when TLS is configured.
     pub fn tls_addr(&self) -> Option<SocketAddr> {
         self.tls_addr
+    }
+
+    /// Each charger's last frames and connection attempts, for the API of this process.
+    pub fn diagnostics(&self) -> GatewayDiagnostics {
+        GatewayDiagnostics(Arc::downgrade(&self.shared))
     }
 
     /// Live sessions now.

@@ -75,6 +75,9 @@ pub struct GatewayMetrics {
     pub ping_rtt: Histogram,
     /// Sessions a draining gateway closed in turn (`Gateway::drain`).
     pub drained: Counter,
+    /// Refused connections kept here but not put on the connections topic: past the second's
+    /// budget (`diagnostics.rs`), so the `cms api` replicas do not list them.
+    pub refusals_unpublished: Counter,
     /// Boots not followed by the configuration read, as the charger's configuration is larger
     /// than `--max-frame-size` (`BootConfigurationReads`).
     pub configuration_reads_skipped: Counter,
@@ -116,6 +119,7 @@ impl GatewayMetrics {
             publish_failures: counter!("cms_gateway_publish_failures_total"),
             ping_rtt: histogram!("cms_gateway_ws_ping_rtt_seconds"),
             drained: counter!("cms_gateway_drained_total"),
+            refusals_unpublished: counter!("cms_gateway_refusals_unpublished_total"),
             configuration_reads_skipped: counter!("cms_gateway_configuration_reads_skipped_total"),
         }
     }

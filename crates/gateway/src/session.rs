@@ -8,6 +8,7 @@ use crate::admission::{ClientSubject, Transport};
 use crate::boot_configuration::read_configuration;
 use crate::charger_action::ChargerAction;
 use crate::charger_calls_v201::call_error_v201;
+use crate::diagnostics::{FrameRing, RefusedBecause};
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
@@ -55,6 +56,8 @@ pub struct SessionEntry {
     /// Whether this session's charger gave its password.
     pub authenticated: bool,
     pub inbox: Arc<ActionInbox>,
+    /// The session's last frames both ways (`diagnostics.rs`).
+    pub frames: Arc<FrameRing>,
 }
 
 impl SessionEntry {
@@ -90,17 +93,22 @@ pub async fn serve(
     // idle memory. Each event names the charger instead (docs/operations.md, "Logs").
     let (end, ended) = oneshot::channel();
     let inbox = Arc::new(ActionInbox::default());
+    let frames = shared.diagnostics.ring();
     let entry = SessionEntry {
         session: session.clone(),
         end,
         authenticated,
         inbox: inbox.clone(),
+        frames: frames.clone(),
     };
     match shared.sessions.entry(identity.clone()) {
         Entry::Occupied(live) if !live.get().may_be_replaced_by(authenticated) => {
             drop(live);
             tracing::warn!(%identity, %peer, "refused: an unauthenticated connection may not replace an authenticated session");
             handshake_rejected("unauthenticated_takeover");
+            shared
+                .attempted(&identity, peer, Some(RefusedBecause::Takeover))
+                .await;
             let reason = "an authenticated session of this charger is live";
             close(&mut ws, CloseCode::Policy, reason).await;
             return;
@@ -119,6 +127,7 @@ pub async fn serve(
             vacant.insert(entry);
         }
     }
+    shared.attempted(&identity, peer, None).await;
     shared.metrics.connects.increment(1);
     shared.metrics.open.increment(1.0);
     tracing::info!(%identity, %peer, session = %String::from_utf8_lossy(&session),
@@ -138,6 +147,7 @@ pub async fn serve(
         relay: None,
         replay: None,
         relay_declined: false,
+        frames,
     };
     live.follow_proxy_setup(false);
     live.publish_event(ConnectionEvent::Connected {
@@ -153,6 +163,9 @@ pub async fn serve(
         .sessions
         .remove_if(&identity, |_, entry| entry.session == session);
     live.relay = None;
+    shared
+        .diagnostics
+        .ended(identity.as_str(), live.frames.clone());
     // Boxed: once per session, and inline its room would be held all the session long.
     Box::pin(live.action_calls.end(&shared)).await;
     live.publish_event(ConnectionEvent::Disconnected { reason })
@@ -182,6 +195,7 @@ async fn open(
     };
     // Boxed apart: the handshake's state (~2.4 KB, its header array above all) is larger
     // than the rest of the opening.
+    let mut diagnosis = None;
     let handshake = tokio::time::timeout(
         shared.config.handshake_timeout,
         Box::pin(handshake::accept(
@@ -191,6 +205,7 @@ async fn open(
             peer.ip(),
             shared.proxies.as_ref(),
             terms,
+            &mut diagnosis,
         )),
     )
     .await;
@@ -198,6 +213,9 @@ async fn open(
         Ok(Ok(accepted)) => accepted,
         Ok(Err(rejection)) => {
             handshake_rejected(rejection.label());
+            if let Some((identity, because)) = diagnosis {
+                Box::pin(shared.attempted(&identity, peer, Some(because))).await;
+            }
             return None;
         }
         Err(_) => {
@@ -208,6 +226,8 @@ async fn open(
     let mut ws = crate::stream::websocket(stream, accepted.leftover, shared.ws_config).await;
     let Some(version) = accepted.version else {
         handshake_rejected("no_subprotocol");
+        let because = Some(RefusedBecause::NoSubprotocol);
+        Box::pin(shared.attempted(&accepted.identity, peer, because)).await;
         tracing::info!(identity = %accepted.identity, %peer, "closing: no supported subprotocol offered");
         close(
             &mut ws,
@@ -246,6 +266,8 @@ struct LiveSession<'a> {
     /// A 2.0.1 session of a relayed charger is served without relaying (proxy servers speak
     /// 1.6): said once in the log.
     relay_declined: bool,
+    /// The last frames both ways, kept for `GET .../messages` (`diagnostics.rs`).
+    frames: Arc<FrameRing>,
 }
 
 impl LiveSession<'_> {
@@ -446,6 +468,7 @@ impl LiveSession<'_> {
         let Some(frame) = self.action_calls.next_call(self.shared).await else {
             return Ok(false);
         };
+        self.frames.push(frame.as_bytes(), false, Instant::now());
         ws.send(Message::text(frame))
             .await
             .map_err(|_| DisconnectReason::ConnectionLost)?;
@@ -487,6 +510,8 @@ impl LiveSession<'_> {
     async fn on_message(&mut self, ws: &mut Ws, message: Message) -> Result<(), DisconnectReason> {
         let reply = match message {
             Message::Text(text) => {
+                // `last_seen` is when it was read: no clock read of its own.
+                self.frames.push(text.as_bytes(), true, self.last_seen);
                 // The record's copy of the frame, cut from the shard's chunk: the read buffer
                 // is then free again before the next read, which tungstenite makes into it in
                 // place. Held by the record, it would have the next frame read into a new
@@ -520,6 +545,7 @@ impl LiveSession<'_> {
             Message::Ping(_) | Message::Frame(_) => None,
         };
         if let Some(reply) = reply {
+            self.frames.push(reply.as_bytes(), false, self.last_seen);
             ws.feed(Message::text(reply))
                 .await
                 .map_err(|_| DisconnectReason::ConnectionLost)?;
@@ -565,6 +591,7 @@ impl LiveSession<'_> {
             // The answer is written while the publish is driven: one that waits for room in
             // the bus is never left unpolled behind a slow socket, nor given up half done
             // when the socket fails.
+            self.frames.push(answer.as_bytes(), false, self.last_seen);
             let (sent, published) = tokio::join!(ws.send(Message::text(answer)), delivery);
             if sent.is_ok() {
                 // `last_seen` is when this frame was read: no clock read of its own.
@@ -707,6 +734,7 @@ mod tests {
             end: oneshot::channel().0,
             authenticated,
             inbox: Default::default(),
+            frames: Arc::new(FrameRing::new(0, 0)),
         }
     }
 

@@ -4,6 +4,8 @@
 //! the TLS runtime hands it once their handshake is done (`tls_listener.rs`).
 
 use crate::Shared;
+use crate::diagnostics::RefusedBecause;
+use crate::identity::ChargerIdentity;
 use crate::session::serve;
 use crate::stream::ChargerStream;
 use crate::tls_listener::Handover;
@@ -89,7 +91,9 @@ async fn accept_loop(
                     // Answers are small and latency-bound: never wait for Nagle.
                     let _ = stream.set_nodelay(true);
                     let Some(permit) = shared.capacity.admit() else {
-                        shared.capacity.refuse(stream, peer, &sessions);
+                        let diagnosed = shared.clone();
+                        let told = move |head: &[u8]| refused_at_capacity(diagnosed, head, peer);
+                        shared.capacity.refuse_telling(stream, peer, &sessions, told);
                         continue;
                     };
                     // The permit goes into the session's own future: an async block around it
@@ -119,4 +123,21 @@ async fn accept(
         Some(listener) => listener.accept().await,
         None => std::future::pending().await,
     }
+}
+
+/// Files a connection refused at the cap under the charger its request head names, if any
+/// (`GET /ocpp/<identity>`), among its connection attempts.
+fn refused_at_capacity(shared: Arc<Shared>, head: &[u8], peer: SocketAddr) {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut request = httparse::Request::new(&mut headers);
+    let _ = request.parse(head);
+    let Some(segment) = request.path.and_then(|p| p.strip_prefix("/ocpp/")) else {
+        return;
+    };
+    let segment = segment.split('?').next().unwrap_or(segment);
+    let Ok(identity) = ChargerIdentity::from_path_segment(segment) else {
+        return;
+    };
+    let because = Some(RefusedBecause::Capacity);
+    tokio::spawn(async move { shared.attempted(&identity, peer, because).await });
 }

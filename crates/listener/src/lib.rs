@@ -71,12 +71,24 @@ impl ConnectionCap {
 
     /// Answers `stream` 503 in a task of `tasks` (or, in a flood, closes it at once).
     pub fn refuse(&self, stream: TcpStream, peer: SocketAddr, tasks: &TaskTracker) {
+        self.refuse_telling(stream, peer, tasks, |_| {});
+    }
+
+    /// [`ConnectionCap::refuse`], handing `told` the request head the client sent (as much of
+    /// it as came in time), in the refusal's task: what the gateway files the refusal under.
+    pub fn refuse_telling(
+        &self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        tasks: &TaskTracker,
+        told: impl FnOnce(&[u8]) + Send + 'static,
+    ) {
         self.counted.increment(1);
         self.log(peer);
         if let Ok(permit) = self.refusing.clone().try_acquire_owned() {
             let refusal = self.refusal;
             tasks.spawn(async move {
-                answer(stream, &refusal).await;
+                answer(stream, &refusal, told).await;
                 drop(permit);
             });
         }
@@ -103,8 +115,10 @@ impl ConnectionCap {
     }
 }
 
-async fn answer(mut stream: TcpStream, refusal: &Refusal) {
-    let _ = tokio::time::timeout(refusal.step, read_head(&mut stream)).await;
+async fn answer(mut stream: TcpStream, refusal: &Refusal, told: impl FnOnce(&[u8])) {
+    let mut head = Vec::with_capacity(1024);
+    let _ = tokio::time::timeout(refusal.step, read_head(&mut stream, &mut head)).await;
+    told(&head);
     let response = format!(
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: {}\r\nContent-Length: {}\r\n\
          Retry-After: {}\r\nConnection: close\r\n\r\n{}",
@@ -129,8 +143,7 @@ async fn answer(mut stream: TcpStream, refusal: &Refusal) {
 }
 
 /// Reads until the end of a request head, or `MAX_HEAD` bytes, or the client's end.
-async fn read_head(stream: &mut TcpStream) {
-    let mut head = Vec::with_capacity(1024);
+async fn read_head(stream: &mut TcpStream, head: &mut Vec<u8>) {
     let mut chunk = [0u8; 1024];
     while head.len() < MAX_HEAD {
         match stream.read(&mut chunk).await {

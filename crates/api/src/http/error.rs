@@ -23,6 +23,8 @@ pub enum ApiError {
     /// not connected cannot be sent an action).
     Conflict(String),
     Validation(BTreeMap<String, Vec<String>>),
+    /// What this process cannot serve (a charger's frames in `cms api`, held by its gateway).
+    NotImplemented(String),
     Internal(String),
 }
 
@@ -42,6 +44,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -70,6 +73,7 @@ impl IntoResponse for ApiError {
             ApiError::Forbidden => json!({"message": "This action is unauthorized."}),
             ApiError::NotFound(message)
             | ApiError::Conflict(message)
+            | ApiError::NotImplemented(message)
             | ApiError::ForbiddenBecause(message) => {
                 json!({"message": message})
             }

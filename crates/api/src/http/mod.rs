@@ -6,6 +6,7 @@ pub mod auth;
 pub(crate) mod charger_rows;
 pub(crate) mod chargers;
 mod conditional;
+mod diagnostics;
 mod error;
 pub mod error_responses;
 mod fleet;
@@ -67,6 +68,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(chargers::routes())
         .merge(actions::routes())
+        .merge(diagnostics::routes())
         .merge(settings::routes())
         .merge(meters::routes())
         .merge(sites::routes())

@@ -37,6 +37,8 @@ pub struct Shared {
     pub ready: Arc<crate::readiness::Readiness>,
     /// The gateway of this process (`cms up`), which reads each change before it is answered.
     pub gateway: crate::control::gateway_in_process::GatewaySlot,
+    /// Where chargers' last frames and connection attempts are read.
+    pub diagnostics: crate::control::diagnostics::DiagnosticsSlot,
     /// Takes actions for chargers and hands out how they ended.
     pub dispatch: Arc<crate::control::actions::Dispatch>,
     /// Cancelled when the listener stops: what outlives a request (a live stream) ends then,

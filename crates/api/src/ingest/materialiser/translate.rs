@@ -176,7 +176,11 @@ pub(super) fn connection_change(
                 at,
             }
         }
-        ConnectionEvent::GatewayStarted { .. } | ConnectionEvent::GatewayAlive { .. } => {
+        // A refused connection changes nothing of the charger (the API replicas keep it in
+        // memory, crate::ingest::connection_attempts).
+        ConnectionEvent::GatewayStarted { .. }
+        | ConnectionEvent::GatewayAlive { .. }
+        | ConnectionEvent::Refused { .. } => {
             return None;
         }
     })
