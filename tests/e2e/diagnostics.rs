@@ -225,7 +225,30 @@ async fn at_most_200_frames_are_kept() {
     assert_eq!(frames[1]["direction"], "in");
 }
 
-/// The Kafka deployment: a refused connection at a `cms gateway` is listed by `cms api`, which
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bytes_kept_per_charger_are_bounded_the_oldest_going_first() {
+    let cms = Cms::up_with(&["--charger-frames-bytes", "4096"]).await;
+    let uuid = cms.add_charger("CP-DIAG-BYTES").await;
+    let api = Api::new(&cms, &cms.operator_token().await);
+    let mut charger = Charger::connect(&cms, "CP-DIAG-BYTES").await;
+    for _ in 0..120 {
+        charger.heartbeat().await;
+    }
+    let frames = messages(&api, &uuid).await;
+    let bytes: usize = frames
+        .iter()
+        .map(|f| f["frame"].as_str().unwrap().len())
+        .sum();
+    assert!(
+        bytes <= 4096 && frames.len() < 200 && frames.len() > 20,
+        "{} frames of {bytes} bytes",
+        frames.len()
+    );
+    // The newest are kept: the last heartbeat's answer is first.
+    assert_eq!(frames[0]["direction"], "out");
+    assert!(frames[0]["frame"].as_str().unwrap().contains("currentTime"));
+}
+
 /// holds no gateway (the `refused` event of the connections topic); the frames stay with the
 /// gateway, and `cms api` says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -168,10 +168,15 @@ pub struct GatewayArgs {
     )]
     pub shard_scheduling: ShardScheduling,
     /// The last frames both ways the gateway keeps of each charger, in memory, for `GET
-    /// /api/v3/chargers/{uuid}/messages` (at most 64 KiB of them a charger, each cut at 4 KiB);
-    /// `0` keeps none.
+    /// /api/v3/chargers/{uuid}/messages` (each cut at 4 KiB); `0` keeps none.
     #[arg(long, env = "CMS_CHARGER_FRAMES_KEPT", default_value_t = 200)]
     pub charger_frames_kept: usize,
+    /// The bytes of those frames kept per charger at most (the oldest go first): the memory
+    /// each charger's frames cost the gateway. At least 4096 (one frame's cut).
+    #[arg(long, env = "CMS_CHARGER_FRAMES_BYTES",
+          default_value_t = cms_gateway::CHARGER_FRAMES_BYTES as u32,
+          value_parser = clap::value_parser!(u32).range(4096..=16_777_216))]
+    pub charger_frames_bytes: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -228,6 +233,7 @@ impl GatewayArgs {
         config.relay_leader_calls = self.relay_leader_calls;
         config.beacon_interval = self.gateway_beacon_interval;
         config.frames_kept = self.charger_frames_kept;
+        config.frames_bytes = self.charger_frames_bytes as usize;
         config.on_shard_start = match self.shard_scheduling {
             ShardScheduling::Batch => crate::priority::shard_in_batches,
             ShardScheduling::Normal => || {},

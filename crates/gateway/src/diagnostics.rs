@@ -21,8 +21,10 @@ const ATTEMPT_IDENTITIES: usize = 10_000;
 /// Ended sessions' frames kept, per generation (two are kept), and for how long at most.
 const ENDED_RINGS: usize = 500;
 const ENDED_KEPT: Duration = Duration::from_secs(60 * 60);
-/// The bytes of frames kept per charger: about 200 MeterValues frames with their answers.
-pub const FRAME_BYTES: usize = 64 * 1024;
+/// The bytes of frames kept per charger by default: 200 heartbeats with their answers, or
+/// about 40 MeterValues with theirs. A gateway holds tens of thousands of chargers: 16 KiB each
+/// is 320 MiB for 20,000 busy ones (docs/operations.md).
+pub const FRAME_BYTES: usize = 16 * 1024;
 /// Refused attempts published a second at most: a flood of made-up identities does not
 /// become a flood of records (the rest are only kept here).
 const REFUSALS_PUBLISHED_PER_SECOND: u32 = 100;
@@ -36,22 +38,25 @@ pub struct Diagnostics {
     ended: Mutex<[EndedRings; 2]>,
     /// Frames kept per session; 0 keeps none.
     pub frames: usize,
+    /// Their bytes at most, per session.
+    bytes: usize,
     published: Mutex<(Instant, u32)>,
 }
 
 impl Diagnostics {
-    pub fn new(frames: usize) -> Diagnostics {
+    pub fn new(frames: usize, bytes: usize) -> Diagnostics {
         Diagnostics {
             attempts: attempts::Attempts::new(ATTEMPT_IDENTITIES),
             ended: Mutex::default(),
             frames,
+            bytes,
             published: Mutex::new((Instant::now(), 0)),
         }
     }
 
     /// A new session's ring.
     pub fn ring(&self) -> Arc<FrameRing> {
-        Arc::new(FrameRing::new(self.frames, FRAME_BYTES))
+        Arc::new(FrameRing::new(self.frames, self.bytes))
     }
 
     /// Keeps an ended session's frames for a while.

@@ -23,6 +23,8 @@ pub mod charger_calls;
 pub mod charger_calls_v201;
 mod chunks;
 mod diagnostics;
+/// The default bytes of frames kept per charger (`--charger-frames-bytes`).
+pub use diagnostics::FRAME_BYTES as CHARGER_FRAMES_BYTES;
 mod directory;
 mod ended;
 mod events;
@@ -138,9 +140,12 @@ pub struct GatewayConfig {
     /// How often the gateway publishes that it is alive (`gateway_alive`): taken between 100 ms
     /// and a day.
     pub beacon_interval: Duration,
-    /// The frames both ways kept per charger for `GET .../messages` (`--charger-frames-kept`;
-    /// at most `diagnostics::FRAME_BYTES` of them); 0 keeps none.
+    /// The frames both ways kept per charger for `GET .../messages` (`--charger-frames-kept`);
+    /// 0 keeps none.
     pub frames_kept: usize,
+    /// The bytes those frames may hold per charger (`--charger-frames-bytes`, at least one
+    /// frame's cut, `diagnostics::FRAME_CUT`): the ring's memory.
+    pub frames_bytes: usize,
     /// Run first on each shard's thread, before its runtime (threads it starts later inherit
     /// what it sets): `cms` sets the shards' scheduling policy there (docs/decisions.md, "The
     /// shards in batches").
@@ -173,6 +178,7 @@ impl GatewayConfig {
             secrets_key: None,
             beacon_interval: Duration::from_secs(10),
             frames_kept: 200,
+            frames_bytes: diagnostics::FRAME_BYTES,
             on_shard_start: || {},
         }
     }
@@ -311,7 +317,7 @@ impl Gateway {
             shutdown.clone(),
         ));
         let boot_configuration = boot_configuration::BootConfigurationReads::new(&config);
-        let diagnostics = diagnostics::Diagnostics::new(config.frames_kept);
+        let diagnostics = diagnostics::Diagnostics::new(config.frames_kept, config.frames_bytes);
         let shared = Arc::new(Shared {
             ws_config,
             capacity: capacity::connection_cap(config.max_connections),
