@@ -29,7 +29,10 @@ async function launch() {
   const problems = [];
   page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  return { browser, context, page, problems };
+  // Every address the page asked for, to show that no token ever travels in a URL.
+  const requests = [];
+  page.on("request", (r) => requests.push(r.url()));
+  return { browser, context, page, problems, requests };
 }
 
 /** Opens the console and signs in through the OAuth login and approval pages. */
@@ -42,6 +45,20 @@ async function signIn(page, base, email, password) {
   const approve = page.locator('button[name="decision"][value="approve"], button:has-text("Approve")');
   if (await approve.count()) await approve.first().click();
   await page.waitForURL((url) => url.pathname === "/console/" && !url.search.includes("code="));
+  // Back at the console, which trades the code for its tokens before it draws a page.
+  await page.waitForFunction(() => sessionStorage.getItem("cms-console.session"));
+  await page.waitForSelector("#sign-out:not([hidden])");
+}
+
+/** The access token the signed-in console holds (to check the API's answer to it). */
+async function accessToken(page) {
+  return page.evaluate(() => JSON.parse(sessionStorage.getItem("cms-console.session") || "null")?.access || null);
+}
+
+/** The requested URLs that carry `token` or any `access_token=` parameter: none, ever. */
+function urlsWithToken(requests, token) {
+  const forms = token ? [token, encodeURIComponent(token)] : [];
+  return requests.filter((url) => url.includes("access_token=") || forms.some((t) => url.includes(t)));
 }
 
 /** Saves a screenshot of the page as `<name>.png` in the artefacts folder. */
@@ -69,4 +86,4 @@ function report(fields) {
   process.stdout.write(`${JSON.stringify(fields)}\n`);
 }
 
-module.exports = { launch, signIn, screenshot, accessibilityViolations, report };
+module.exports = { launch, signIn, accessToken, urlsWithToken, screenshot, accessibilityViolations, report };

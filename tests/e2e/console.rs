@@ -10,19 +10,39 @@
 use crate::support::commanded::CommandedCharger;
 use crate::support::peer::Peer;
 use crate::support::rest::{create_site, uuid_of};
-use crate::support::{Api, Cms, Handshake};
+use crate::support::{Api, Charger, Cms, Handshake};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How long a scenario may run: Chromium's start, a few pages, a charger's answer.
+/// How long a scenario may run: Chromium's start, the sign-in, a few pages, a charger's answer.
 const SCENARIO_LIMIT: Duration = Duration::from_secs(45);
 
-/// Starts `node scenarios/<name>.js args...` in tests/browser.
-fn scenario(name: &str, args: &[&str]) -> Peer {
+/// The operator `Cms::operator_token` makes, who signs in to the console in these tests.
+pub const OPERATOR: &str = "operator@example.com";
+
+/// The password the console's users of these tests sign in with.
+pub const PASSWORD: &str = "a console password 1";
+
+/// Gives `email` (made when absent; `extra` = `["--guest"]` keeps a new user outside the
+/// operators' team) the password to sign in with on the OAuth pages, as an operator would with
+/// `cms user create`; returns the arguments every scenario starts with: base URL, e-mail,
+/// password.
+pub async fn console_user(cms: &Cms, email: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["user", "create", "--email", email, "--password", PASSWORD];
+    args.extend_from_slice(extra);
+    let out = cms.cli(&args).await;
+    assert!(out.status.success(), "user create: {}", out.stderr);
+    vec![cms.http_url(""), email.to_string(), PASSWORD.to_string()]
+}
+
+/// Starts `node scenarios/<name>.js user... args...` in tests/browser: `user` is what
+/// `console_user` returned.
+fn scenario(name: &str, user: &[String], args: &[&str]) -> Peer {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser");
     let script = format!("scenarios/{name}.js");
     let all: Vec<&str> = std::iter::once(script.as_str())
+        .chain(user.iter().map(String::as_str))
         .chain(args.iter().copied())
         .collect();
     let needs = "the console tests need node, tests/browser's packages (`cd tests/browser && \
@@ -73,14 +93,16 @@ async fn finish(mut browser: Peer) {
             missing.is_empty(),
             "the console asked for what is not there: {missing:?}"
         );
+        let leaked = page["token_in_url"].as_array().cloned().unwrap_or_default();
+        assert!(leaked.is_empty(), "the token in a URL: {leaked:?}");
     }
     let status = browser.close_stdin_and_wait(SCENARIO_LIMIT).await;
     browser.assert_exit(status, 0);
 }
 
 /// A registered charger with the Python charge point connected and booted, connector 1
-/// reported, and the operator's token.
-async fn connected(cms: &Cms, identity: &str) -> (String, CommandedCharger, String) {
+/// reported.
+async fn connected(cms: &Cms, identity: &str) -> (String, CommandedCharger) {
     let uuid = cms.add_charger(identity).await;
     let token = cms.operator_token().await;
     let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
@@ -98,20 +120,22 @@ async fn connected(cms: &Cms, identity: &str) -> (String, CommandedCharger, Stri
         }
     })
     .await;
-    (uuid, charger, token)
+    (uuid, charger)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_and_the_chargers_page_show_the_online_charger() {
     let cms = Cms::up().await;
-    let (uuid, charger, token) = connected(&cms, "CP-CONSOLE-LIST").await;
-    let base = cms.http_url("");
-    let mut browser = scenario("overview_and_chargers", &[&base, &token, "CP-CONSOLE-LIST"]);
+    let (uuid, charger) = connected(&cms, "CP-CONSOLE-LIST").await;
+    let depot = small_depot(&cms).await;
+    let user = console_user(&cms, OPERATOR, &[]).await;
+    let mut browser = scenario("overview_and_chargers", &user, &["CP-CONSOLE-LIST"]);
 
     let overview = line(&mut browser, "overview").await;
     assert_eq!(
         overview["overview"],
-        json!({"total": "1", "online": "1", "offline": "0"})
+        json!({"total": "4", "online": "3", "offline": "1", "faulted": "1",
+            "sessions": "1", "power": "7.4 kW"})
     );
     let listed = line(&mut browser, "listed").await;
     assert_eq!(listed["connection"], "online", "{listed}");
@@ -119,13 +143,59 @@ async fn the_overview_and_the_chargers_page_show_the_online_charger() {
     assert_eq!(opened["opened"], format!("#/chargers/{uuid}"));
     finish(browser).await;
     charger.finish().await;
+    drop(depot);
+}
+
+/// Beside the test's charger, the rest of a small depot for the overview (and the README's
+/// screenshot of it): one charging at 7.4 kW, one faulted, one never connected.
+async fn small_depot(cms: &Cms) -> [Charger; 2] {
+    for identity in [
+        "CP-DEPOT-CHARGING",
+        "CP-DEPOT-FAULTED",
+        "CP-DEPOT-NEVER-SEEN",
+    ] {
+        cms.add_charger(identity).await;
+    }
+    let mut charging = Charger::connect_and_boot(cms, "CP-DEPOT-CHARGING", "1.0").await;
+    let mut faulted = Charger::connect_and_boot(cms, "CP-DEPOT-FAULTED", "1.0").await;
+    let status =
+        |status: &str, error: &str| json!({"connectorId": 1, "status": status, "errorCode": error});
+    faulted
+        .call_result("StatusNotification", status("Faulted", "GroundFailure"))
+        .await;
+    charging
+        .call_result("StatusNotification", status("Charging", "NoError"))
+        .await;
+    let start = json!({"connectorId": 1, "idTag": "TAG-DEPOT", "meterStart": 0,
+        "timestamp": chrono::Utc::now().to_rfc3339()});
+    let id = charging.call_result("StartTransaction", start).await["transactionId"].clone();
+    let reading = json!({"connectorId": 1, "transactionId": id, "meterValue": [{
+        "timestamp": chrono::Utc::now().to_rfc3339(),
+        "sampledValue": [{"value": "7.4", "measurand": "Power.Active.Import", "unit": "kW"},
+            {"value": "1200", "measurand": "Energy.Active.Import.Register", "unit": "Wh"}]}]});
+    charging.call_result("MeterValues", reading).await;
+    // The overview as the page will read it, once the bus has brought it all.
+    let api = Api::new(cms, &cms.operator_token().await);
+    crate::support::eventually("the depot in the overview", async || {
+        let overview = api.get_ok("/api/v3/overview").await;
+        let data = &overview["data"];
+        match (data["chargers"]["faulted"] == 1 && data["sessions"]["active"] == 1)
+            && data["sessions"]["power_w"].as_f64() == Some(7400.0)
+        {
+            true => Ok(()),
+            false => Err(overview.to_string()),
+        }
+    })
+    .await;
+    [charging, faulted]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reset_sent_from_the_chargers_page_shows_the_chargers_answer() {
     let cms = Cms::up().await;
-    let (uuid, mut charger, token) = connected(&cms, "CP-CONSOLE-RESET").await;
-    let mut browser = scenario("charger_reset", &[&cms.http_url(""), &token, &uuid]);
+    let (uuid, mut charger) = connected(&cms, "CP-CONSOLE-RESET").await;
+    let user = console_user(&cms, OPERATOR, &[]).await;
+    let mut browser = scenario("charger_reset", &user, &[&uuid]);
 
     let reset = line(&mut browser, "reset").await;
     assert_eq!(reset["reset"], "The charger answered: Accepted", "{reset}");
@@ -137,16 +207,10 @@ async fn a_reset_sent_from_the_chargers_page_shows_the_chargers_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_setting_changed_on_the_chargers_page_reaches_the_charger() {
     let cms = Cms::up().await;
-    let (uuid, mut charger, token) = connected(&cms, "CP-CONSOLE-SET").await;
-    let args = [
-        cms.http_url(""),
-        token,
-        uuid,
-        "HeartbeatInterval".into(),
-        "120".into(),
-    ];
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut browser = scenario("charger_setting", &args);
+    let (uuid, mut charger) = connected(&cms, "CP-CONSOLE-SET").await;
+    let user = console_user(&cms, OPERATOR, &[]).await;
+    let args = [uuid.as_str(), "HeartbeatInterval", "120"];
+    let mut browser = scenario("charger_setting", &user, &args);
 
     let answer = line(&mut browser, "setting").await;
     assert_eq!(answer["answer"], "HeartbeatInterval: Accepted", "{answer}");
@@ -161,21 +225,17 @@ async fn a_setting_changed_on_the_chargers_page_reaches_the_charger() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_of_another_team_sees_none_of_the_charger() {
     let cms = Cms::up().await;
-    let (uuid, charger, _token) = connected(&cms, "CP-CONSOLE-MINE").await;
+    let (uuid, charger) = connected(&cms, "CP-CONSOLE-MINE").await;
     // Another customer, with a charger of their own.
-    let stranger = cms.guest_token("stranger@example.org").await;
+    let email = "stranger@example.org";
+    let stranger = cms.guest_token(email).await;
     let theirs = Api::new(&cms, &stranger);
     let site = uuid_of(&create_site(&theirs, "Their yard").await);
     let path = format!("/api/v3/sites/{site}/chargers");
     let body = json!({"identity": "CP-THEIRS"});
     theirs.expect(201, "POST", &path, Some(&body)).await;
-    let args = [
-        &cms.http_url(""),
-        stranger.as_str(),
-        "CP-CONSOLE-MINE",
-        uuid.as_str(),
-    ];
-    let mut browser = scenario("other_team", &args);
+    let user = console_user(&cms, email, &["--guest"]).await;
+    let mut browser = scenario("other_team", &user, &["CP-CONSOLE-MINE", uuid.as_str()]);
 
     let overview = line(&mut browser, "overview_total").await;
     assert_eq!(
@@ -195,13 +255,12 @@ async fn a_user_of_another_team_sees_none_of_the_charger() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs GET /api/v3/chargers/stream (issue 43 contract 4, branch c-fleet)"]
 async fn a_charger_that_boots_turns_online_on_the_chargers_page_without_a_reload() {
     let cms = Cms::up().await;
     let identity = "CP-CONSOLE-BOOT";
     cms.add_charger(identity).await;
-    let token = cms.operator_token().await;
-    let mut browser = scenario("appears_online", &[&cms.http_url(""), &token, identity]);
+    let user = console_user(&cms, OPERATOR, &[]).await;
+    let mut browser = scenario("appears_online", &user, &[identity]);
 
     let ready = line(&mut browser, "ready").await;
     assert_eq!(ready["ready"], "never seen", "{ready}");
@@ -213,7 +272,6 @@ async fn a_charger_that_boots_turns_online_on_the_chargers_page_without_a_reload
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs GET /api/v3/chargers/{uuid}/connection-attempts (issue 43 contract 6, branch c-diag)"]
 async fn a_charger_with_a_wrong_password_shows_wrong_password_on_its_page() {
     let cms = Cms::up().await;
     let identity = "CP-CONSOLE-PASSWORD";
@@ -225,8 +283,8 @@ async fn a_charger_with_a_wrong_password_shows_wrong_password_on_its_page() {
         .refused_status()
         .await;
     assert_eq!(refused, 401);
-    let token = cms.operator_token().await;
-    let mut browser = scenario("wrong_password", &[&cms.http_url(""), &token, &uuid]);
+    let user = console_user(&cms, OPERATOR, &[]).await;
+    let mut browser = scenario("wrong_password", &user, &[&uuid]);
 
     let reason = line(&mut browser, "reason").await;
     assert_eq!(reason["reason"], "wrong password", "{reason}");
@@ -234,20 +292,24 @@ async fn a_charger_with_a_wrong_password_shows_wrong_password_on_its_page() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the public OAuth client cms-console (issue 43 contract 1, branch c-oauth)"]
-async fn signing_in_through_the_oauth_pages_opens_the_overview() {
+async fn signing_in_opens_the_overview_and_signing_out_revokes_the_token() {
     let cms = Cms::up().await;
-    let (email, password) = ("console@example.com", "a console password 1");
-    let out = cms
-        .cli(&["user", "create", "--email", email, "--password", password])
-        .await;
-    assert!(out.status.success(), "user create: {}", out.stderr);
-    let mut browser = scenario("sign_in", &[&cms.http_url(""), email, password]);
+    let user = console_user(&cms, "console@example.com", &[]).await;
+    let mut browser = scenario("sign_in", &user, &[]);
 
     let signed_in = line(&mut browser, "signed_in").await;
-    assert_eq!(signed_in["token_in_url"], false, "{signed_in}");
-    assert_eq!(signed_in["has_session"], true, "{signed_in}");
-    assert_eq!(signed_in["problems"], json!([]), "{signed_in}");
-    let status = browser.close_stdin_and_wait(SCENARIO_LIMIT).await;
-    browser.assert_exit(status, 0);
+    assert_eq!(signed_in["has_token"], true, "{signed_in}");
+    assert_eq!(signed_in["api_status"], 200, "{signed_in}");
+    let signed_out = line(&mut browser, "signed_out").await;
+    assert_eq!(
+        signed_out["kept_in_tab"],
+        Value::Null,
+        "the tab forgets the token: {signed_out}"
+    );
+    assert_eq!(
+        signed_out["api_status"], 401,
+        "the API refuses the revoked token: {signed_out}"
+    );
+    // No console error, no 404, and no request's URL with the token, from sign-in to sign-out.
+    finish(browser).await;
 }

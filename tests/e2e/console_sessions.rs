@@ -2,9 +2,9 @@
 //! read that the API lacked: a transaction and its energy over time, and a charger's local-list
 //! sync state. The pages are driven in Debian's Chromium by the node scenarios of
 //! tests/browser/scenarios (sessions.js, id_tags.js, smart_charging.js), which print what they
-//! saw; these tests assert on it. Until the console's OAuth client is merged the scenarios put
-//! a personal access token in the tab's sessionStorage, as a signed-in console keeps its own.
+//! saw, each after signing in through the OAuth pages; these tests assert on it.
 
+use crate::console::{OPERATOR, console_user};
 use crate::support::commanded::CommandedCharger;
 use crate::support::peer::Peer;
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};
@@ -168,13 +168,15 @@ on_both_stores!(
     }
 );
 
-/// Runs `tests/browser/scenarios/<scenario>` against `cms` with the token, waits for it to end,
-/// and returns its result line (`{"page": ...}`, one per page), failing on any problem it
-/// reports.
-async fn browse(cms: &Cms, token: &str, scenario: &str, args: Value) -> Vec<Value> {
+/// Runs `tests/browser/scenarios/<scenario>` against `cms`, signed in as the operator, waits
+/// for it to end, and returns its result line (`{"page": ...}`, one per page), failing on any
+/// problem it reports.
+async fn browse(cms: &Cms, scenario: &str, args: Value) -> Vec<Value> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser");
     let script = format!("scenarios/{scenario}");
-    let args = json!({"base": cms.http_url(""), "token": token, "args": args}).to_string();
+    let user = console_user(cms, OPERATOR, &[]).await;
+    let args = json!({"base": user[0], "email": user[1], "password": user[2], "args": args});
+    let args = args.to_string();
     let needs = "node and `npm ci` in tests/browser (scripts/test does both)";
     let mut peer = Peer::start(
         format!("the scenario {scenario}"),
@@ -210,10 +212,8 @@ fn page<'a>(lines: &'a [Value], name: &str) -> &'a Value {
 async fn the_session_page_draws_its_energy_with_its_kwh_and_cost() {
     let cms = Cms::up().await;
     let (uuid, id, _) = priced_session(&cms, "CP-CONSOLE-S1").await;
-    let token = cms.operator_token().await;
     let lines = browse(
         &cms,
-        &token,
         "sessions.js",
         json!({"session": format!("{uuid}/{id}")}),
     )
@@ -236,15 +236,12 @@ async fn the_session_page_draws_its_energy_with_its_kwh_and_cost() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs GET /api/v3/teams/{team}/transactions(.csv), contract 2, built on c-oauth"]
 async fn the_sessions_list_shows_kwh_and_cost_and_exports_them_as_csv() {
     let cms = Cms::up().await;
     let (uuid, id, api) = priced_session(&cms, "CP-CONSOLE-S2").await;
     let team = uuid_of(&team_of_type(&api, "operators").await);
-    let token = cms.operator_token().await;
     let lines = browse(
         &cms,
-        &token,
         "sessions.js",
         json!({"team": team, "row": format!("{uuid}/{id}")}),
     )
@@ -301,10 +298,8 @@ async fn the_id_tags_page_lists_a_teams_tags_and_each_chargers_sync_state() {
         }
     })
     .await;
-    let token = cms.operator_token().await;
     let lines = browse(
         &cms,
-        &token,
         "id_tags.js",
         json!({"team": team, "tag": "TAG-IT-1", "charger": "CP-CONSOLE-IT"}),
     )
@@ -356,10 +351,8 @@ async fn the_smart_charging_page_shows_the_sites_limit_and_a_connectors_allocati
         }
     })
     .await;
-    let token = cms.operator_token().await;
     let lines = browse(
         &cms,
-        &token,
         "smart_charging.js",
         json!({"site": site, "connector": "CP-CONSOLE-SC/1"}),
     )

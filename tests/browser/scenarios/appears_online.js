@@ -1,12 +1,12 @@
 // The chargers page open while a charger boots: its row turns online without a reload.
-// Usage: node appears_online.js BASE TOKEN IDENTITY (prints {"ready"} once the row is shown)
+// Usage: node appears_online.js BASE EMAIL PASSWORD IDENTITY (prints {"ready"} once the row is shown)
 "use strict";
 
 const { run, checkPage, report } = require("./session.js");
 
-const [base, token, identity] = process.argv.slice(2);
+const [base, email, password, identity] = process.argv.slice(2);
 
-run(token, async (browser) => {
+run({ base, email, password }, async (browser) => {
   const { page } = browser;
   await page.goto(`${base}/console/#/chargers`);
   const row = page.locator("tr", { has: page.locator(`a:text-is("${identity}")`) });

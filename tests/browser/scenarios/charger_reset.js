@@ -1,12 +1,12 @@
 // A reset sent from the charger's page, and the charger's answer shown on it.
-// Usage: node charger_reset.js BASE TOKEN UUID
+// Usage: node charger_reset.js BASE EMAIL PASSWORD UUID
 "use strict";
 
 const { run, checkPage, report } = require("./session.js");
 
-const [base, token, uuid] = process.argv.slice(2);
+const [base, email, password, uuid] = process.argv.slice(2);
 
-run(token, async (browser) => {
+run({ base, email, password }, async (browser) => {
   const { page } = browser;
   await page.goto(`${base}/console/#/chargers/${uuid}`);
   await page.waitForSelector('input[name="HeartbeatInterval"]');

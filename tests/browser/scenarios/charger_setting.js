@@ -1,12 +1,12 @@
 // A setting changed on the charger's page, and the charger's answer to it.
-// Usage: node charger_setting.js BASE TOKEN UUID KEY VALUE
+// Usage: node charger_setting.js BASE EMAIL PASSWORD UUID KEY VALUE
 "use strict";
 
 const { run, checkPage, report } = require("./session.js");
 
-const [base, token, uuid, key, value] = process.argv.slice(2);
+const [base, email, password, uuid, key, value] = process.argv.slice(2);
 
-run(token, async (browser) => {
+run({ base, email, password }, async (browser) => {
   const { page } = browser;
   await page.goto(`${base}/console/#/chargers/${uuid}`);
   const input = page.locator(`input[name="${key}"]`);

@@ -1,12 +1,12 @@
 // A user of another team: the charger is not in their list, its page is an error, the
-// overview counts nothing of it. Usage: node other_team.js BASE TOKEN IDENTITY UUID
+// overview counts nothing of it. Usage: node other_team.js BASE EMAIL PASSWORD IDENTITY UUID
 "use strict";
 
 const { run, checkPage, report } = require("./session.js");
 
-const [base, token, identity, uuid] = process.argv.slice(2);
+const [base, email, password, identity, uuid] = process.argv.slice(2);
 
-run(token, async (browser) => {
+run({ base, email, password }, async (browser) => {
   const { page } = browser;
   browser.expectedNotFound.push(new RegExp(`^/api/v3/chargers/${uuid}$`));
   await page.goto(`${base}/console/#/`);

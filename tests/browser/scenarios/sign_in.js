@@ -1,25 +1,27 @@
-// Signing in through cms's OAuth pages (client `cms-console`, PKCE) opens the overview.
-// Usage: node sign_in.js BASE EMAIL PASSWORD
+// Signing in through cms's OAuth pages (client `cms-console`, PKCE) opens the overview; signing
+// out revokes the token: the API refuses it afterwards. Usage: node sign_in.js BASE EMAIL PASSWORD
 "use strict";
 
-const { launch, signIn, screenshot, report } = require("../lib.js");
+const { run, checkPage, report } = require("./session.js");
 
 const [base, email, password] = process.argv.slice(2);
 
-(async () => {
-  const { browser, page, problems } = await launch();
-  try {
-    await signIn(page, base, email, password);
-    await page.waitForSelector('h1:text-is("Overview")');
-    await page.waitForSelector('[data-testid="chargers-total"]');
-    const stored = await page.evaluate(() => sessionStorage.getItem("cms-console.session"));
-    report({ signed_in: true, url: page.url(), token_in_url: /token|code=/.test(page.url()), has_session: Boolean(stored), problems });
-    await screenshot(page, "console-sign-in");
-  } catch (error) {
-    await screenshot(page, "failure-sign-in").catch(() => {});
-    report({ failed: String(error.stack || error), problems });
-    process.exitCode = 1;
-  } finally {
-    await browser.close();
-  }
-})();
+/** The API's answer to the token, as any other client holding it would get it. */
+async function statusWith(token) {
+  const response = await fetch(`${base}/api/v2/teams`, { headers: { Authorization: `Bearer ${token}` } });
+  return response.status;
+}
+
+run({ base, email, password }, async (browser) => {
+  const { page, token } = browser;
+  await page.waitForSelector('h1:text-is("Overview")');
+  await page.waitForSelector('[data-testid="chargers-total"]');
+  report({ signed_in: true, url: page.url(), has_token: Boolean(token), api_status: await statusWith(token) });
+  await checkPage(browser, "console-sign-in");
+
+  await page.click("#sign-out");
+  await page.waitForSelector('h1:text-is("Signed out")');
+  const kept = await page.evaluate(() => sessionStorage.getItem("cms-console.session"));
+  report({ signed_out: true, kept_in_tab: kept, api_status: await statusWith(token) });
+  await checkPage(browser, "console-signed-out");
+});
