@@ -249,8 +249,8 @@ async fn the_bytes_kept_per_charger_are_bounded_the_oldest_going_first() {
     assert!(frames[0]["frame"].as_str().unwrap().contains("currentTime"));
 }
 
-/// holds no gateway (the `refused` event of the connections topic); the frames stay with the
-/// gateway, and `cms api` says so.
+/// The Kafka deployment: a refused connection at a `cms gateway` is listed by `cms api`, which
+/// holds no gateway (the `refused` event of the connections topic).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kafka_a_refused_attempt_at_a_gateway_is_listed_by_the_api() {
     use crate::support::broker::Broker;
@@ -297,7 +297,78 @@ async fn kafka_a_refused_attempt_at_a_gateway_is_listed_by_the_api() {
         },
     )
     .await;
-    let frames = api.get(&format!("/api/v3/chargers/{uuid}/messages")).await;
-    assert_eq!(frames.status, 501, "{}", frames.body);
-    assert!(frames.json["message"].is_string());
+}
+
+/// The Kafka deployment: `cms api` asks the gateway holding the charger for its frames over the
+/// bus (a `frames_request` on the commands topic, answered on the command results): a booted
+/// charger's BootNotification `in` and cms's answer `out`, newest first, a secret masked; a
+/// charger connected nowhere has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_cms_api_shows_the_frames_the_holding_gateway_keeps() {
+    use crate::support::broker::Broker;
+    use crate::support::fleet::Fleet;
+    use std::time::{Duration, Instant};
+
+    let broker = Broker::shared().await;
+    let fleet = Fleet::start(&broker.brokers, &["gw-a"]).await;
+    let identity = "CP-KAFKA-KMSG";
+    let added = Instant::now();
+    let uuid = fleet.add_charger(identity).await;
+    let nowhere = fleet.add_charger("CP-KAFKA-KMSG-NOWHERE").await;
+    fleet
+        .wait_until_accepted(identity, &["gw-a"], added, Duration::from_secs(10))
+        .await;
+    let url = format!("ws://{}/ocpp/{identity}", fleet.gateway("gw-a").ocpp_addr);
+    let mut charger = Handshake::at(&url).open().await.expect("accepted");
+    let boot = charger
+        .call_result("BootNotification", crate::support::boot_payload("9.9.9"))
+        .await;
+    assert_eq!(boot["status"], "Accepted", "{boot}");
+    // A configuration answer no call asked for, with a secret in it: kept, never shown.
+    let secret = "kafka-secret-value-42";
+    charger
+        .send_text(
+            &json!([3, "stray", {"configurationKey": [
+                {"key": "AuthorizationKey", "readonly": false, "value": secret}
+            ]}])
+            .to_string(),
+        )
+        .await;
+    charger.heartbeat().await;
+
+    let api = fleet.rest().await;
+    let path = format!("/api/v3/chargers/{uuid}/messages");
+    let mut frames = Vec::new();
+    crate::support::eventually_within(Duration::from_secs(30), "the frames", async || {
+        let answer = api.get(&path).await;
+        frames = answer.json["data"].as_array().cloned().unwrap_or_default();
+        match frames.len() >= 4 {
+            true => Ok(()),
+            false => Err(format!("HTTP {} {}", answer.status, answer.body)),
+        }
+    })
+    .await;
+    let frame_of = |f: &Value| -> Value {
+        serde_json::from_str(f["frame"].as_str().unwrap()).unwrap_or(Value::Null)
+    };
+    let boot = frames
+        .iter()
+        .position(|f| f["direction"] == "in" && frame_of(f)[2] == "BootNotification")
+        .expect("the BootNotification, in");
+    let boot_id = frame_of(&frames[boot])[1].clone();
+    let answer = frames
+        .iter()
+        .position(|f| f["direction"] == "out" && frame_of(f)[0] == 3 && frame_of(f)[1] == boot_id)
+        .expect("cms's answer to the BootNotification, out");
+    assert!(answer < boot, "newest first: {frames:?}");
+    let text = serde_json::to_string(&frames).unwrap();
+    assert!(
+        text.contains("AuthorizationKey") && !text.contains(secret),
+        "{text}"
+    );
+
+    let none = api
+        .get_ok(&format!("/api/v3/chargers/{nowhere}/messages"))
+        .await;
+    assert_eq!(none["data"], json!([]), "{none}");
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod actions;
 pub(crate) mod diagnostics;
+pub(crate) mod frames_from_bus;
 pub(crate) mod gateway_in_process;
 pub(crate) mod local_lists;
 pub(crate) mod price_display;

@@ -12,7 +12,7 @@ pub use cms_store::actions::ActionTimes;
 pub use control::actions::{
     Dispatch, Named, charger_version, command_of_row, named, new_action, validate_request,
 };
-pub use control::diagnostics::{ChargerDiagnostics, ConnectionAttempt, Frame};
+pub use control::diagnostics::{ChargerDiagnostics, ConnectionAttempt, Frame, FramesRead};
 pub use control::gateway_in_process::GatewayInProcess;
 pub use control::local_lists::LocalListConfig;
 pub use control::registry::{RegistryPublisher, id_tag_entry, registry_state};
@@ -202,6 +202,10 @@ impl Api {
                 .showing_prices(price_display::start(dispatch.clone()));
         let materialiser = tokio::spawn(materialiser.run(subscriber));
         let reports = bus.follow(&[config.topics.command_results]).await?;
+        let frames = Arc::new(control::frames_from_bus::FramesFromBus::new(
+            bus.clone(),
+            config.topics,
+        ));
         let stop_actions = CancellationToken::new();
         let access = Arc::new(access::AccessCache::new(config.access_cache_entries));
         let action_tasks = [
@@ -210,7 +214,11 @@ impl Api {
                 access.clone(),
                 stop_actions.clone(),
             )),
-            tokio::spawn(actions::follow_reports(dispatch.clone(), reports)),
+            tokio::spawn(actions::follow_reports(
+                dispatch.clone(),
+                frames.clone(),
+                reports,
+            )),
             tokio::spawn(actions::relay_cli_actions(
                 dispatch.clone(),
                 stop_actions.clone(),
@@ -254,7 +262,11 @@ impl Api {
         if config.follow_latest_values {
             let connections = bus.follow(&[config.topics.connections]).await?;
             let attempts = Arc::new(connection_attempts::AttemptsFromBus::default());
-            let _ = diagnostics.set(attempts.clone());
+            let from_bus = control::diagnostics::FromBus {
+                attempts: attempts.clone(),
+                frames,
+            };
+            let _ = diagnostics.set(Arc::new(from_bus));
             tokio::spawn(connection_attempts::follow(connections, attempts));
         }
         let stop_http = CancellationToken::new();

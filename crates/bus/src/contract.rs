@@ -39,6 +39,9 @@ pub mod header {
     pub const EVENT: &str = "event";
     /// On reports: where the action stands.
     pub const STATUS: &str = "status";
+    /// On a request for a charger's frames (`frames_request`, commands topic) and its answer
+    /// (`frames`, command results): what the record is. An action and its reports have none.
+    pub const KIND: &str = "kind";
     /// On connection events and beacons: [`super::CONTRACT_VERSION`].
     pub const CONTRACT_VERSION: &str = "contract_version";
 }

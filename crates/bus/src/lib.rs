@@ -6,6 +6,7 @@
 mod action_name;
 mod actions;
 mod caught_up;
+mod charger_frames;
 mod charger_messages;
 mod connections;
 pub mod contract;
@@ -25,6 +26,10 @@ pub use actions::{
     command_record, report_of, report_record, version_number, version_of_number,
 };
 pub use caught_up::CaughtUp;
+pub use charger_frames::{
+    FRAMES, FRAMES_REQUEST, FramesAnswer, FramesRequest, MAX_ANSWER_BYTES, SentFrame,
+    frames_answer_record, frames_request_record,
+};
 pub use charger_messages::{
     ChargerMessage, message_headers, push_reading_headers, push_start_headers,
     push_transaction_event_headers,

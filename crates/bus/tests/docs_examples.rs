@@ -1,7 +1,9 @@
 //! The examples of docs/bus.md are records of the bus types: each ```json <Type>``` block is
 //! read into its type and written back unchanged, so the page and the code cannot drift apart.
 
-use cms_bus::{ActionReport, ActionRequest, ChargerMessage, ConnectionEvent};
+use cms_bus::{
+    ActionReport, ActionRequest, ChargerMessage, ConnectionEvent, FramesAnswer, FramesRequest,
+};
 use serde_json::Value;
 
 /// Each block of the page marked `json <Type>`: the type's name and the block's text.
@@ -54,6 +56,8 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
                 round_trip::<ActionRequest>(&text)
             }
             "ActionReport" => round_trip::<ActionReport>(&text),
+            "FramesRequest" => round_trip::<FramesRequest>(&text),
+            "FramesAnswer" => round_trip::<FramesAnswer>(&text),
             other => panic!("docs/bus.md names no bus type {other:?}"),
         };
         assert_eq!(example, written, "a field the type does not know: {text}");
@@ -66,7 +70,9 @@ fn every_example_of_the_bus_page_is_a_record_of_its_type() {
             "ActionReport",
             "ActionRequest",
             "ChargerMessage",
-            "ConnectionEvent"
+            "ConnectionEvent",
+            "FramesAnswer",
+            "FramesRequest"
         ]
     );
     assert_eq!(

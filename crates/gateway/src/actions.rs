@@ -170,7 +170,11 @@ pub async fn follow(shared: Arc<Shared>, mut commands: Box<dyn Subscriber>) {
             Ok(0) => return,
             Ok(_) => {
                 for message in &batch {
-                    deliver(&shared, message).await;
+                    // An API replica asking for a charger's frames: no action.
+                    match cms_bus::FramesRequest::of(&message.record) {
+                        Some(request) => crate::diagnostics::answer::answer(&shared, request),
+                        None => deliver(&shared, message).await,
+                    }
                 }
             }
             Err(e) => {

@@ -1,9 +1,11 @@
 //! Why a charger does not connect (docs/operations.md): the gateway keeps in memory each
 //! charger's last frames both ways (its live session's ring, then for a while after it ended)
 //! and its last connection attempts with cms's reason for each refusal. The API of the same
-//! process reads them (`cms up`); refused attempts also go out on the connections topic, for
-//! the API replicas of a Kafka deployment (docs/decisions.md, "A charger's diagnostics").
+//! process reads them (`cms up`); refused attempts also go out on the connections topic, and
+//! the frames on the command results when an API replica of a Kafka deployment asks
+//! (`answer.rs`; docs/decisions.md, "A charger's diagnostics").
 
+pub(crate) mod answer;
 mod attempts;
 mod frame_ring;
 
@@ -99,11 +101,7 @@ impl GatewayDiagnostics {
     /// The charger's last frames, newest first: its live session's, or its last session's
     /// here if it ended within the hour; `None` when this gateway holds none.
     pub fn frames(&self, identity: &str) -> Option<Vec<KeptFrame>> {
-        let shared = self.0.upgrade()?;
-        let live = ChargerIdentity::parse(identity)
-            .ok()
-            .and_then(|id| shared.sessions.get(&id).map(|entry| entry.frames.clone()));
-        let ring = live.or_else(|| shared.diagnostics.ended_ring(identity))?;
+        let (_, ring) = self.0.upgrade()?.kept_ring(identity)?;
         Some(ring.frames())
     }
 
@@ -117,6 +115,18 @@ impl GatewayDiagnostics {
 }
 
 impl Shared {
+    /// The ring of the charger's live session here (`true`), or of its last session here if it
+    /// ended within the hour (`false`).
+    pub(crate) fn kept_ring(&self, identity: &str) -> Option<(bool, Arc<FrameRing>)> {
+        let live = ChargerIdentity::parse(identity)
+            .ok()
+            .and_then(|id| self.sessions.get(&id).map(|entry| entry.frames.clone()));
+        match live {
+            Some(ring) => Some((true, ring)),
+            None => Some((false, self.diagnostics.ended_ring(identity)?)),
+        }
+    }
+
     /// Keeps a connection attempt of `identity` from `peer`, and puts a refused one on the
     /// connections topic for the API replicas of a Kafka deployment (within the second's
     /// budget).

@@ -1,9 +1,13 @@
 //! Where the API reads a charger's diagnostics (`GET .../messages`, `.../connection-attempts`):
 //! in `cms up` from its own gateway's memory; in `cms api` (the Kafka deployment) the
 //! connection attempts from the connections topic (`crate::ingest::connection_attempts`), the
-//! frames from nowhere yet (docs/decisions.md, "A charger's diagnostics").
+//! frames asked of the gateway keeping them (`crate::control::frames_from_bus`; docs/decisions.md,
+//! "A charger's diagnostics").
 
+use crate::control::frames_from_bus::FramesFromBus;
+use crate::ingest::connection_attempts::AttemptsFromBus;
 use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
 use std::sync::{Arc, OnceLock};
 
 /// A frame as a gateway kept it.
@@ -27,11 +31,36 @@ pub struct ConnectionAttempt {
     pub refused: Option<String>,
 }
 
+/// No gateway answered for a charger's frames in time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FramesUnanswered;
+
+/// A read of a charger's frames: at once from a gateway of the same process, or an answer
+/// over the bus.
+pub type FramesRead<'a> = BoxFuture<'a, Result<Vec<Frame>, FramesUnanswered>>;
+
 pub trait ChargerDiagnostics: Send + Sync + 'static {
-    /// The charger's last frames, newest first; `None` when this process cannot read them.
-    fn frames(&self, identity: &str) -> Option<Vec<Frame>>;
+    /// The charger's last frames, newest first (none when none are kept); `connected`: the
+    /// store shows it connected, so a gateway holds its session.
+    fn frames<'a>(&'a self, identity: &'a str, connected: bool) -> FramesRead<'a>;
     /// The charger's last connection attempts, newest first.
     fn attempts(&self, identity: &str) -> Vec<ConnectionAttempt>;
+}
+
+/// `cms api`: the attempts from the connections topic, the frames asked of the gateways.
+pub struct FromBus {
+    pub attempts: Arc<AttemptsFromBus>,
+    pub frames: Arc<FramesFromBus>,
+}
+
+impl ChargerDiagnostics for FromBus {
+    fn frames<'a>(&'a self, identity: &'a str, connected: bool) -> FramesRead<'a> {
+        Box::pin(self.frames.frames(identity, connected))
+    }
+
+    fn attempts(&self, identity: &str) -> Vec<ConnectionAttempt> {
+        self.attempts.attempts(identity)
+    }
 }
 
 /// Set once: by `cms up` with its gateway, by `cms api` with its follower of the connections

@@ -6,7 +6,8 @@
 
 mod mask;
 
-use crate::control::diagnostics::ChargerDiagnostics;
+use crate::control::diagnostics::{ChargerDiagnostics, FramesUnanswered};
+use crate::control::frames_from_bus::ANSWER_WITHIN;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
@@ -66,7 +67,8 @@ fn source(state: &AppState) -> Result<Arc<dyn ChargerDiagnostics>, ApiError> {
 }
 
 /// The charger's last OCPP frames both ways, newest first: up to 200 (`--charger-frames-kept`)
-/// and 64 KiB, kept by the gateway that holds it, for an hour after it disconnects.
+/// and 64 KiB, kept by the gateway that holds it, for an hour after it disconnects. `cms api`
+/// asks the gateways for them over the bus.
 #[utoipa::path(
     get,
     path = "/api/v3/chargers/{charger_uuid}/messages",
@@ -87,13 +89,16 @@ pub async fn messages(
 ) -> Result<Json<Data<Vec<MessageBody>>>, ApiError> {
     caller.authorize()?;
     let charger = charger_with_sensitive_data(&state, &caller, &charger_uuid).await?;
-    let frames = source(&state)?.frames(&charger.identity).ok_or_else(|| {
-        ApiError::NotImplemented(
-            "A charger's frames are kept by the gateway that holds it, and this API process \
-             (`cms api`) cannot read them: read them through `cms up`."
-                .into(),
-        )
-    })?;
+    let connected = charger.live_session.is_some();
+    let frames = source(&state)?
+        .frames(&charger.identity, connected)
+        .await
+        .map_err(|FramesUnanswered| {
+            ApiError::GatewayTimeout(format!(
+                "The gateway holding the charger did not send its frames within {} s; try again.",
+                ANSWER_WITHIN.as_secs()
+            ))
+        })?;
     let data = frames
         .into_iter()
         .map(|frame| MessageBody {

@@ -23,8 +23,10 @@ pub enum ApiError {
     /// not connected cannot be sent an action).
     Conflict(String),
     Validation(BTreeMap<String, Vec<String>>),
-    /// What this process cannot serve (a charger's frames in `cms api`, held by its gateway).
+    /// What this process cannot serve.
     NotImplemented(String),
+    /// A gateway did not answer in time (a charger's frames asked over the bus).
+    GatewayTimeout(String),
     Internal(String),
 }
 
@@ -45,6 +47,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            ApiError::GatewayTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -74,6 +77,7 @@ impl IntoResponse for ApiError {
             ApiError::NotFound(message)
             | ApiError::Conflict(message)
             | ApiError::NotImplemented(message)
+            | ApiError::GatewayTimeout(message)
             | ApiError::ForbiddenBecause(message) => {
                 json!({"message": message})
             }

@@ -4,7 +4,7 @@
 //! outside any group, keeping the last attempts of each identity in memory from its start on.
 //! Bounded as a gateway bounds its own (crates/gateway/src/diagnostics/attempts.rs).
 
-use crate::control::diagnostics::{ChargerDiagnostics, ConnectionAttempt, Frame};
+use crate::control::diagnostics::ConnectionAttempt;
 use chrono::{DateTime, Utc};
 use cms_bus::{ConnectionEvent, Subscriber};
 use std::collections::{HashMap, VecDeque};
@@ -63,13 +63,9 @@ impl AttemptsFromBus {
     }
 }
 
-impl ChargerDiagnostics for AttemptsFromBus {
-    /// A replica holds no charger's frames: those stay with the gateway that holds it.
-    fn frames(&self, _identity: &str) -> Option<Vec<Frame>> {
-        None
-    }
-
-    fn attempts(&self, identity: &str) -> Vec<ConnectionAttempt> {
+impl AttemptsFromBus {
+    /// The charger's last connection attempts, newest first.
+    pub fn attempts(&self, identity: &str) -> Vec<ConnectionAttempt> {
         let maps = self.generations.lock().unwrap_or_else(|e| e.into_inner());
         let list = maps[0].get(identity).or_else(|| maps[1].get(identity));
         list.map(|l| l.iter().rev().cloned().collect())

@@ -3,7 +3,8 @@
 //! the actions no gateway reported on in time.
 
 use super::{Dispatch, command_of_row};
-use cms_bus::{ActionStatus, Subscriber, command_record, header, report_of};
+use crate::control::frames_from_bus::FramesFromBus;
+use cms_bus::{ActionStatus, FramesAnswer, Subscriber, command_record, header, report_of};
 use cms_store::Store;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,8 +22,13 @@ pub const SWEEP_MARGIN: Duration = Duration::from_secs(30);
 /// How long the reports may gather while no request of this process waits for one.
 const UNAWAITED_LINGER: Duration = Duration::from_millis(20);
 
-/// Follows the command results until the bus closes, handing final reports to the waiters.
-pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscriber>) {
+/// Follows the command results until the bus closes, handing final reports to the waiters,
+/// and gateways' answers with a charger's frames to the requests of this replica asking.
+pub async fn follow_reports(
+    dispatch: Arc<Dispatch>,
+    frames: Arc<FramesFromBus>,
+    mut reports: Box<dyn Subscriber>,
+) {
     const MAX: usize = 1024;
     let mut batch = Vec::new();
     loop {
@@ -30,7 +36,7 @@ pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscr
         match reports.next_batch(&mut batch, MAX).await {
             Ok(0) => return,
             Ok(_) => {
-                if !dispatch.has_waiters() {
+                if !dispatch.has_waiters() && !frames.has_waiters() {
                     // Nobody to wake: the reports that follow gather and are read in one
                     // wake-up, not one each (two a command, from the gateways' threads;
                     // docs/performance.md, "Commands in flight"). A request that starts
@@ -44,8 +50,16 @@ pub async fn follow_reports(dispatch: Arc<Dispatch>, mut reports: Box<dyn Subscr
                 // Only a final report wakes a request, and only one that a request of this
                 // process waits for: the rest are not parsed. (A request waits before its
                 // action is published, so no report in hand is for a request not yet waiting.)
+                if frames.has_waiters() {
+                    for message in &batch {
+                        if let Some(answer) = FramesAnswer::of(&message.record) {
+                            frames.offer(answer);
+                        }
+                    }
+                }
                 let waited_for = batch.iter().filter(|message| {
                     dispatch.has_waiters()
+                        && message.record.header(header::KIND).is_none()
                         && message.record.header_str(header::STATUS)
                             != Some(ActionStatus::Sent.as_str())
                 });

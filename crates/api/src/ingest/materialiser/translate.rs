@@ -27,6 +27,10 @@ pub(crate) fn translate(
     if record.topic == topics.connections {
         connection_change(identity, &ConnectionEvent::of(record)?, now)
     } else if record.topic == topics.command_results {
+        // A gateway's answer with a charger's frames (for the replica that asked): no report.
+        if record.header(cms_bus::header::KIND).is_some() {
+            return None;
+        }
         let report = cms_bus::report_of(message)?;
         Some(report_change(&report, format_record_time(now)))
     } else if record.topic == topics.messages {
