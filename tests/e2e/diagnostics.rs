@@ -366,6 +366,18 @@ async fn kafka_cms_api_shows_the_frames_the_holding_gateway_keeps() {
         text.contains("AuthorizationKey") && !text.contains(secret),
         "{text}"
     );
+    // The gateway masked the frames before they left it: the secret is on no topic's record.
+    let topic = format!("{}.ocpp.command-results", fleet.prefix);
+    let records = crate::support::topic::read_topic(&fleet.brokers, &topic).await;
+    let values: Vec<&str> = records.iter().map(|r| r.value_str()).collect();
+    assert!(
+        values.iter().any(|v| v.contains("AuthorizationKey")),
+        "the frames answer is on {topic}: {values:?}"
+    );
+    assert!(
+        values.iter().all(|v| !v.contains(secret)),
+        "{secret} on {topic}: {values:?}"
+    );
 
     let none = api
         .get_ok(&format!("/api/v3/chargers/{nowhere}/messages"))

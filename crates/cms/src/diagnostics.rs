@@ -15,8 +15,7 @@ impl ChargerDiagnostics for FromGateway {
             .map(|f| Frame {
                 at: f.at,
                 incoming: f.incoming,
-                bytes: f.bytes,
-                len: f.len,
+                shown: cms_ocpp::masking::shown(&f.bytes, f.len),
             })
             .collect();
         Box::pin(std::future::ready(Ok(frames)))

@@ -5,6 +5,7 @@ pub mod error;
 pub mod frame;
 pub mod json;
 mod json_schema;
+pub mod masking;
 pub mod v16;
 pub mod v201;
 mod version;

@@ -16,10 +16,8 @@ pub struct Frame {
     pub at: DateTime<Utc>,
     /// From the charger (`true`) or to it.
     pub incoming: bool,
-    /// Its first bytes (a gateway cuts a long frame).
-    pub bytes: Vec<u8>,
-    /// Its whole length.
-    pub len: usize,
+    /// Its text as shown: secrets masked, a cut one marked (`cms_ocpp::masking::shown`).
+    pub shown: String,
 }
 
 /// A connection attempt: `refused` is cms's reason (`wrong_password`, ...), `None` when the

@@ -4,8 +4,6 @@
 //! Readable with the charger's sensitive-data access, as its actions log is: frames carry
 //! drivers' id tags.
 
-mod mask;
-
 use crate::control::diagnostics::{ChargerDiagnostics, FramesUnanswered};
 use crate::control::frames_from_bus::ANSWER_WITHIN;
 use crate::http::AppState;
@@ -104,7 +102,7 @@ pub async fn messages(
         .map(|frame| MessageBody {
             at: time(frame.at),
             direction: if frame.incoming { "in" } else { "out" }.into(),
-            frame: mask::shown(&frame.bytes, frame.len),
+            frame: frame.shown,
         })
         .collect();
     Ok(Json(Data::new(data)))

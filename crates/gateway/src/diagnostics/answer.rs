@@ -21,8 +21,8 @@ pub(crate) fn answer(shared: &Arc<Shared>, request: FramesRequest) {
         .map(|frame| SentFrame {
             at: record_time(frame.at),
             direction: if frame.incoming { "in" } else { "out" }.into(),
-            // Text frames are UTF-8; only a cut may split a character.
-            frame: String::from_utf8_lossy(&frame.bytes).into_owned(),
+            // Masked here: a charger's secrets never cross the bus.
+            frame: cms_ocpp::masking::shown(&frame.bytes, frame.len),
             len: frame.len,
         })
         .collect();

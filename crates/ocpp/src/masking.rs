@@ -1,11 +1,12 @@
-//! Secrets out of a kept frame, done when the frame is read (never on the frame path): the
+//! Secrets out of a frame a gateway kept, done when the frame is read (never on the frame path),
+//! by the gateway before a frame leaves it on the bus and by `cms up`'s API: the
 //! values of secret configuration keys (`cms_ocpp::v16::secrets`: `AuthorizationKey`, any
 //! `...Password`, ...) in a 1.6 ChangeConfiguration or a GetConfiguration answer, and of secret
 //! variables (`BasicAuthPassword`, ...) in a 2.0.1 SetVariables, GetVariables answer or
 //! NotifyReport. Id tags are not secrets. A frame that does not read as JSON (cut, or broken)
 //! and may hold a secret is not shown at all.
 
-use cms_ocpp::v16::secrets::{self, MASK, is_secret_key};
+use crate::v16::secrets::{self, MASK, is_secret_key};
 use serde_json::Value;
 
 /// The frame's text as shown: masked, and marked when the gateway kept it cut.
