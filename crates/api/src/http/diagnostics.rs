@@ -65,8 +65,8 @@ fn source(state: &AppState) -> Result<Arc<dyn ChargerDiagnostics>, ApiError> {
 }
 
 /// The charger's last OCPP frames both ways, newest first: up to 200 (`--charger-frames-kept`)
-/// and 64 KiB, kept by the gateway that holds it, for an hour after it disconnects. `cms api`
-/// asks the gateways for them over the bus.
+/// and `--charger-frames-bytes` (16 KiB) of them, kept by the gateway that holds it, for an
+/// hour after it disconnects. `cms api` asks the gateways for them over the bus.
 #[utoipa::path(
     get,
     path = "/api/v3/chargers/{charger_uuid}/messages",
@@ -76,7 +76,7 @@ fn source(state: &AppState) -> Result<Arc<dyn ChargerDiagnostics>, ApiError> {
         (status = 200, description = "The frames, newest first", body = Data<Vec<MessageBody>>),
         (status = 403, body = ErrorBody, description = "The token lacks chargers:read, or the caller may not read the charger's sensitive data"),
         (status = 404, body = ErrorBody, description = "Not a charger the caller sees"),
-        (status = 501, body = ErrorBody, description = "`cms api` of a Kafka deployment: the frames stay with the gateway that holds the charger"),
+        (status = 504, body = ErrorBody, description = "`cms api` of a Kafka deployment: the gateway holding the connected charger did not send its frames within 3 s"),
     ),
     security(("bearer" = ["chargers:read"]), ("oauth2" = ["chargers:read"]))
 )]
