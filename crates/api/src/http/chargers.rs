@@ -20,7 +20,7 @@ use crate::http::lookup::{
     charger_access_with_sensitive_data, held_charger, not_found, owned_site, path_number,
     visible_charger, visible_site,
 };
-use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
+use crate::http::pagination::{PER_PAGE, Page, filters_query, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, PermissionsBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -212,7 +212,9 @@ pub async fn list(
     let page = page_number(page_of(&query))?;
     let filter = FleetFilter::read(&state, &caller, &query, FILTERS).await?;
     let (chargers, total) = charger_page(&state, &caller, None, &filter, page).await?;
-    Ok(Json(Page::new("/api/v3/chargers", page, total, chargers)))
+    let filters = filters_query(&query);
+    let path = "/api/v3/chargers";
+    Ok(Json(Page::filtered(path, &filters, page, total, chargers)))
 }
 
 /// One charger.
@@ -276,7 +278,8 @@ pub async fn list_site_chargers(
     let filter = FleetFilter::read(&state, &caller, &query, &FILTERS[..3]).await?;
     let (chargers, total) = charger_page(&state, &caller, Some(site_id), &filter, page).await?;
     let path = format!("/api/v3/sites/{site_uuid}/chargers");
-    Ok(Json(Page::new(&path, page, total, chargers)))
+    let filters = filters_query(&query);
+    Ok(Json(Page::filtered(&path, &filters, page, total, chargers)))
 }
 
 /// Register a charger in a site (the caller's team must own the site). In `cms up` the gateway
