@@ -504,16 +504,16 @@ async fn charger_page(
         site_id.is_none_or(|site| c.site_id == site)
             && (filter.is_empty() || state.fleet.with(c.id, |held| filter.admits(c, held)))
     };
-    let total = visible.chargers.iter().filter(in_site).count();
+    // One pass: counted and paged together, each charger looked at once.
     let offset = usize::try_from(page_offset(page)).unwrap_or(usize::MAX);
-    let page: Vec<VisibleCharger> = visible
-        .chargers
-        .iter()
-        .filter(in_site)
-        .skip(offset)
-        .take(PER_PAGE as usize)
-        .copied()
-        .collect();
+    let mut total = 0;
+    let mut page: Vec<VisibleCharger> = Vec::with_capacity(PER_PAGE as usize);
+    for charger in visible.chargers.iter().filter(in_site) {
+        if total >= offset && page.len() < PER_PAGE as usize {
+            page.push(*charger);
+        }
+        total += 1;
+    }
     let rows = state.charger_rows.page(&state.store, &page).await?;
     Ok((rows.into_iter().map(Charger::from).collect(), total as i64))
 }
