@@ -30,6 +30,7 @@ mod console_oauth;
 mod console_sessions;
 mod deploy_k8s;
 mod diagnostics;
+mod fleet_list_links;
 mod fleet_overview;
 mod frame_sequences;
 mod gateway_drain;

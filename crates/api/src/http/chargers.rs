@@ -20,7 +20,7 @@ use crate::http::lookup::{
     charger_access_with_sensitive_data, held_charger, not_found, owned_site, path_number,
     visible_charger, visible_site,
 };
-use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
+use crate::http::pagination::{PER_PAGE, Page, filters_query, page_number, page_offset};
 use crate::http::schema::{Data, ErrorBody, PermissionsBody, ValidationErrorBody};
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -212,7 +212,9 @@ pub async fn list(
     let page = page_number(page_of(&query))?;
     let filter = FleetFilter::read(&state, &caller, &query, FILTERS).await?;
     let (chargers, total) = charger_page(&state, &caller, None, &filter, page).await?;
-    Ok(Json(Page::new("/api/v3/chargers", page, total, chargers)))
+    let filters = filters_query(&query);
+    let path = "/api/v3/chargers";
+    Ok(Json(Page::filtered(path, &filters, page, total, chargers)))
 }
 
 /// One charger.
@@ -276,7 +278,8 @@ pub async fn list_site_chargers(
     let filter = FleetFilter::read(&state, &caller, &query, &FILTERS[..3]).await?;
     let (chargers, total) = charger_page(&state, &caller, Some(site_id), &filter, page).await?;
     let path = format!("/api/v3/sites/{site_uuid}/chargers");
-    Ok(Json(Page::new(&path, page, total, chargers)))
+    let filters = filters_query(&query);
+    Ok(Json(Page::filtered(&path, &filters, page, total, chargers)))
 }
 
 /// Register a charger in a site (the caller's team must own the site). In `cms up` the gateway
@@ -501,16 +504,16 @@ async fn charger_page(
         site_id.is_none_or(|site| c.site_id == site)
             && (filter.is_empty() || state.fleet.with(c.id, |held| filter.admits(c, held)))
     };
-    let total = visible.chargers.iter().filter(in_site).count();
+    // One pass: counted and paged together, each charger looked at once.
     let offset = usize::try_from(page_offset(page)).unwrap_or(usize::MAX);
-    let page: Vec<VisibleCharger> = visible
-        .chargers
-        .iter()
-        .filter(in_site)
-        .skip(offset)
-        .take(PER_PAGE as usize)
-        .copied()
-        .collect();
+    let mut total = 0;
+    let mut page: Vec<VisibleCharger> = Vec::with_capacity(PER_PAGE as usize);
+    for charger in visible.chargers.iter().filter(in_site) {
+        if total >= offset && page.len() < PER_PAGE as usize {
+            page.push(*charger);
+        }
+        total += 1;
+    }
     let rows = state.charger_rows.page(&state.store, &page).await?;
     Ok((rows.into_iter().map(Charger::from).collect(), total as i64))
 }

@@ -286,14 +286,10 @@ impl FleetFilter {
         {
             return false;
         }
-        if let Some(search) = &self.search {
-            let Some(row) = held.map(|h| &h.row) else {
-                return false;
-            };
-            let found = |text: &str| text.to_lowercase().contains(search.as_str());
-            if !(found(&row.identity) || row.reference.as_deref().is_some_and(found)) {
-                return false;
-            }
+        if let Some(search) = &self.search
+            && !held.is_some_and(|h| h.found(search))
+        {
+            return false;
         }
         true
     }

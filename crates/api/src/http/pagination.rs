@@ -1,6 +1,8 @@
-//! Laravel's paginator envelope: `data`, `links` and `meta`, with relative URLs.
+//! Laravel's paginator envelope: `data`, `links` and `meta`, with relative URLs; a filtered
+//! list's links repeat its filters (Laravel's `withQueryString`).
 
 use crate::http::error::ApiError;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -57,10 +59,48 @@ pub struct Meta {
     pub to: Option<i64>,
 }
 
+/// What PHP's `rawurlencode` leaves as it is (RFC 3986's unreserved characters): the links
+/// read as the reference's do.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// The filter parameters of a request's `query` (`filter[key]`, and `filter` where a list
+/// takes its JSON form) as its pages' links repeat them: `filter%5Bkey%5D=value`,
+/// percent-encoded, joined by `&`; each key once, with the value the list read (the last
+/// given), in the order first given. Empty without filters.
+pub fn filters_query(query: &[(String, String)]) -> String {
+    let is_filter = |key: &str| key == "filter" || key.starts_with("filter[");
+    let mut kept: Vec<(&str, &str)> = Vec::new();
+    for (key, value) in query.iter().filter(|(k, _)| is_filter(k)) {
+        match kept.iter_mut().find(|(k, _)| k == key) {
+            Some(given) => given.1 = value,
+            None => kept.push((key, value)),
+        }
+    }
+    let encode = |text| utf8_percent_encode(text, UNRESERVED);
+    let pairs: Vec<String> = kept
+        .iter()
+        .map(|(key, value)| format!("{}={}", encode(key), encode(value)))
+        .collect();
+    pairs.join("&")
+}
+
 impl<T> Page<T> {
     /// Page `page` of a list at `path` holding `total` items, of which `data` is this page.
     pub fn new(path: &str, page: i64, total: i64, data: Vec<T>) -> Page<T> {
-        let url = |n: i64| format!("{path}?page={n}");
+        Page::filtered(path, "", page, total, data)
+    }
+
+    /// [`Page::new`] of a list read with `filters` (from [`filters_query`]): every link, and
+    /// `meta.current_page_url`, carries them before the page number; `meta.path` does not.
+    pub fn filtered(path: &str, filters: &str, page: i64, total: i64, data: Vec<T>) -> Page<T> {
+        let url = |n: i64| match filters {
+            "" => format!("{path}?page={n}"),
+            _ => format!("{path}?{filters}&page={n}"),
+        };
         let last_page = ((total + PER_PAGE - 1) / PER_PAGE).max(1);
         let first_item = page_offset(page).saturating_add(1);
         let count = data.len() as i64;
@@ -96,6 +136,40 @@ mod tests {
         assert_eq!(page.links.next, None);
         assert_eq!(page.links.last.as_deref(), Some("/x?page=2"));
         assert_eq!((page.meta.from, page.meta.to), (Some(26), Some(30)));
+    }
+
+    #[test]
+    fn a_filtered_pages_links_carry_its_filters_encoded() {
+        let query: Vec<(String, String)> = [
+            ("filter[search]", "Bay 1&2+é"),
+            ("page", "2"),
+            ("filter[status]", "online"),
+            ("other", "x"),
+            ("filters", "y"),
+            ("filter[search]", "a-b_c.d~"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into();
+        let filters = filters_query(&query);
+        // The last `filter[search]` is the one the list read; `page` and others are not kept.
+        assert_eq!(
+            filters,
+            "filter%5Bsearch%5D=a-b_c.d~&filter%5Bstatus%5D=online"
+        );
+        let page = Page::filtered("/x", &filters, 2, 60, vec![Value::Null; 25]);
+        let url = |n| format!("/x?{filters}&page={n}");
+        assert_eq!(page.links.first, Some(url(1)));
+        assert_eq!(page.links.prev, Some(url(1)));
+        assert_eq!(page.links.next, Some(url(3)));
+        assert_eq!(page.links.last, Some(url(3)));
+        assert_eq!(page.meta.current_page_url, url(2));
+        assert_eq!(page.meta.path, "/x");
+        let spaced = [("filter[search]".to_string(), "Bay 1&2+é".to_string())];
+        assert_eq!(
+            filters_query(&spaced),
+            "filter%5Bsearch%5D=Bay%201%262%2B%C3%A9"
+        );
+        assert_eq!(filters_query(&[]), "");
     }
 
     #[test]

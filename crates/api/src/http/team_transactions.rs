@@ -10,7 +10,7 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules, attribute};
-use crate::http::pagination::{PER_PAGE, Page, page_number, page_offset};
+use crate::http::pagination::{PER_PAGE, Page, filters_query, page_number, page_offset};
 use crate::http::teams::member_team;
 use crate::http::transactions::{
     TransactionBody, TransactionCharger, query_input, time, transaction_at,
@@ -81,6 +81,7 @@ pub async fn list(
             .find(|(key, _)| key == "page")
             .map(|(_, value)| value.as_str()),
     )?;
+    let filters = filters_query(&query);
     let filter = read_filter(query)?;
     let (rows, total) = state
         .store
@@ -94,7 +95,7 @@ pub async fn list(
         .await?;
     let data = priced(&state, rows).await?;
     let path = format!("/api/v3/teams/{team_uuid}/transactions");
-    Ok(Json(Page::new(&path, page, total, data)))
+    Ok(Json(Page::filtered(&path, &filters, page, total, data)))
 }
 
 /// The bodies of `rows`, each with its cost (the running cost of one still charging).

@@ -32,9 +32,30 @@ pub const RESYNC: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, PartialEq)]
 pub struct FleetCharger {
     pub row: FleetRow,
+    /// Its identity and reference in lower case, made once when read rather than for every
+    /// charger of every `filter[search]` (most of that filter's time at 20,000 chargers).
+    pub identity_lower: Box<str>,
+    pub reference_lower: Option<Box<str>>,
 }
 
 impl FleetCharger {
+    pub fn new(row: FleetRow) -> Self {
+        FleetCharger {
+            identity_lower: row.identity.to_lowercase().into(),
+            reference_lower: row.reference.as_deref().map(|r| r.to_lowercase().into()),
+            row,
+        }
+    }
+
+    /// Its identity or reference holds `search` (lower case).
+    pub fn found(&self, search: &str) -> bool {
+        self.identity_lower.contains(search)
+            || self
+                .reference_lower
+                .as_deref()
+                .is_some_and(|r| r.contains(search))
+    }
+
     /// The charger, or one of its connectors, reports `Faulted`.
     pub fn faulted(&self) -> bool {
         self.row.status.as_deref() == Some("Faulted")
@@ -170,7 +191,7 @@ impl FleetState {
                 Some(mut held) => {
                     // The bus's time of its last message is newer than the store's.
                     row.last_message_at = row.last_message_at.max(held.row.last_message_at.take());
-                    let new = FleetCharger { row };
+                    let new = FleetCharger::new(row);
                     if new.shown() != held.shown() {
                         changed.push(new.row.id);
                     }
@@ -178,7 +199,7 @@ impl FleetState {
                 }
                 None => {
                     changed.push(row.id);
-                    self.chargers.insert(row.id, FleetCharger { row });
+                    self.chargers.insert(row.id, FleetCharger::new(row));
                 }
             }
         }
