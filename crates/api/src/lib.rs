@@ -262,7 +262,7 @@ impl Api {
         if config.follow_latest_values {
             let connections = bus.follow(&[config.topics.connections]).await?;
             let attempts = Arc::new(connection_attempts::AttemptsFromBus::default());
-            let from_bus = control::diagnostics::FromBus {
+            let from_bus = control::frames_from_bus::FromBus {
                 attempts: attempts.clone(),
                 frames,
             };

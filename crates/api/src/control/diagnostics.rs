@@ -4,8 +4,6 @@
 //! frames asked of the gateway keeping them (`crate::control::frames_from_bus`; docs/decisions.md,
 //! "A charger's diagnostics").
 
-use crate::control::frames_from_bus::FramesFromBus;
-use crate::ingest::connection_attempts::AttemptsFromBus;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use std::sync::{Arc, OnceLock};
@@ -43,22 +41,6 @@ pub trait ChargerDiagnostics: Send + Sync + 'static {
     fn frames<'a>(&'a self, identity: &'a str, connected: bool) -> FramesRead<'a>;
     /// The charger's last connection attempts, newest first.
     fn attempts(&self, identity: &str) -> Vec<ConnectionAttempt>;
-}
-
-/// `cms api`: the attempts from the connections topic, the frames asked of the gateways.
-pub struct FromBus {
-    pub attempts: Arc<AttemptsFromBus>,
-    pub frames: Arc<FramesFromBus>,
-}
-
-impl ChargerDiagnostics for FromBus {
-    fn frames<'a>(&'a self, identity: &'a str, connected: bool) -> FramesRead<'a> {
-        Box::pin(self.frames.frames(identity, connected))
-    }
-
-    fn attempts(&self, identity: &str) -> Vec<ConnectionAttempt> {
-        self.attempts.attempts(identity)
-    }
 }
 
 /// Set once: by `cms up` with its gateway, by `cms api` with its follower of the connections

@@ -5,7 +5,10 @@
 //! replica that asked, which knows it by the request's id. Waited for a bounded time
 //! (docs/decisions.md, "A charger's frames over Kafka").
 
-use crate::control::diagnostics::{Frame, FramesUnanswered};
+use crate::control::diagnostics::{
+    ChargerDiagnostics, ConnectionAttempt, Frame, FramesRead, FramesUnanswered,
+};
+use crate::ingest::connection_attempts::AttemptsFromBus;
 use chrono::{DateTime, Utc};
 use cms_bus::{FramesAnswer, FramesRequest, Publisher, Topics, frames_request_record};
 use dashmap::DashMap;
@@ -120,4 +123,20 @@ fn frames_of(answer: FramesAnswer) -> Vec<Frame> {
             shown: frame.frame,
         })
         .collect()
+}
+
+/// `cms api`: the attempts from the connections topic, the frames asked of the gateways.
+pub struct FromBus {
+    pub attempts: Arc<AttemptsFromBus>,
+    pub frames: Arc<FramesFromBus>,
+}
+
+impl ChargerDiagnostics for FromBus {
+    fn frames<'a>(&'a self, identity: &'a str, connected: bool) -> FramesRead<'a> {
+        Box::pin(self.frames.frames(identity, connected))
+    }
+
+    fn attempts(&self, identity: &str) -> Vec<ConnectionAttempt> {
+        self.attempts.attempts(identity)
+    }
 }
