@@ -9,18 +9,18 @@ mod csv;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::error::ApiError;
-use crate::http::input::{Input, Rules, attribute};
+use crate::http::input::Rules;
 use crate::http::pagination::{PER_PAGE, Page, filters_query, page_number, page_offset};
 use crate::http::teams::member_team;
 use crate::http::transactions::{
-    TransactionBody, TransactionCharger, query_input, time, transaction_at,
+    TransactionBody, TransactionCharger, filter_input, query_input, status_filter, time,
+    transaction_at,
 };
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use chrono::Utc;
-use cms_store::transactions::{TeamTransaction, TransactionFilter, TransactionStatus};
+use cms_store::transactions::{TeamTransaction, TransactionFilter};
 use serde::Serialize;
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -141,31 +141,9 @@ pub(crate) fn read_filter(query: Vec<(String, String)>) -> Result<TeamFilter, Ap
         .object("filter", Rules::optional().nullable())
         .flatten()
         .unwrap_or_default();
-    let unknown: Vec<String> = fields
-        .keys()
-        .filter(|key| !FILTER_KEYS.contains(&key.as_str()))
-        .map(|key| format!("filter.{key}"))
-        .collect();
-    let mut nested = Input::new(
-        fields
-            .into_iter()
-            .map(|(key, value)| (format!("filter.{key}"), value))
-            .collect::<Map<String, Value>>(),
-    );
-    for field in unknown {
-        nested.fail(
-            &field,
-            format!("The {} field is prohibited.", attribute(&field)),
-        );
-    }
+    let mut nested = filter_input(fields, &FILTER_KEYS);
     let optional = Rules::optional().nullable();
-    let status = nested
-        .one_of("filter.status", optional, &["active", "stopped"])
-        .flatten()
-        .map(|s| match s.as_str() {
-            "active" => TransactionStatus::Active,
-            _ => TransactionStatus::Stopped,
-        });
+    let status = status_filter(&mut nested);
     let charger_uuid = nested
         .string("filter.charger_uuid", optional.max(36.0))
         .flatten()
@@ -203,7 +181,10 @@ mod tests {
             ("page", "2"),
         ]))
         .unwrap();
-        assert_eq!(filter.transactions.status, Some(TransactionStatus::Stopped));
+        assert_eq!(
+            filter.transactions.status,
+            Some(cms_store::transactions::TransactionStatus::Stopped)
+        );
         assert_eq!(filter.charger_uuid.as_deref(), Some("abc"));
         assert_eq!(
             filter.transactions.started_after.as_deref(),

@@ -249,11 +249,12 @@ pub(crate) fn query_input(pairs: Vec<(String, String)>) -> Input {
     Input::from_query(rest)
 }
 
-/// Checks the filter's keys, recording failures under `filter.<key>` in `input`.
-pub(crate) fn read_filter(input: &mut Input, fields: Map<String, Value>) -> TransactionFilter {
+/// A filter object's fields as an input of their own, named `filter.<key>`, a key not in
+/// `keys` already failed as prohibited.
+pub(crate) fn filter_input(fields: Map<String, Value>, keys: &[&str]) -> Input {
     let unknown: Vec<String> = fields
         .keys()
-        .filter(|key| !FILTER_KEYS.contains(&key.as_str()))
+        .filter(|key| !keys.contains(&key.as_str()))
         .map(|key| format!("filter.{key}"))
         .collect();
     let mut nested = Input::new(
@@ -268,16 +269,27 @@ pub(crate) fn read_filter(input: &mut Input, fields: Map<String, Value>) -> Tran
             format!("The {} field is prohibited.", attribute(&field)),
         );
     }
+    nested
+}
+
+/// `filter.status`: `active` or `stopped`.
+pub(crate) fn status_filter(nested: &mut Input) -> Option<TransactionStatus> {
     let optional = Rules::optional().nullable();
-    let status = nested
+    nested
         .one_of("filter.status", optional, &["active", "stopped"])
         .flatten()
         .map(|s| match s.as_str() {
             "active" => TransactionStatus::Active,
             _ => TransactionStatus::Stopped,
-        });
+        })
+}
+
+/// Checks the filter's keys, recording failures under `filter.<key>` in `input`.
+pub(crate) fn read_filter(input: &mut Input, fields: Map<String, Value>) -> TransactionFilter {
+    let mut nested = filter_input(fields, &FILTER_KEYS);
+    let optional = Rules::optional().nullable();
     let filter = TransactionFilter {
-        status,
+        status: status_filter(&mut nested),
         connector_id: nested
             .integer("filter.connector_id", optional.min(1.0))
             .flatten(),
