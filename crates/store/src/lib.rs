@@ -44,6 +44,7 @@ pub mod tokens;
 pub mod transaction_readings;
 mod transaction_tariff;
 pub mod transactions;
+pub mod webhooks;
 
 pub use access::Permissions;
 pub use accounts::{Scope, TokenOwner, User};

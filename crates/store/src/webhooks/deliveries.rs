@@ -1,0 +1,1 @@
+//! Each event's delivery to each subscription that should have it, and its attempts.

@@ -1,0 +1,1 @@
+//! The outbox: events written in the same transaction as the change that caused them.

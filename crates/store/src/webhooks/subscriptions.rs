@@ -1,0 +1,1 @@
+//! Teams' subscriptions: where their events go, which events, signed with what.
