@@ -2,6 +2,7 @@
 //! settings operators give connectors.
 
 use crate::access::{CHARGER_GRANTS, Permissions};
+use crate::webhooks::outbox;
 use crate::{Quota, Result, Store, StoreError, accounts::operators_team, flag, now_record_time};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -184,6 +185,8 @@ impl Store {
         let mut teams = std::collections::BTreeSet::new();
         for new in chargers {
             let (uuid, team) = insert_charger(&mut tx, new).await?;
+            let registered = "charger.registered";
+            outbox::charger_changed(&mut tx, self.backend, &new.identity, registered).await?;
             uuids.push(uuid);
             teams.insert(team);
         }
@@ -207,6 +210,8 @@ impl Store {
         password_hash: Option<&str>,
     ) -> Result<String> {
         let mut tx = self.begin_write().await?;
+        // Gone from its former team's fleet, new in its new team's.
+        outbox::charger_changed(&mut tx, self.backend, identity, "charger.removed").await?;
         let site: Option<(i64, i64)> =
             sqlx::query_as("SELECT id, team_id FROM sites WHERE uuid = $1")
                 .bind(site_uuid)
@@ -232,6 +237,7 @@ impl Store {
             .bind(charger_id)
             .execute(&mut *tx)
             .await?;
+        outbox::charger_changed(&mut tx, self.backend, identity, "charger.registered").await?;
         self.enforce_quota(&mut tx, Quota::Chargers, team).await?;
         tx.commit().await?;
         Ok(uuid)

@@ -153,6 +153,8 @@ impl Store {
         let mut energy = EarliestEnergy::default();
         // A 2.0.1 transaction's events of the batch go in together, after the rest.
         let events = transactions_of(changes);
+        // The webhooks' events of the batch, committed with it.
+        let mut outbox = crate::webhooks::outbox::Outbox::open(&mut tx).await?;
         for change in changes {
             use StateChange::*;
             if !matches!(
@@ -170,6 +172,7 @@ impl Store {
                 readings: &mut readings,
                 energy: &mut energy,
             };
+            outbox.note(&mut tx, change).await?;
             if let TransactionEvent(_) = change {
                 continue;
             }
@@ -207,6 +210,7 @@ impl Store {
         readings.flush(&mut tx).await?;
         energy.flush(&mut tx).await?;
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
+        outbox.write(&mut tx, self.backend).await?;
         tx.commit().await?;
         Ok(())
     }

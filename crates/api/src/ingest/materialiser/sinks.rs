@@ -40,6 +40,38 @@ pub(super) async fn price_stopped(store: &Store, changes: &[StateChange]) {
     stations.sort_unstable();
     stations.dedup();
     write_final_station_costs(store, &stations).await;
+    tell_transactions_ended(store, changes).await;
+}
+
+/// Writes the `transaction.ended` webhook events of the batch's stopped transactions, now that
+/// their cost is known; retried until the store takes them, as the batch was (the bus commits
+/// the batch only after, so an event is never lost).
+async fn tell_transactions_ended(store: &Store, changes: &[StateChange]) {
+    use cms_store::station_events::EventType;
+    use cms_store::webhooks::outbox::Ended;
+    let ended: Vec<Ended> = (changes.iter())
+        .filter_map(|change| match change {
+            StateChange::TransactionStopped {
+                identity,
+                ocpp_transaction_id,
+                ..
+            } => Some(Ended::V16(identity, *ocpp_transaction_id)),
+            StateChange::TransactionEvent(event) if event.event_type == EventType::Ended => {
+                Some(Ended::V201(&event.identity, &event.station_transaction_id))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut delay = super::FIRST_RETRY;
+    while let Err(e) = store.emit_transactions_ended(&ended).await {
+        if e.is_refusal() {
+            tracing::error!(error = %e, "transaction.ended events refused by the store");
+            return;
+        }
+        tracing::error!(error = %e, retry_in = ?delay, "transaction.ended events not written");
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(super::LAST_RETRY);
+    }
 }
 
 /// Hands the batch's transaction starts, kept readings and stops to the prices' display.
