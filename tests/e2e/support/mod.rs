@@ -21,6 +21,7 @@ pub mod station;
 pub mod station201;
 mod time;
 pub mod topic;
+pub mod webhook_receiver;
 
 pub use api::Api;
 pub use charger::{Charger, Handshake};
