@@ -250,25 +250,28 @@ impl Store {
     ) -> Result<u64> {
         let cutoff = format_record_time(now - margin);
         let at = format_record_time(now);
-        let expired = sqlx::query(
+        // In one transaction with the webhooks' `action.finished` events of what it ends.
+        let mut tx = self.begin_write().await?;
+        let mut ended: Vec<String> = sqlx::query_scalar(
             "UPDATE charger_actions SET status = 'expired', error_code = 'NotDelivered',
                error_description = 'no gateway reported sending it before its deadline',
                finished_at = $1, updated_at = $1
              WHERE status = 'pending' AND expires_at < $2
-               AND NOT (published_at IS NULL AND timeout_ms = $3)",
+               AND NOT (published_at IS NULL AND timeout_ms = $3)
+             RETURNING uuid",
         )
         .bind(&at)
         .bind(&cutoff)
         .bind(SERVICE_TIMES)
-        .execute(self.db())
-        .await?
-        .rows_affected();
+        .fetch_all(&mut *tx)
+        .await?;
+        let expired = ended.len() as u64;
         // A sent action's answer is due `timeout_ms` after `sent_at` (its deadline, were the
         // time it was sent unreadable: it was sent before then).
         let sent: Vec<(String, Option<String>, String, i64)> = sqlx::query_as(
             "SELECT uuid, sent_at, expires_at, timeout_ms FROM charger_actions WHERE status = 'sent'",
         )
-        .fetch_all(self.db())
+        .fetch_all(&mut *tx)
         .await?;
         let mut timed_out = 0;
         for (uuid, sent_at, expires_at, timeout_ms) in sent {
@@ -280,7 +283,7 @@ impl Store {
             if due + margin >= now {
                 continue;
             }
-            timed_out += sqlx::query(
+            let done = sqlx::query(
                 "UPDATE charger_actions SET status = 'timed_out', error_code = 'Timeout',
                    error_description = 'no gateway reported an answer in time',
                    finished_at = $1, updated_at = $1
@@ -288,9 +291,13 @@ impl Store {
             )
             .bind(&at)
             .bind(&uuid)
-            .execute(self.db())
+            .execute(&mut *tx)
             .await?
             .rows_affected();
+            if done > 0 {
+                ended.push(uuid);
+            }
+            timed_out += done;
         }
         // A password never sent was never taken: forgotten now. One sent waits for the
         // charger's answer, however late it comes (`batch.rs`, `unseen`), for a day.
@@ -301,8 +308,10 @@ impl Store {
                WHERE status = 'expired' OR (status = 'timed_out' AND finished_at < $1))",
         )
         .bind(&day_ago)
-        .execute(self.db())
+        .execute(&mut *tx)
         .await?;
+        crate::webhooks::outbox::actions_ended(&mut tx, self.backend, &ended).await?;
+        tx.commit().await?;
         Ok(expired + timed_out)
     }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::test_support::{charger_id, store_test};
+use crate::{StateChange, Store};
 
 /// A webhook of the operators' team asking for everything (rows as helper code would write).
 async fn listen(store: &Store) {
@@ -194,11 +195,14 @@ store_test!(
             at: "2026-11-29T10:00:00.000000Z".into(),
         };
         // Another gateway heard later: cms hears the bus, gw-1 is the one silent.
-    let other = StateChange::GatewayAlive {
-        server: "gw-2".into(),
-        at: "2026-11-29T10:04:30.000000Z".into(),
-    };
-    store.apply(&[alive, connected("s-1"), other]).await.unwrap();
+        let other = StateChange::GatewayAlive {
+            server: "gw-2".into(),
+            at: "2026-11-29T10:04:30.000000Z".into(),
+        };
+        store
+            .apply(&[alive, connected("s-1"), other])
+            .await
+            .unwrap();
         let now = chrono::DateTime::parse_from_rfc3339("2026-11-29T10:05:00Z").unwrap();
         let swept = store
             .end_sessions_of_silent_gateways(now.into(), chrono::Duration::seconds(60))
