@@ -105,14 +105,15 @@ async fn read(state: &AppState, mut input: Input) -> Result<WebhookFields, ApiEr
         input.fail("url", message);
     }
     let event_types = event_types(&mut input);
+    // Optional: `None` when absent (an invalid one fails `finish`).
     let description = input.string("description", Rules::optional().nullable().max(255.0));
     let enabled = input.boolean("enabled", Rules::optional());
     let fields = (|| {
         Some(WebhookFields {
             url: url?,
             event_types: event_types?,
-            description: description?,
-            enabled: enabled?.unwrap_or(true),
+            description: description.flatten(),
+            enabled: enabled.flatten().unwrap_or(true),
         })
     })();
     input.finish()?;
