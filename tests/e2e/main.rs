@@ -20,6 +20,7 @@ mod api_smart_charging;
 mod api_teams;
 mod api_tokens;
 mod api_transactions;
+mod api_webhooks;
 mod authorization;
 mod bad_frames;
 mod charger_auth;

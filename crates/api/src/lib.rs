@@ -88,6 +88,9 @@ pub struct ApiConfig {
     /// What the gateways tell chargers to heartbeat at (`--heartbeat-interval`): a charger
     /// online but silent for longer (and a grace) is listed stale in the fleet overview.
     pub heartbeat_interval: std::time::Duration,
+    /// Whether webhook URLs may be `http` and name loopback, private, link-local or metadata
+    /// addresses (`--webhook-allow-private`: tests and closed networks).
+    pub webhook_allow_private: bool,
 }
 
 /// The default of [`ApiConfig::stream_buffer`].
@@ -286,6 +289,7 @@ impl Api {
             tls: config.tls.is_some(),
             ops_listener: ops_listener.is_some(),
             metrics_on_rest: http::MetricsOnRest::new(ops_listener.is_some(), config.metrics_token),
+            webhook_allow_private: config.webhook_allow_private,
         });
         let ops = ops_listener.map(|(listener, addr)| {
             let router = http::api_ops_router(state.clone());

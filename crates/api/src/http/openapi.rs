@@ -17,7 +17,7 @@ use utoipa::{Modify, OpenApi};
     info(
         title = "cms: Charging Management Service",
         description = "Teams, sites, chargers, connectors, transactions, meter values, meters, \
-            proxy servers, site access and invites, team domains, id tags, and the OCPP calls sent to \
+            proxy servers, site access and invites, team domains, id tags, webhooks, and the OCPP calls sent to \
             chargers (Chargers > Actions, Chargers > Settings). Every endpoint takes \
             `Authorization: Bearer <token>`: a personal access token or an OAuth 2.0 access \
             token, each carrying scopes."

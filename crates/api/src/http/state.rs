@@ -56,4 +56,6 @@ pub struct Shared {
     pub ops_listener: bool,
     /// Whom `/metrics` answers on the REST listener.
     pub metrics_on_rest: MetricsOnRest,
+    /// Whether webhook URLs may name private addresses, over http too (`--webhook-allow-private`).
+    pub webhook_allow_private: bool,
 }
