@@ -42,6 +42,7 @@ mod teams;
 mod tokens;
 mod transaction_meter_values;
 pub(crate) mod transactions;
+mod webhook_deliveries;
 
 pub use actions::ActionBody;
 pub use error::ApiError;
@@ -88,6 +89,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(team_transactions::routes())
         .merge(oauth::routes())
         .merge(oauth_grants::routes())
+        .merge(webhook_deliveries::routes())
         .split_for_parts()
 }
 
