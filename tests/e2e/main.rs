@@ -76,3 +76,4 @@ mod team_transactions;
 mod tls;
 mod tls_proxy;
 mod transactions;
+mod webhook_deliveries;
