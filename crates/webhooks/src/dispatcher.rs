@@ -115,6 +115,11 @@ pub async fn run(store: Store, config: DispatcherConfig, stop: CancellationToken
             };
         }
         if renewed.is_none() {
+            // Another replica dispatches and reports: this one's gauges would go stale.
+            if gauges_read.take().is_some() {
+                metrics::gauge!("cms_webhook_pending").set(0.0);
+                metrics::gauge!("cms_webhooks_failing").set(0.0);
+            }
             continue;
         }
         let now = format_record_time(now);
