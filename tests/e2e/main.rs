@@ -78,3 +78,4 @@ mod tls;
 mod tls_proxy;
 mod transactions;
 mod webhooks;
+mod webhook_deliveries;

@@ -8,7 +8,7 @@ use crate::admission::{ClientSubject, Transport};
 use crate::boot_configuration::read_configuration;
 use crate::charger_action::ChargerAction;
 use crate::charger_calls_v201::call_error_v201;
-use crate::diagnostics::{FrameRing, RefusedBecause};
+use crate::diagnostics::{FrameRing, NextPush, RefusedBecause};
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
@@ -147,6 +147,7 @@ pub async fn serve(
         relay: None,
         replay: None,
         relay_declined: false,
+        frames_next: frames.next_push(),
         frames,
     };
     live.follow_proxy_setup(false);
@@ -268,6 +269,8 @@ struct LiveSession<'a> {
     relay_declined: bool,
     /// The last frames both ways, kept for `GET .../messages` (`diagnostics.rs`).
     frames: Arc<FrameRing>,
+    /// What the next frame kept touches, fetched as a frame arrives.
+    frames_next: NextPush,
 }
 
 impl LiveSession<'_> {
@@ -468,7 +471,7 @@ impl LiveSession<'_> {
         let Some(frame) = self.action_calls.next_call(self.shared).await else {
             return Ok(false);
         };
-        self.frames.push(frame.as_bytes(), false, Instant::now());
+        self.keep(frame.as_bytes(), false, Instant::now());
         ws.send(Message::text(frame))
             .await
             .map_err(|_| DisconnectReason::ConnectionLost)?;
@@ -510,8 +513,9 @@ impl LiveSession<'_> {
     async fn on_message(&mut self, ws: &mut Ws, message: Message) -> Result<(), DisconnectReason> {
         let reply = match message {
             Message::Text(text) => {
-                // `last_seen` is when it was read: no clock read of its own.
-                self.frames.push(text.as_bytes(), true, self.last_seen);
+                // The ring's lines are fetched now and the frame kept once it was read
+                // (`on_text`), by when they have come.
+                self.frames_next.prefetch(text.len());
                 // The record's copy of the frame, cut from the shard's chunk: the read buffer
                 // is then free again before the next read, which tungstenite makes into it in
                 // place. Held by the record, it would have the next frame read into a new
@@ -545,7 +549,7 @@ impl LiveSession<'_> {
             Message::Ping(_) | Message::Frame(_) => None,
         };
         if let Some(reply) = reply {
-            self.frames.push(reply.as_bytes(), false, self.last_seen);
+            self.keep(reply.as_bytes(), false, self.last_seen);
             ws.feed(Message::text(reply))
                 .await
                 .map_err(|_| DisconnectReason::ConnectionLost)?;
@@ -564,12 +568,15 @@ impl LiveSession<'_> {
         frame: &Bytes,
     ) -> Result<Option<Utf8Bytes>, DisconnectReason> {
         let shared = self.shared;
+        let taken = self.take_text(text, frame);
+        // Kept once it was read, before anything is sent: `last_seen` is when it came.
+        self.keep(text.as_bytes(), true, self.last_seen);
         let Published {
             action,
             delivery,
             answer,
             started,
-        } = match self.take_text(text, frame) {
+        } = match taken {
             Taken::Reply(reply) => return Ok(reply),
             Taken::Answer(answer) => {
                 // Boxed: rare beside the frames, and its state would grow every frame's.
@@ -591,7 +598,7 @@ impl LiveSession<'_> {
             // The answer is written while the publish is driven: one that waits for room in
             // the bus is never left unpolled behind a slow socket, nor given up half done
             // when the socket fails.
-            self.frames.push(answer.as_bytes(), false, self.last_seen);
+            self.keep(answer.as_bytes(), false, self.last_seen);
             let (sent, published) = tokio::join!(ws.send(Message::text(answer)), delivery);
             if sent.is_ok() {
                 // `last_seen` is when this frame was read: no clock read of its own.
@@ -677,6 +684,11 @@ impl LiveSession<'_> {
             }
             _ => DisconnectReason::ConnectionLost,
         }
+    }
+
+    /// Keeps a frame in the charger's ring (`diagnostics.rs`).
+    fn keep(&mut self, frame: &[u8], incoming: bool, at: Instant) {
+        self.frames_next = self.frames.push(frame, incoming, at);
     }
 
     /// A CALLERROR frame with the code spelled as the session's version spells it.

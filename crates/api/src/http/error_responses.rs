@@ -9,7 +9,7 @@ use serde_json::Value;
 /// What each path parameter names, as a 404 says it ("Not <this>"), by the path that ends in
 /// the parameter: the longest that fits wins (a team under a site is one with access to it).
 /// A path parameter missing here is a bug: [`not_found`] panics, so `cms up` does not start.
-pub const PATH_PARAMETERS: [(&str, &str); 17] = [
+pub const PATH_PARAMETERS: [(&str, &str); 18] = [
     ("/chargers/{charger_uuid}", "a charger the caller sees"),
     ("/meters/chargee/{chargee}", "a charger the caller sees"),
     ("/connectors/{connector_id}", "a connector number"),
@@ -27,6 +27,7 @@ pub const PATH_PARAMETERS: [(&str, &str); 17] = [
     ("/tariffs/{tariff_uuid}", "its tariff"),
     ("/providers/{provider_uuid}", "its provider"),
     ("/webhooks/{webhook_uuid}", "its webhook"),
+    ("/deliveries/{delivery_uuid}", "a delivery of the webhook"),
     ("/tokens/{token_id}", "a live token of the caller's"),
     ("/oauth-grants/{grant_id}", "a live grant of the caller's"),
     (

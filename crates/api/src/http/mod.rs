@@ -43,6 +43,7 @@ mod tokens;
 mod transaction_meter_values;
 pub(crate) mod transactions;
 mod webhooks;
+mod webhook_deliveries;
 
 pub use actions::ActionBody;
 pub use error::ApiError;
@@ -90,6 +91,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(oauth::routes())
         .merge(oauth_grants::routes())
         .merge(webhooks::routes())
+        .merge(webhook_deliveries::routes())
         .split_for_parts()
 }
 
