@@ -77,5 +77,5 @@ mod team_transactions;
 mod tls;
 mod tls_proxy;
 mod transactions;
-mod webhooks;
 mod webhook_deliveries;
+mod webhooks;

@@ -30,8 +30,9 @@ async fn webhook_with_deliveries(cms: &Cms, team: &str) {
     )).await;
     for (n, event) in ["evt_old", "evt_new"].iter().enumerate() {
         sql(cms, &format!(
-            "INSERT INTO webhook_events (event_id, type, subject, team_id, data, occurred_at, created_at)
-             VALUES ('{event}', 'charger.connected', 'CP-{n}', {team_id}, '{{}}', '{T0}', '{T0}')"
+            "INSERT INTO webhook_events (event_id, type, subject, team_id, data, occurred_at,
+               received_at, created_at)
+             VALUES ('{event}', 'charger.connected', 'CP-{n}', {team_id}, '{{}}', '{T0}', '{T0}', '{T0}')"
         )).await;
     }
     let webhook = "(SELECT id FROM webhooks WHERE uuid = '11111111-1111-4111-8111-111111111111')";

@@ -6,7 +6,11 @@
 use crate::support::commanded::CommandedCharger;
 use crate::support::rest::{team_of_type, uuid_of};
 use crate::support::webhook_receiver::Receiver;
-use crate::support::{Api, Backend, Cms, eventually};
+use crate::support::{Api, Backend, Cms, eventually_within};
+use std::time::Duration;
+
+/// Long enough for an event to settle (1 s), a few retries a second apart, and a slow machine.
+const DELIVERED: Duration = Duration::from_secs(30);
 use serde_json::{Value, json};
 
 /// Retries a second apart, so that a test sees several; a receiver on loopback allowed.
@@ -36,7 +40,7 @@ async fn subscribe(cms: &Cms, receiver: &Receiver, types: &[&str]) -> (Api, Stri
 /// Waits until the receiver has a request of each of `types` (in any order) and returns all
 /// it got.
 async fn received_all(receiver: &Receiver, types: &[&str]) -> Vec<Value> {
-    eventually(&format!("deliveries of {types:?}"), async || {
+    eventually_within(DELIVERED, &format!("deliveries of {types:?}"), async || {
         let got = receiver.received();
         let missing: Vec<&&str> = (types.iter())
             .filter(|t| !got.iter().any(|r| r["type"] == **t))
@@ -88,7 +92,16 @@ async fn a_boot_a_session_and_a_command_arrive_signed_and_in_order(backend: Back
     api.expect(200, "POST", &reset, Some(&json!({"type": "Soft"})))
         .await;
 
-    let got = received_all(&receiver, &everything).await;
+    received_all(&receiver, &everything).await;
+    // The reset's own end, beside the configuration read's after the boot.
+    let got = eventually_within(DELIVERED, "the reset's action.finished", async || {
+        let got = receiver.received();
+        match got.iter().any(|r| body(r)["data"]["action"] == "Reset") {
+            true => Ok(got),
+            false => Err(format!("{got:#?}")),
+        }
+    })
+    .await;
     for request in &got {
         assert_eq!(request["verified"], true, "not verified: {request}");
     }
@@ -143,13 +156,17 @@ async fn a_receiver_failing_three_times_gets_the_event_four_times() {
     cms.add_charger("CP-HOOK-RETRY").await;
     let charger = CommandedCharger::connect(&cms.ocpp_url("CP-HOOK-RETRY"), "CP-HOOK-RETRY").await;
 
-    let got = eventually("four attempts of the connect's event", async || {
-        let got = receiver.received();
-        match got.len() >= 4 {
-            true => Ok(got),
-            false => Err(format!("{got:#?}")),
-        }
-    })
+    let got = eventually_within(
+        DELIVERED,
+        "four attempts of the connect's event",
+        async || {
+            let got = receiver.received();
+            match got.len() >= 4 {
+                true => Ok(got),
+                false => Err(format!("{got:#?}")),
+            }
+        },
+    )
     .await;
     let answered: Vec<&Value> = got.iter().map(|r| &r["answered"]).collect();
     assert_eq!(
@@ -162,7 +179,7 @@ async fn a_receiver_failing_three_times_gets_the_event_four_times() {
     );
     assert!(got.iter().all(|r| r["verified"] == true), "{got:#?}");
 
-    let log = eventually("the delivery log's four attempts", async || {
+    let log = eventually_within(DELIVERED, "the delivery log's four attempts", async || {
         let log = api.get_ok(&format!("{webhook}/deliveries")).await;
         let delivery = log["data"][0].clone();
         match delivery["state"] == "delivered" {
@@ -194,7 +211,7 @@ async fn a_receiver_that_hangs_is_timed_out() {
     cms.add_charger("CP-HOOK-HANG").await;
     let charger = CommandedCharger::connect(&cms.ocpp_url("CP-HOOK-HANG"), "CP-HOOK-HANG").await;
 
-    let delivery = eventually("two attempts cut at the time-out", async || {
+    let delivery = eventually_within(DELIVERED, "two attempts cut at the time-out", async || {
         let log = api.get_ok(&format!("{webhook}/deliveries")).await;
         let delivery = log["data"][0].clone();
         match delivery["attempts"].as_i64().unwrap_or(0) >= 2 {
@@ -234,7 +251,7 @@ async fn events_survive_a_receiver_down_and_a_restart_of_cms() {
 
     let receiver = Receiver::start(&["--port", &port]);
     receiver.know_secret(&secret);
-    let got = eventually("two sessions' events, in order", async || {
+    let got = eventually_within(DELIVERED, "two sessions' events, in order", async || {
         let got: Vec<Value> = receiver.received().iter().map(body).collect();
         let types: Vec<&str> = got.iter().filter_map(|b| b["type"].as_str()).collect();
         match types.iter().filter(|t| **t == "charger.connected").count() >= 2 {

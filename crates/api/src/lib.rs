@@ -88,9 +88,39 @@ pub struct ApiConfig {
     /// What the gateways tell chargers to heartbeat at (`--heartbeat-interval`): a charger
     /// online but silent for longer (and a grace) is listed stale in the fleet overview.
     pub heartbeat_interval: std::time::Duration,
-    /// Whether webhook URLs may be `http` and name loopback, private, link-local or metadata
-    /// addresses (`--webhook-allow-private`: tests and closed networks).
-    pub webhook_allow_private: bool,
+    /// How teams' webhooks are delivered (`--webhook-*`).
+    pub webhooks: WebhookDelivery,
+}
+
+/// How teams' webhooks are delivered (docs/events.md).
+#[derive(Debug, Clone)]
+pub struct WebhookDelivery {
+    /// URLs may be `http` and name private addresses (`--webhook-allow-private`).
+    pub allow_private: bool,
+    /// One attempt's time-out (`--webhook-timeout`).
+    pub attempt_timeout: std::time::Duration,
+    /// The waits before each retry (`--webhook-retry-delays`).
+    pub retry_delays: Vec<std::time::Duration>,
+}
+
+impl Default for WebhookDelivery {
+    fn default() -> Self {
+        WebhookDelivery {
+            allow_private: false,
+            attempt_timeout: std::time::Duration::from_secs(10),
+            retry_delays: cms_webhooks::dispatcher::RETRY_DELAYS.to_vec(),
+        }
+    }
+}
+
+/// This process's webhook dispatcher: one of the API processes delivers at a time (a lease in
+/// the store, held under a name of this process's own).
+fn webhook_dispatcher(delivery: &WebhookDelivery) -> cms_webhooks::DispatcherConfig {
+    let node = format!("api-{}", uuid::Uuid::new_v4().simple());
+    let mut config = cms_webhooks::DispatcherConfig::new(node, delivery.allow_private);
+    config.attempt_timeout = delivery.attempt_timeout;
+    config.retry_delays = delivery.retry_delays.clone();
+    config
 }
 
 /// The default of [`ApiConfig::stream_buffer`].
@@ -119,10 +149,10 @@ pub struct Api {
     latest_follower: Option<JoinHandle<()>>,
     stop_actions: CancellationToken,
     /// Following the access change log and the reports, relaying the command line's actions,
-    /// sweeping overdue ones, keeping the chargers' local lists, balancing the smart charging
+    /// sweeping overdue ones, delivering webhooks, keeping the chargers' local lists, balancing the smart charging
     /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`, keeping
     /// the fleet's state.
-    action_tasks: [JoinHandle<()>; 9],
+    action_tasks: [JoinHandle<()>; 10],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +257,11 @@ impl Api {
                 stop_actions.clone(),
             )),
             tokio::spawn(actions::sweep_overdue(store.clone(), stop_actions.clone())),
+            tokio::spawn(cms_webhooks::run(
+                store.clone(),
+                webhook_dispatcher(&config.webhooks),
+                stop_actions.clone(),
+            )),
             tokio::spawn(gateway_liveness::sweep_silent_gateways(
                 store.clone(),
                 config.gateway_timeout,
@@ -289,7 +324,7 @@ impl Api {
             tls: config.tls.is_some(),
             ops_listener: ops_listener.is_some(),
             metrics_on_rest: http::MetricsOnRest::new(ops_listener.is_some(), config.metrics_token),
-            webhook_allow_private: config.webhook_allow_private,
+            webhook_allow_private: config.webhooks.allow_private,
         });
         let ops = ops_listener.map(|(listener, addr)| {
             let router = http::api_ops_router(state.clone());

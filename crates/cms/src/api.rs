@@ -54,10 +54,8 @@ pub struct ApiCmdArgs {
     #[arg(long, env = "CMS_HEARTBEAT_INTERVAL", default_value = "300s",
         value_parser = crate::duration::positive_duration)]
     pub heartbeat_interval: std::time::Duration,
-    /// Lets webhook URLs use plain `http` and name loopback, private, link-local, unique-local,
-    /// CGNAT or metadata addresses (docs/api.md "Webhooks"): for tests and closed networks.
-    #[arg(long, env = "CMS_WEBHOOK_ALLOW_PRIVATE")]
-    pub webhook_allow_private: bool,
+    #[command(flatten)]
+    pub webhooks: crate::webhook_args::WebhookArgs,
     /// Must match the gateways' prefix.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
     pub topic_prefix: String,
@@ -91,7 +89,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         gateway_timeout: args.gateway_timeout,
         access_cache_entries: args.access_cache_entries,
         heartbeat_interval: args.heartbeat_interval,
-        webhook_allow_private: args.webhook_allow_private,
+        webhooks: args.webhooks.delivery(),
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)
         .await

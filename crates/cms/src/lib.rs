@@ -26,3 +26,4 @@ pub mod shutdown;
 pub mod store_args;
 pub mod tls_args;
 pub mod up;
+pub mod webhook_args;

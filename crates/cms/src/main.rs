@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run everything in one process on embedded defaults (in-process bus, SQLite).
-    Up(UpArgs),
+    Up(Box<UpArgs>),
     /// Run an OCPP gateway publishing to Kafka (several may share a port).
     Gateway(cms::gateway::GatewayCmdArgs),
     /// Run the REST API consuming from Kafka (replicas share the work).
@@ -141,7 +141,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Up(args) => cms::up::run(args).await.map_err(|e| e.to_string()),
+            Command::Up(args) => cms::up::run(*args).await.map_err(|e| e.to_string()),
             Command::Gateway(args) => cms::gateway::run(args).await,
             Command::Api(args) => cms::api::run(args).await,
             Command::Token(TokenCommand::Create(args)) => cms::admin::token_create(args).await,

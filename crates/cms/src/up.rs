@@ -65,10 +65,8 @@ pub struct UpArgs {
     /// (the defaults: six), so that a beacon or two late judges no one.
     #[arg(long, env = "CMS_GATEWAY_TIMEOUT", default_value = "60s", value_parser = positive_duration)]
     pub gateway_timeout: Duration,
-    /// Lets webhook URLs use plain `http` and name loopback, private, link-local, unique-local,
-    /// CGNAT or metadata addresses (docs/api.md "Webhooks"): for tests and closed networks.
-    #[arg(long, env = "CMS_WEBHOOK_ALLOW_PRIVATE")]
-    pub webhook_allow_private: bool,
+    #[command(flatten)]
+    pub webhooks: crate::webhook_args::WebhookArgs,
 }
 
 /// Gateway settings, shared by `cms up` and (later) `cms gateway`.
@@ -338,7 +336,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         gateway_timeout: args.gateway_timeout,
         access_cache_entries: args.access_cache_entries,
         heartbeat_interval: args.gateway.heartbeat_interval,
-        webhook_allow_private: args.webhook_allow_private,
+        webhooks: args.webhooks.delivery(),
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let feed = registry_feed::Feed::catch_up(&store).await?;

@@ -42,8 +42,8 @@ mod teams;
 mod tokens;
 mod transaction_meter_values;
 pub(crate) mod transactions;
-mod webhooks;
 mod webhook_deliveries;
+mod webhooks;
 
 pub use actions::ActionBody;
 pub use error::ApiError;

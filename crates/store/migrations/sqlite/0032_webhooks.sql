@@ -41,9 +41,16 @@ CREATE TABLE webhook_events (
     charger_id   INTEGER,
     -- Whether the event carries data only teams with sensitive-data access may see.
     sensitive    INTEGER NOT NULL DEFAULT 0,
+    -- 0 while the event waits for what it is to tell (a stopped transaction's cost, priced
+    -- after the batch that stopped it): fan-out stops before it, so a charger's events keep
+    -- their order; one left unready for a minute goes as it is.
+    ready        INTEGER NOT NULL DEFAULT 1,
     -- The event's `data` object, as JSON.
     data         TEXT NOT NULL,
     occurred_at  TEXT NOT NULL,
+    -- When cms learnt of it (its gateway's time of receipt): a charger's events from several
+    -- sources (its messages, its actions' reports) are fanned out in this order.
+    received_at  TEXT NOT NULL,
     created_at   TEXT NOT NULL
 );
 

@@ -26,8 +26,12 @@ pub struct NewEvent {
     pub site_id: Option<i64>,
     pub charger_id: Option<i64>,
     pub sensitive: bool,
+    /// `false` while it waits for what it is to tell (`webhook_events.ready`).
+    pub ready: bool,
     pub data: Value,
     pub occurred_at: String,
+    /// When cms learnt of it (the gateway's time of receipt of what it tells).
+    pub received_at: String,
 }
 
 /// The id of the event of kind `event_type` about `key` (a charger and what tells this change
@@ -110,8 +114,10 @@ fn charger_event(
         site_id: charger.site_id,
         charger_id: Some(charger.id),
         sensitive: false,
+        ready: true,
         data,
         occurred_at: occurred_at.to_string(),
+        received_at: occurred_at.to_string(),
     }
 }
 
@@ -147,8 +153,8 @@ pub(crate) async fn insert(
     for event in events {
         sqlx::query(
             "INSERT INTO webhook_events (event_id, type, subject, team_id, site_id, charger_id,
-               sensitive, data, occurred_at, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+               sensitive, data, occurred_at, created_at, ready, received_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
              ON CONFLICT (event_id) DO NOTHING",
         )
         .bind(&event.event_id)
@@ -161,6 +167,8 @@ pub(crate) async fn insert(
         .bind(event.data.to_string())
         .bind(&event.occurred_at)
         .bind(&now)
+        .bind(event.ready as i64)
+        .bind(&event.received_at)
         .execute(&mut *db)
         .await?;
     }

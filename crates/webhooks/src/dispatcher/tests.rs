@@ -149,8 +149,8 @@ impl Fixture {
     async fn event(&self, identity: &str, n: usize) {
         sqlx::query(
             "INSERT INTO webhook_events (event_id, type, subject, team_id, site_id, charger_id,
-               data, occurred_at, created_at)
-             SELECT $1, 'charger.connected', c.identity, s.team_id, s.id, c.id, $2, $3, $3
+               data, occurred_at, received_at, created_at)
+             SELECT $1, 'charger.connected', c.identity, s.team_id, s.id, c.id, $2, $3, $3, $3
              FROM chargers c JOIN sites s ON s.id = c.site_id WHERE c.identity = $4",
         )
         .bind(format!("evt_{identity}_{n}"))

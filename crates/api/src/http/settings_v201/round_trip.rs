@@ -57,7 +57,7 @@ impl Bench {
             secrets_key: Some(key.clone()),
             access_cache_entries: DEFAULT_ACCESS_CACHE_ENTRIES,
             heartbeat_interval: crate::DEFAULT_HEARTBEAT_INTERVAL,
-            webhook_allow_private: false,
+            webhooks: Default::default(),
         };
         let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
             .build_recorder()

@@ -89,7 +89,7 @@ async fn twenty_thousand_chargers_with_a_thousand_changes_a_second() {
         secrets_key: None,
         access_cache_entries: DEFAULT_ACCESS_CACHE_ENTRIES,
         heartbeat_interval: crate::DEFAULT_HEARTBEAT_INTERVAL,
-        webhook_allow_private: false,
+        webhooks: Default::default(),
     };
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
         .build_recorder()

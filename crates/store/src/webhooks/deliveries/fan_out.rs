@@ -5,6 +5,7 @@ use super::super::EVENTS_VERSION;
 use crate::{Result, Store};
 use serde_json::{Value, json};
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
 /// What one fan-out round did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -33,6 +34,50 @@ const RECIPIENTS: &str = "
                                                      OR a.sensitive_data_expires_at > $5)))))
     ORDER BY w.id";
 
+/// How long an event waits after it was written before it is fanned out, for the events of the
+/// same charger from other writers to be written too (the materialiser lingers 100 ms a batch).
+const SETTLE: chrono::Duration = chrono::Duration::seconds(1);
+
+/// `now` less `by`, as record time. (An event still unready (`webhook_events.ready`) a minute
+/// after it was written goes as it is: whatever kept it back, a pricing that failed for good,
+/// holds no one's events longer.)
+fn earlier(now: &str, by: chrono::Duration) -> String {
+    chrono::DateTime::parse_from_rfc3339(now)
+        .map(|t| crate::format_record_time((t - by).into()))
+        .unwrap_or_default()
+}
+
+/// The events that may be fanned out now, in the order cms received what they tell: those
+/// after the cursor (in `seq` order) before the first received at or after an event that is
+/// still to come. A charger's events come from several writers (the materialiser's batches,
+/// the actions' reports), each in order but not in order with the others: an event written less
+/// than [`SETTLE`] ago, or still unready (a stopped transaction's, until priced), may yet be
+/// preceded by one of another writer received before it.
+fn settled(events: Vec<AnyRow>, now: &str) -> Result<Vec<AnyRow>> {
+    let young = earlier(now, SETTLE);
+    let stale = earlier(now, chrono::Duration::minutes(1));
+    let mut pending: Option<String> = None;
+    for event in &events {
+        let created: String = event.try_get("created_at")?;
+        let unready = event.try_get::<i64, _>("ready")? == 0 && created > stale;
+        if unready || created > young {
+            let received: String = event.try_get("received_at")?;
+            pending = Some(pending.map_or(received.clone(), |p: String| p.min(received)));
+        }
+    }
+    let mut settled = Vec::new();
+    for event in events {
+        let received: String = event.try_get("received_at")?;
+        if pending.as_ref().is_some_and(|p| received >= *p) {
+            break;
+        }
+        settled.push((received, event));
+    }
+    // Stable: the same time keeps the writing order.
+    settled.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(settled.into_iter().map(|(_, e)| e).collect())
+}
+
 impl Store {
     /// Fans out up to `limit` events after the cursor: a delivery, due at `now`, to each webhook
     /// that should get it, and the cursor moved past them, in one transaction. `None` (nothing
@@ -57,13 +102,14 @@ impl Store {
         };
         let events = sqlx::query(
             "SELECT seq, event_id, type, subject, team_id, site_id, charger_id, sensitive, data,
-                    occurred_at
+                    occurred_at, received_at, ready, created_at
              FROM webhook_events WHERE seq > $1 ORDER BY seq LIMIT $2",
         )
         .bind(cursor)
         .bind(limit)
         .fetch_all(&mut *tx)
         .await?;
+        let events = settled(events, now)?;
         let mut done = FannedOut::default();
         let mut last = cursor;
         for event in &events {
@@ -103,7 +149,7 @@ impl Store {
                 done.deliveries += created.rows_affected();
             }
             done.event_types.push(kind);
-            last = seq;
+            last = last.max(seq);
         }
         if last != cursor {
             sqlx::query("UPDATE webhook_dispatcher SET last_seq = $1 WHERE id = 1")

@@ -56,8 +56,9 @@ async fn webhook(store: &Store, team_id: i64, name: &str, types: &[&str]) -> i64
 async fn event(store: &Store, kind: &str, charger: i64, subject: &str, sensitive: bool) -> i64 {
     sqlx::query_scalar(
         "INSERT INTO webhook_events (event_id, type, subject, team_id, site_id, charger_id,
-           sensitive, data, occurred_at, created_at)
-         SELECT $1, $2, $3, s.team_id, s.id, c.id, $4, $5, $6, $6
+           sensitive, data, occurred_at, received_at, created_at)
+         -- Written well before any fan-out of the tests: settled.
+         SELECT $1, $2, $3, s.team_id, s.id, c.id, $4, $5, $6, $6, '2026-01-01T00:00:00.000000Z'
          FROM chargers c JOIN sites s ON s.id = c.site_id WHERE c.id = $7 RETURNING seq",
     )
     .bind(format!("evt_{}", uuid::Uuid::new_v4().simple()))

@@ -40,15 +40,24 @@ impl Outbox {
             return Ok(());
         }
         use StateChange::*;
-        let identity = match change {
-            Connected { identity, .. }
-            | Disconnected { identity, .. }
-            | Booted { identity, .. }
-            | Status { identity, .. }
-            | EvseStatus { identity, .. }
-            | TransactionStarted { identity, .. } => identity,
-            TransactionEvent(event) => &event.identity,
-            ActionReported(report) => &report.identity,
+        // Who, and when its gateway received it: a batch holds several topics' records (a
+        // charger's messages, its actions' reports), each topic in its order but not in order
+        // with the others, so the batch's events are written in the order their changes came.
+        let (identity, received) = match change {
+            Connected { identity, at, .. }
+            | Disconnected { identity, at, .. }
+            | Booted { identity, at, .. }
+            | Status { identity, at, .. }
+            | EvseStatus { identity, at, .. }
+            | TransactionStarted { identity, at, .. }
+            | TransactionStopped { identity, at, .. } => (identity, at),
+            TransactionEvent(event) => (&event.identity, &event.at),
+            // Its end as the gateway saw it: the report may be applied long after (by the
+            // request that waited for it, or the reports' follower).
+            ActionReported(report) => (
+                &report.identity,
+                report.finished_at.as_ref().unwrap_or(&report.at),
+            ),
             _ => return Ok(()),
         };
         let Some(charger) = self.charger(db, identity).await? else {
@@ -195,8 +204,24 @@ impl Outbox {
                     events.push(refused(&charger, identity, id_tag, status, &id, started_at));
                 }
             }
+            TransactionStopped {
+                ocpp_transaction_id,
+                stopped_at,
+                ..
+            } => {
+                let which = super::Ended::V16(identity, *ocpp_transaction_id);
+                events.push(super::ended::placeholder(&charger, &which, stopped_at));
+            }
             TransactionEvent(event) => {
                 use crate::station_events::EventType;
+                if event.event_type == EventType::Ended {
+                    let which = super::Ended::V201(identity, &event.station_transaction_id);
+                    events.push(super::ended::placeholder(
+                        &charger,
+                        &which,
+                        &event.timestamp,
+                    ));
+                }
                 if event.event_type != EventType::Started {
                     return Ok(());
                 }
@@ -249,13 +274,19 @@ impl Outbox {
             }
             _ => {}
         }
-        self.events.extend(events);
+        self.events.extend(events.into_iter().map(|mut event| {
+            event.received_at = received.clone();
+            event
+        }));
         Ok(())
     }
 
     /// Writes the events noted, in the order noted.
     pub(crate) async fn write(self, db: &mut AnyConnection, backend: Backend) -> Result<()> {
-        insert(db, backend, &self.events).await
+        let mut events = self.events;
+        // Stable: a change's events stay in the order noted.
+        events.sort_by(|a, b| a.received_at.cmp(&b.received_at));
+        insert(db, backend, &events).await
     }
 
     async fn charger(
