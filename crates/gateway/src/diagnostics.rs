@@ -10,7 +10,7 @@ mod attempts;
 mod frame_ring;
 
 pub use attempts::{Attempt, RefusedBecause};
-pub use frame_ring::{FrameRing, KeptFrame, NextPush};
+pub use frame_ring::{FrameRing, KeptFrame};
 
 use crate::Shared;
 use crate::identity::ChargerIdentity;

@@ -9,7 +9,7 @@
 //! come the other way: `commands` follows the commands topic into the inbox of the session they
 //! are addressed to, and the session's action calls (`action_calls.rs`) send them one at a time and report how
 //! each ended.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod action_calls;
 mod actions;

@@ -8,7 +8,7 @@ use crate::admission::{ClientSubject, Transport};
 use crate::boot_configuration::read_configuration;
 use crate::charger_action::ChargerAction;
 use crate::charger_calls_v201::call_error_v201;
-use crate::diagnostics::{FrameRing, NextPush, RefusedBecause};
+use crate::diagnostics::{FrameRing, RefusedBecause};
 use crate::events::{ConnectionEvent, connection_record};
 use crate::handshake;
 use crate::metrics::{DisconnectReason, FrameKind, handshake_rejected};
@@ -147,7 +147,6 @@ pub async fn serve(
         relay: None,
         replay: None,
         relay_declined: false,
-        frames_next: frames.next_push(),
         frames,
     };
     live.follow_proxy_setup(false);
@@ -269,8 +268,6 @@ struct LiveSession<'a> {
     relay_declined: bool,
     /// The last frames both ways, kept for `GET .../messages` (`diagnostics.rs`).
     frames: Arc<FrameRing>,
-    /// What the next frame kept touches, fetched as a frame arrives.
-    frames_next: NextPush,
 }
 
 impl LiveSession<'_> {
@@ -471,7 +468,7 @@ impl LiveSession<'_> {
         let Some(frame) = self.action_calls.next_call(self.shared).await else {
             return Ok(false);
         };
-        self.keep(frame.as_bytes(), false, Instant::now());
+        self.frames.push(frame.as_bytes(), false, Instant::now());
         ws.send(Message::text(frame))
             .await
             .map_err(|_| DisconnectReason::ConnectionLost)?;
@@ -513,9 +510,8 @@ impl LiveSession<'_> {
     async fn on_message(&mut self, ws: &mut Ws, message: Message) -> Result<(), DisconnectReason> {
         let reply = match message {
             Message::Text(text) => {
-                // The ring's lines are fetched now and the frame kept once it was read
-                // (`on_text`), by when they have come.
-                self.frames_next.prefetch(text.len());
+                // `last_seen` is when it was read: no clock read of its own.
+                self.frames.push(text.as_bytes(), true, self.last_seen);
                 // The record's copy of the frame, cut from the shard's chunk: the read buffer
                 // is then free again before the next read, which tungstenite makes into it in
                 // place. Held by the record, it would have the next frame read into a new
@@ -549,7 +545,7 @@ impl LiveSession<'_> {
             Message::Ping(_) | Message::Frame(_) => None,
         };
         if let Some(reply) = reply {
-            self.keep(reply.as_bytes(), false, self.last_seen);
+            self.frames.push(reply.as_bytes(), false, self.last_seen);
             ws.feed(Message::text(reply))
                 .await
                 .map_err(|_| DisconnectReason::ConnectionLost)?;
@@ -568,15 +564,12 @@ impl LiveSession<'_> {
         frame: &Bytes,
     ) -> Result<Option<Utf8Bytes>, DisconnectReason> {
         let shared = self.shared;
-        let taken = self.take_text(text, frame);
-        // Kept once it was read, before anything is sent: `last_seen` is when it came.
-        self.keep(text.as_bytes(), true, self.last_seen);
         let Published {
             action,
             delivery,
             answer,
             started,
-        } = match taken {
+        } = match self.take_text(text, frame) {
             Taken::Reply(reply) => return Ok(reply),
             Taken::Answer(answer) => {
                 // Boxed: rare beside the frames, and its state would grow every frame's.
@@ -598,7 +591,7 @@ impl LiveSession<'_> {
             // The answer is written while the publish is driven: one that waits for room in
             // the bus is never left unpolled behind a slow socket, nor given up half done
             // when the socket fails.
-            self.keep(answer.as_bytes(), false, self.last_seen);
+            self.frames.push(answer.as_bytes(), false, self.last_seen);
             let (sent, published) = tokio::join!(ws.send(Message::text(answer)), delivery);
             if sent.is_ok() {
                 // `last_seen` is when this frame was read: no clock read of its own.
@@ -684,11 +677,6 @@ impl LiveSession<'_> {
             }
             _ => DisconnectReason::ConnectionLost,
         }
-    }
-
-    /// Keeps a frame in the charger's ring (`diagnostics.rs`).
-    fn keep(&mut self, frame: &[u8], incoming: bool, at: Instant) {
-        self.frames_next = self.frames.push(frame, incoming, at);
     }
 
     /// A CALLERROR frame with the code spelled as the session's version spells it.

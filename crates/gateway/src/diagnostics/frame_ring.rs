@@ -65,19 +65,11 @@ impl FrameRing {
         }
     }
 
-    /// Keeps `frame`, received (`incoming`) or sent at `at`, in place of the oldest. Returns
-    /// where the next push writes, for [`NextPush::prefetch`].
-    pub fn push(&self, frame: &[u8], incoming: bool, at: Instant) -> NextPush {
+    /// Keeps `frame`, received (`incoming`) or sent at `at`, in place of the oldest.
+    pub fn push(&self, frame: &[u8], incoming: bool, at: Instant) {
         let at = at.saturating_duration_since(self.anchor.0).as_micros() as u64;
         let mut ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
         ring.push(frame, incoming, at);
-        ring.next_push(self)
-    }
-
-    /// Where the first push writes, for [`NextPush::prefetch`].
-    pub fn next_push(&self) -> NextPush {
-        let ring = self.ring.lock().unwrap_or_else(|e| e.into_inner());
-        ring.next_push(self)
     }
 
     /// The frames kept, newest first.
@@ -100,81 +92,7 @@ impl FrameRing {
     }
 }
 
-/// The memory the next push touches: the ring's lock, the entry it drops and the one it adds,
-/// and the bytes it writes. Among thousands of chargers a charger's ring is out of the caches
-/// when its next frame comes, and a push that waits on those lines costs a frame more than the
-/// rest of the ring does: the session asks for them as a frame arrives
-/// ([`NextPush::prefetch`]), and they are there when the frame is kept, after it was read.
-/// Addresses only: stale ones (the ring grew since) cost a wasted fetch, never a fault.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NextPush {
-    ring: usize,
-    front: usize,
-    back: usize,
-    bytes: usize,
-    bytes_end: usize,
-}
-
-/// A cache line, as fetched.
-const LINE: usize = 64;
-/// At most this many bytes of a frame are fetched ahead: the rest of a long frame streams in.
-const FETCHED: usize = 1024;
-
-impl NextPush {
-    /// Asks the CPU for the lines the next push of `len` bytes and a short answer after it
-    /// touches, without waiting for them.
-    pub fn prefetch(&self, len: usize) {
-        if self.ring == 0 {
-            return;
-        }
-        for at in [self.ring, self.ring + LINE, self.front, self.back] {
-            fetch(at);
-        }
-        let end = (self.bytes + (len + LINE).min(FETCHED)).min(self.bytes_end);
-        for at in (self.bytes..end).step_by(LINE) {
-            fetch(at);
-        }
-    }
-}
-
-/// A hint to the CPU: a prefetch does not read memory as Rust sees it, and never faults, so
-/// any address is sound.
-#[allow(unsafe_code)]
-#[inline(always)]
-fn fetch(at: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: PREFETCHT0 loads nothing into a register and does not fault on any address.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(at as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
-}
-
 impl Ring {
-    fn next_push(&self, owner: &FrameRing) -> NextPush {
-        let (a, b) = self.entries.as_slices();
-        let back = if b.is_empty() {
-            a.as_ptr_range().end
-        } else {
-            b.as_ptr_range().end
-        };
-        let base = self.bytes.as_ptr() as usize;
-        let bytes = if self.bytes.len() < self.max_bytes {
-            base + self.bytes.len()
-        } else {
-            base + (self.written % self.max_bytes as u64) as usize
-        };
-        NextPush {
-            ring: owner as *const FrameRing as usize,
-            front: a.as_ptr() as usize,
-            back: back as usize,
-            bytes,
-            bytes_end: base + self.bytes.capacity(),
-        }
-    }
-
     fn push(&mut self, frame: &[u8], incoming: bool, at: u64) {
         if self.max_frames == 0 {
             return;

@@ -400,6 +400,16 @@ impl Store {
         connectors: &[ConnectorComputation],
     ) -> Result<()> {
         let mut tx = self.begin_write().await?;
+        // The site going over its limit is told once, when it does (webhooks).
+        let before: Option<Option<f64>> =
+            sqlx::query_scalar("SELECT headroom_amps FROM site_smart_charging WHERE site_id = $1")
+                .bind(site_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let was_over = before.flatten().is_some_and(|h| h < 0.0);
+        if !was_over && site.headroom_amps.is_some_and(|h| h < 0.0) {
+            crate::webhooks::outbox::site_over_limit(&mut tx, self.backend, site_id, site).await?;
+        }
         sqlx::query(
             "UPDATE site_smart_charging SET computed_at = $1, meter_amps = $2, meter_phases = $3,
                meter_measured_at = $4, base_load_amps = $5, available_amps = $6,

@@ -181,7 +181,7 @@ mod sweeps;
 
 pub(crate) use batch::Outbox;
 pub use ended::Ended;
-pub(crate) use sweeps::{actions_ended, charger_changed, charger_offline};
+pub(crate) use sweeps::{actions_ended, charger_changed, charger_offline, site_over_limit};
 
 #[cfg(test)]
 mod tests;

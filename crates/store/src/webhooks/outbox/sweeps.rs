@@ -1,7 +1,7 @@
 //! Events of changes made outside the materialiser's batches: a charger registered or moved,
 //! a silent gateway's sessions ended, actions no gateway reported on in time.
 
-use super::{anyone_listens, charger_event, charger_ref, insert};
+use super::{NewEvent, anyone_listens, charger_event, charger_ref, insert};
 use crate::time::now_record_time;
 use crate::{Backend, Result};
 use serde_json::json;
@@ -102,6 +102,49 @@ pub(crate) async fn actions_ended(
         ));
     }
     insert(db, backend, &events).await
+}
+
+/// The `site.limit_exceeded` of a site whose balancer found it over its grid limit (its meter's
+/// reading, or in static mode what its connectors were given), written with the computation
+/// that found it.
+pub(crate) async fn site_over_limit(
+    db: &mut AnyConnection,
+    backend: Backend,
+    site_id: i64,
+    computed: &crate::smart_charging::balancer::SiteComputation,
+) -> Result<()> {
+    if !anyone_listens(db).await? {
+        return Ok(());
+    }
+    let site: Option<(String, i64, Option<f64>, String)> = sqlx::query_as(
+        "SELECT s.uuid, s.team_id, c.grid_limit_amps, s.smart_charging FROM sites s
+         JOIN site_smart_charging c ON c.site_id = s.id WHERE s.id = $1",
+    )
+    .bind(site_id)
+    .fetch_optional(&mut *db)
+    .await?;
+    let Some((uuid, team_id, grid_limit, mode)) = site else {
+        return Ok(());
+    };
+    let at = &computed.computed_at;
+    let event = NewEvent {
+        event_id: super::event_id("site.limit_exceeded", &[&uuid, at]),
+        event_type: "site.limit_exceeded",
+        subject: uuid.clone(),
+        team_id: Some(team_id),
+        site_id: Some(site_id),
+        charger_id: None,
+        sensitive: false,
+        ready: true,
+        data: json!({
+            "site_uuid": uuid, "mode": mode, "grid_limit_amps": grid_limit,
+            "meter_amps": computed.meter_amps, "meter_measured_at": computed.meter_measured_at,
+            "allocated_amps": computed.allocated_amps, "headroom_amps": computed.headroom_amps,
+        }),
+        occurred_at: at.clone(),
+        received_at: at.clone(),
+    };
+    insert(db, backend, &[event]).await
 }
 
 /// An action cms ended itself, as its event tells it.

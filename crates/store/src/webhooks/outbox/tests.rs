@@ -218,3 +218,53 @@ store_test!(
         );
     }
 );
+
+store_test!(
+    a_site_over_its_limit_is_told_once_while_it_stays_over,
+    |store| {
+        let charger = charger_id(&store, "CP-1").await;
+        listen(&store).await;
+        let site: i64 = sqlx::query_scalar("SELECT site_id FROM chargers WHERE id = $1")
+            .bind(charger)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        sqlx::query(
+            "INSERT INTO site_smart_charging (site_id, grid_limit_amps, updated_at)
+         VALUES ($1, 63.0, 'now')",
+        )
+        .bind(site)
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let computed = |at: &str, meter: f64| crate::smart_charging::balancer::SiteComputation {
+            computed_at: at.into(),
+            meter_amps: Some(meter),
+            headroom_amps: Some(63.0 - meter),
+            ..Default::default()
+        };
+        for (at, meter) in [
+            ("2026-11-29T10:00:00.000000Z", 60.0),
+            // Over: told.
+            ("2026-11-29T10:00:01.000000Z", 64.5),
+            // Still over: not again.
+            ("2026-11-29T10:00:02.000000Z", 66.0),
+            ("2026-11-29T10:00:03.000000Z", 61.0),
+            // Over again: told again.
+            ("2026-11-29T10:00:04.000000Z", 65.0),
+        ] {
+            store
+                .record_site_computation(site, &computed(at, meter), &[])
+                .await
+                .unwrap();
+        }
+        let kept: Vec<Value> = (events(&store).await.into_iter())
+            .filter(|(t, _, _)| t == "site.limit_exceeded")
+            .map(|(_, _, data)| serde_json::from_str(&data).unwrap())
+            .collect();
+        let meters: Vec<&Value> = kept.iter().map(|d| &d["meter_amps"]).collect();
+        assert_eq!(meters, [&json!(64.5), &json!(65.0)]);
+        assert_eq!(kept[0]["grid_limit_amps"], 63.0);
+        assert!(kept[0]["site_uuid"].as_str().is_some_and(|u| !u.is_empty()));
+    }
+);
