@@ -112,6 +112,11 @@ pub fn push_start_headers(headers: &mut Headers, transaction_id: i32, id_tag_sta
     headers.push(Header::new(header::ID_TAG_STATUS, id_tag_status));
 }
 
+/// An Authorize record's header when the tag was refused: the idTagInfo status it was given.
+pub fn push_authorize_refused(headers: &mut Headers, id_tag_status: &'static str) {
+    headers.push(Header::new(header::ID_TAG_STATUS, id_tag_status));
+}
+
 /// A 2.0.1 TransactionEvent record's headers: which event, the station's own transaction id
 /// (a string), the EVSE and the newest reading's time when the event has them, and the
 /// idTokenInfo status answered when it carried an idToken.

@@ -31,8 +31,8 @@ pub use charger_frames::{
     frames_answer_record, frames_request_record,
 };
 pub use charger_messages::{
-    ChargerMessage, message_headers, push_reading_headers, push_start_headers,
-    push_transaction_event_headers,
+    ChargerMessage, message_headers, push_authorize_refused, push_reading_headers,
+    push_start_headers, push_transaction_event_headers,
 };
 pub use connections::ConnectionEvent;
 pub use contract::{CONTRACT_VERSION, header};

@@ -9,7 +9,7 @@ use crate::transactions::{StartKey, TransactionIds};
 use bytes::{Bytes, BytesMut};
 use chrono::{DateTime, Utc};
 use cms_bus::Topics;
-use cms_bus::{Headers, Record, push_reading_headers, push_start_headers};
+use cms_bus::{Headers, Record, push_authorize_refused, push_reading_headers, push_start_headers};
 use cms_ocpp::v16::answer::{self, ClockAnswer};
 use cms_ocpp::v16::{
     Action, MAX_CONNECTOR_ID, MeterValuesCheck, Request, check_meter_values, parse_request,
@@ -252,6 +252,11 @@ fn accept(
             let verdict = ctx
                 .authority
                 .authorize(ctx.identity, &authorize.id_tag, now);
+            // A refusal is told on the bus (a team's `id_tag.refused` webhook); an acceptance,
+            // the common case, carries nothing more.
+            if verdict.status != "Accepted" {
+                push_authorize_refused(&mut headers, verdict.status);
+            }
             answer::id_tag_answer(&verdict.id_tag_info()).into()
         }
         Request::StartTransaction(start) => {

@@ -117,6 +117,14 @@ pub enum StateChange {
         reason: String,
         at: String,
     },
+    /// A charger was told its tag is not accepted in answer to an Authorize (kept nowhere; a
+    /// team's `id_tag.refused` webhook hears of it).
+    IdTagRefused {
+        identity: String,
+        id_tag: String,
+        status: String,
+        at: String,
+    },
     /// A 2.0.1 station's StatusNotification of one of an EVSE's connectors
     /// (`station_events`); `timestamp` is the station's, in record time form.
     EvseStatus {
@@ -359,6 +367,8 @@ async fn apply_one<'a>(
             crate::gateways::seen(db, server, at).await?;
             crate::gateways::heard_again(db, server, at).await?;
         }
+        // Kept nowhere: the webhooks' outbox alone hears of it.
+        IdTagRefused { .. } => {}
         Heartbeat { identity, at } => {
             sqlx::query(
                 "UPDATE chargers SET last_heartbeat_at = $1, updated_at = $2 WHERE identity = $3",

@@ -81,8 +81,11 @@ pub fn register_metrics() {
 pub async fn run(store: Store, config: DispatcherConfig, stop: CancellationToken) {
     register_metrics();
     let client = Client::new(config.allow_private, config.attempt_timeout);
-    let mut sending: JoinSet<(i64, String)> = JoinSet::new();
+    let mut sending: JoinSet<Ended> = JoinSet::new();
     let mut busy: HashSet<(i64, String)> = HashSet::new();
+    // Attempts that ended, recorded together at the next turn: one store transaction for all
+    // the attempts that ended meanwhile, not one each.
+    let mut ended: Vec<Ended> = Vec::new();
     let mut renewed: Option<Instant> = None;
     let mut gauges_read: Option<Instant> = None;
     loop {
@@ -90,8 +93,9 @@ pub async fn run(store: Store, config: DispatcherConfig, stop: CancellationToken
             _ = stop.cancelled() => break,
             _ = tokio::time::sleep(config.poll) => {}
             Some(done) = sending.join_next(), if !sending.is_empty() => {
-                if let Ok(key) = done {
-                    busy.remove(&key);
+                ended.extend(done.ok());
+                while let Some(done) = sending.try_join_next() {
+                    ended.extend(done.ok());
                 }
             }
         }
@@ -115,6 +119,10 @@ pub async fn run(store: Store, config: DispatcherConfig, stop: CancellationToken
             };
         }
         if renewed.is_none() {
+            // Not recorded: the holder of the lease sends them again (at least once).
+            for attempt in ended.drain(..) {
+                busy.remove(&attempt.key);
+            }
             // Another replica dispatches and reports: this one's gauges would go stale.
             if gauges_read.take().is_some() {
                 metrics::gauge!("cms_webhook_pending").set(0.0);
@@ -123,6 +131,7 @@ pub async fn run(store: Store, config: DispatcherConfig, stop: CancellationToken
             continue;
         }
         let now = format_record_time(now);
+        record(&store, &config.node, &now, &mut ended, &mut busy).await;
         fan_out(&store, &config.node, &now).await;
         if gauges_read.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
             gauges_read = Some(Instant::now());
@@ -153,14 +162,14 @@ pub async fn run(store: Store, config: DispatcherConfig, stop: CancellationToken
         for delivery in next {
             let key = (delivery.webhook_id, delivery.subject.clone());
             busy.insert(key.clone());
-            let (store, client, config) = (store.clone(), client.clone(), config.clone());
-            sending.spawn(async move {
-                attempt(&store, &client, &config, delivery).await;
-                key
-            });
+            let (client, config) = (client.clone(), config.clone());
+            sending.spawn(async move { attempt(&client, &config, delivery, key).await });
         }
     }
-    // Attempts cut short are sent again by whoever holds the lease next: at least once.
+    // Those that ended are recorded; those cut short are sent again by whoever holds the lease
+    // next: at least once.
+    let now = format_record_time(Utc::now());
+    record(&store, &config.node, &now, &mut ended, &mut busy).await;
     sending.shutdown().await;
     if let Err(error) = store.release_webhook_lease(&config.node).await {
         tracing::warn!(%error, "webhook dispatcher: cannot release its lease");
@@ -189,8 +198,60 @@ async fn fan_out(store: &Store, node: &str, now: &str) {
     }
 }
 
-/// Sends one delivery and records what came of it.
-async fn attempt(store: &Store, client: &Client, config: &DispatcherConfig, d: DueDelivery) {
+/// An attempt that ended, to be recorded.
+struct Ended {
+    /// Its (webhook, subject): busy until the attempt is recorded.
+    key: (i64, String),
+    delivery_id: i64,
+    attempt: Attempt,
+    outcome: Outcome,
+    /// Its outcome as `cms_webhook_deliveries_total` counts it.
+    counted: &'static str,
+}
+
+/// Records the attempts that ended, in one transaction, and frees their (webhook, subject).
+async fn record(
+    store: &Store,
+    node: &str,
+    now: &str,
+    ended: &mut Vec<Ended>,
+    busy: &mut HashSet<(i64, String)>,
+) {
+    if ended.is_empty() {
+        return;
+    }
+    let attempts: Vec<(i64, Attempt, Outcome)> = (ended.iter())
+        .map(|e| (e.delivery_id, e.attempt.clone(), e.outcome.clone()))
+        .collect();
+    match store.record_webhook_attempts(node, now, &attempts).await {
+        Ok(true) => {
+            for e in ended.iter() {
+                metrics::counter!("cms_webhook_deliveries_total", "outcome" => e.counted)
+                    .increment(1);
+            }
+        }
+        Ok(false) => tracing::info!(
+            attempts = ended.len(),
+            "webhook dispatcher: lease lost, attempts not recorded"
+        ),
+        Err(error) => tracing::warn!(
+            %error,
+            attempts = ended.len(),
+            "webhook dispatcher: cannot record attempts; they are sent again"
+        ),
+    }
+    for e in ended.drain(..) {
+        busy.remove(&e.key);
+    }
+}
+
+/// Sends one delivery; what came of it, to be recorded.
+async fn attempt(
+    client: &Client,
+    config: &DispatcherConfig,
+    d: DueDelivery,
+    key: (i64, String),
+) -> Ended {
     let attempted = Utc::now();
     let timestamp = attempted.timestamp();
     let headers = [
@@ -234,26 +295,17 @@ async fn attempt(store: &Store, client: &Client, config: &DispatcherConfig, d: D
             None => (Outcome::Failed, "failed"),
         },
     };
-    let record = Attempt {
-        attempted_at: format_record_time(attempted),
-        status_code: status,
-        latency_ms: latency.as_millis() as i64,
-        error,
-    };
-    let now = format_record_time(Utc::now());
-    match store
-        .record_webhook_attempt(&config.node, &now, d.id, &record, &outcome)
-        .await
-    {
-        Ok(true) => {
-            metrics::counter!("cms_webhook_deliveries_total", "outcome" => counted).increment(1)
-        }
-        Ok(false) => {
-            tracing::info!(delivery = %d.uuid, "webhook dispatcher: lease lost, attempt not recorded")
-        }
-        Err(error) => {
-            tracing::warn!(%error, delivery = %d.uuid, "webhook dispatcher: cannot record an attempt")
-        }
+    Ended {
+        key,
+        delivery_id: d.id,
+        attempt: Attempt {
+            attempted_at: format_record_time(attempted),
+            status_code: status,
+            latency_ms: latency.as_millis() as i64,
+            error,
+        },
+        outcome,
+        counted,
     }
 }
 

@@ -106,6 +106,13 @@ fn message_change(
             started_at: format_record_time(start.timestamp),
             at,
         },
+        Request::Authorize(authorize) => StateChange::IdTagRefused {
+            identity,
+            id_tag: authorize.id_tag.into_owned(),
+            // The gateway tells only a refusal (an accepted tag's record has no status).
+            status: told.id_tag_status?.to_string(),
+            at,
+        },
         Request::StopTransaction(stop) => StateChange::TransactionStopped {
             identity,
             ocpp_transaction_id: stop.transaction_id.into(),

@@ -100,68 +100,97 @@ impl Store {
         attempt: &Attempt,
         outcome: &Outcome,
     ) -> Result<bool> {
+        let one = [(delivery_id, attempt.clone(), outcome.clone())];
+        self.record_webhook_attempts(holder, now, &one).await
+    }
+
+    /// [`Store::record_webhook_attempt`] for several attempts, in one transaction: the
+    /// dispatcher records together the attempts that ended meanwhile.
+    pub async fn record_webhook_attempts(
+        &self,
+        holder: &str,
+        now: &str,
+        attempts: &[(i64, Attempt, Outcome)],
+    ) -> Result<bool> {
         let mut tx = self.begin_write().await?;
         let held: Option<i64> = sqlx::query_scalar(&format!("SELECT 1 WHERE {}", lease_held(1)))
             .bind(holder)
             .bind(now)
             .fetch_optional(&mut *tx)
             .await?;
-        let webhook_id: Option<i64> = sqlx::query_scalar(
-            "SELECT webhook_id FROM webhook_deliveries WHERE id = $1 AND state = 'pending'",
-        )
-        .bind(delivery_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let (Some(_), Some(webhook_id)) = (held, webhook_id) else {
+        if held.is_none() {
             return Ok(false);
-        };
-        sqlx::query(
-            "INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error)
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(delivery_id)
-        .bind(&attempt.attempted_at)
-        .bind(attempt.status_code)
-        .bind(attempt.latency_ms)
-        .bind(&attempt.error)
-        .execute(&mut *tx)
-        .await?;
-        let (state, next_attempt_at, delivered_at) = match outcome {
-            Outcome::Delivered => ("delivered", now, Some(now)),
-            Outcome::Retry { at } => ("pending", at.as_str(), None),
-            Outcome::Failed => ("failed", now, None),
-            Outcome::Gone => ("pending", now, None),
-        };
-        sqlx::query(
-            "UPDATE webhook_deliveries SET state = $1, attempts = attempts + 1,
-               next_attempt_at = $2, delivered_at = $3, last_status = $4, last_error = $5
-             WHERE id = $6",
-        )
-        .bind(state)
-        .bind(next_attempt_at)
-        .bind(delivered_at)
-        .bind(attempt.status_code)
-        .bind(&attempt.error)
-        .bind(delivery_id)
-        .execute(&mut *tx)
-        .await?;
-        let webhook_change = match outcome {
-            Outcome::Delivered => Some("failing_since = NULL"),
-            Outcome::Failed => Some("failing_since = COALESCE(failing_since, $2)"),
-            Outcome::Gone => Some("enabled = 0, disabled_reason = 'gone', updated_at = $2"),
-            Outcome::Retry { .. } => None,
-        };
-        if let Some(change) = webhook_change {
-            let sql = format!("UPDATE webhooks SET {change} WHERE id = $1 RETURNING id");
-            let query = sqlx::query_scalar::<_, i64>(&sql).bind(webhook_id);
-            let query = if change.contains("$2") {
-                query.bind(now)
-            } else {
-                query
-            };
-            query.fetch_optional(&mut *tx).await?;
+        }
+        for (delivery_id, attempt, outcome) in attempts {
+            record(&mut tx, now, *delivery_id, attempt, outcome).await?;
         }
         tx.commit().await?;
         Ok(true)
     }
+}
+
+/// One attempt of a delivery still pending, and what it leads to.
+async fn record(
+    db: &mut sqlx::AnyConnection,
+    now: &str,
+    delivery_id: i64,
+    attempt: &Attempt,
+    outcome: &Outcome,
+) -> Result<()> {
+    let webhook_id: Option<i64> = sqlx::query_scalar(
+        "SELECT webhook_id FROM webhook_deliveries WHERE id = $1 AND state = 'pending'",
+    )
+    .bind(delivery_id)
+    .fetch_optional(&mut *db)
+    .await?;
+    let Some(webhook_id) = webhook_id else {
+        return Ok(());
+    };
+    sqlx::query(
+        "INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error)
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(delivery_id)
+    .bind(&attempt.attempted_at)
+    .bind(attempt.status_code)
+    .bind(attempt.latency_ms)
+    .bind(&attempt.error)
+    .execute(&mut *db)
+    .await?;
+    let (state, next_attempt_at, delivered_at) = match outcome {
+        Outcome::Delivered => ("delivered", now, Some(now)),
+        Outcome::Retry { at } => ("pending", at.as_str(), None),
+        Outcome::Failed => ("failed", now, None),
+        Outcome::Gone => ("pending", now, None),
+    };
+    sqlx::query(
+        "UPDATE webhook_deliveries SET state = $1, attempts = attempts + 1,
+           next_attempt_at = $2, delivered_at = $3, last_status = $4, last_error = $5
+         WHERE id = $6",
+    )
+    .bind(state)
+    .bind(next_attempt_at)
+    .bind(delivered_at)
+    .bind(attempt.status_code)
+    .bind(&attempt.error)
+    .bind(delivery_id)
+    .execute(&mut *db)
+    .await?;
+    let webhook_change = match outcome {
+        Outcome::Delivered => Some("failing_since = NULL"),
+        Outcome::Failed => Some("failing_since = COALESCE(failing_since, $2)"),
+        Outcome::Gone => Some("enabled = 0, disabled_reason = 'gone', updated_at = $2"),
+        Outcome::Retry { .. } => None,
+    };
+    if let Some(change) = webhook_change {
+        let sql = format!("UPDATE webhooks SET {change} WHERE id = $1 RETURNING id");
+        let query = sqlx::query_scalar::<_, i64>(&sql).bind(webhook_id);
+        let query = if change.contains("$2") {
+            query.bind(now)
+        } else {
+            query
+        };
+        query.fetch_optional(&mut *db).await?;
+    }
+    Ok(())
 }

@@ -51,6 +51,7 @@ impl Outbox {
             | EvseStatus { identity, at, .. }
             | TransactionStarted { identity, at, .. }
             | TransactionStopped { identity, at, .. } => (identity, at),
+            IdTagRefused { identity, at, .. } => (identity, at),
             TransactionEvent(event) => (&event.identity, &event.at),
             // Its end as the gateway saw it: the report may be applied long after (by the
             // request that waited for it, or the reports' follower).
@@ -203,6 +204,20 @@ impl Outbox {
                 if let Some(status) = id_tag_status.as_deref().filter(|s| *s != "Accepted") {
                     events.push(refused(&charger, identity, id_tag, status, &id, started_at));
                 }
+            }
+            IdTagRefused {
+                id_tag, status, at, ..
+            } => {
+                let mut event = charger_event(
+                    &charger,
+                    identity,
+                    "id_tag.refused",
+                    &[id_tag, at],
+                    at,
+                    json!({ "id_tag": id_tag, "status": status, "transaction_id": null }),
+                );
+                event.sensitive = true;
+                events.push(event);
             }
             TransactionStopped {
                 ocpp_transaction_id,

@@ -268,3 +268,25 @@ store_test!(
         assert!(kept[0]["site_uuid"].as_str().is_some_and(|u| !u.is_empty()));
     }
 );
+
+store_test!(a_tag_refused_in_answer_to_an_authorize_is_told, |store| {
+    charger_id(&store, "CP-1").await;
+    listen(&store).await;
+    let refused = StateChange::IdTagRefused {
+        identity: "CP-1".into(),
+        id_tag: "STRANGER".into(),
+        status: "Invalid".into(),
+        at: "2026-11-29T10:00:00.000000Z".into(),
+    };
+    store.apply(std::slice::from_ref(&refused)).await.unwrap();
+    // Replayed: once.
+    store.apply(&[refused]).await.unwrap();
+    let kept = events(&store).await;
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].0, "id_tag.refused");
+    let data: Value = serde_json::from_str(&kept[0].2).unwrap();
+    assert_eq!(
+        (data["id_tag"].as_str(), data["status"].as_str()),
+        (Some("STRANGER"), Some("Invalid"))
+    );
+});
