@@ -7,6 +7,7 @@ use crate::support::commanded::CommandedCharger;
 use crate::support::rest::{team_of_type, uuid_of};
 use crate::support::webhook_receiver::Receiver;
 use crate::support::{Api, Backend, Cms, eventually_within};
+use cms_store::local_lists::fixtures::{charger_site, set_site_authorization};
 use std::time::Duration;
 
 /// Long enough for an event to settle (1 s), a few retries a second apart, and a slow machine.
@@ -284,5 +285,40 @@ async fn events_survive_a_receiver_down_and_a_restart_of_cms() {
         "the first session's end: {got:#?}"
     );
     assert_ne!(sessions[1].1, sessions[2].1, "{got:#?}");
+    charger.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tag_refused_at_an_authorize_is_told() {
+    let cms = Cms::up_with(FAST).await;
+    let receiver = Receiver::start(&[]);
+    subscribe(&cms, &receiver, &["id_tag.refused"]).await;
+    cms.add_charger("CP-HOOK-TAG").await;
+    let store = cms.open_store().await;
+    let (_, site, _) = charger_site(&store, "CP-HOOK-TAG").await.unwrap();
+    // Only the team's tags may charge at the site: an unknown tag is refused.
+    set_site_authorization(&store, site, "id_tags", false)
+        .await
+        .unwrap();
+    let url = cms.ocpp_url("CP-HOOK-TAG");
+    let mut charger = CommandedCharger::connect(&url, "CP-HOOK-TAG").await;
+    let answer = eventually_within(DELIVERED, "the tag refused", async || {
+        let answer = charger.send("authorize STRANGER").await;
+        match answer["idTagInfo"]["status"] == "Invalid" {
+            true => Ok(answer),
+            false => Err(answer.to_string()),
+        }
+    })
+    .await;
+    assert_eq!(answer["idTagInfo"]["status"], "Invalid");
+
+    let got = received_all(&receiver, &["id_tag.refused"]).await;
+    let told = body(&got[0]);
+    assert_eq!(got[0]["verified"], true, "{got:#?}");
+    assert_eq!(
+        (&told["data"]["id_tag"], &told["data"]["status"]),
+        (&json!("STRANGER"), &json!("Invalid")),
+        "{told}"
+    );
     charger.finish().await;
 }

@@ -233,3 +233,49 @@ pub(crate) fn latest_reading(
     };
     Some((identity, u32::try_from(*connector_id).ok()?, reading))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use cms_bus::{Header, Headers, Record, header};
+    use std::borrow::Cow;
+
+    fn authorize(headers: Vec<Header>) -> Message {
+        let topics = Topics::with_prefix("t");
+        let mut all = vec![
+            Header::new(header::ACTION, "Authorize"),
+            Header::new(header::RECEIVED_AT, "2026-11-29T10:00:00.000000Z"),
+        ];
+        all.extend(headers);
+        Message {
+            record: Record {
+                topic: Cow::Owned(topics.messages.to_string()),
+                key: Bytes::from_static(b"CP-1"),
+                headers: Headers::from_vec(all),
+                value: Bytes::from_static(br#"{"idTag":"STRANGER"}"#),
+            },
+            partition: 0,
+            offset: 0,
+        }
+    }
+
+    #[test]
+    fn an_authorize_is_a_change_only_when_its_tag_was_refused() {
+        let topics = Topics::with_prefix("t");
+        let use_of = ReadingUse::Latest { energy: false };
+        let now = Utc::now();
+        let accepted = authorize(Vec::new());
+        assert_eq!(translate(&accepted, &topics, use_of, now), None);
+        let refused = authorize(vec![Header::new(header::ID_TAG_STATUS, "Invalid")]);
+        assert_eq!(
+            translate(&refused, &topics, use_of, now),
+            Some(StateChange::IdTagRefused {
+                identity: "CP-1".into(),
+                id_tag: "STRANGER".into(),
+                status: "Invalid".into(),
+                at: "2026-11-29T10:00:00.000000Z".into(),
+            })
+        );
+    }
+}
