@@ -9,6 +9,7 @@ pub(crate) mod connection_attempts;
 pub(crate) mod device_model;
 pub(crate) mod fleet;
 pub(crate) mod gateway_liveness;
+pub(crate) mod heartbeat_overdue;
 pub(crate) mod latest_follower;
 pub(crate) mod materialiser;
 pub(crate) mod normalise;

@@ -33,7 +33,9 @@ use control::diagnostics::DiagnosticsSlot;
 use control::gateway_in_process::GatewaySlot;
 use control::{actions, local_lists, price_display, smart_charging};
 use http::access;
-use ingest::{connection_attempts, gateway_liveness, latest_follower, materialiser};
+use ingest::{
+    connection_attempts, gateway_liveness, heartbeat_overdue, latest_follower, materialiser,
+};
 use metrics_exporter_prometheus::PrometheusHandle;
 use readiness::Readiness;
 use std::net::SocketAddr;
@@ -149,10 +151,10 @@ pub struct Api {
     latest_follower: Option<JoinHandle<()>>,
     stop_actions: CancellationToken,
     /// Following the access change log and the reports, relaying the command line's actions,
-    /// sweeping overdue ones, delivering webhooks, keeping the chargers' local lists, balancing the smart charging
+    /// sweeping overdue ones, delivering webhooks, telling of chargers overdue with their heartbeat, keeping the chargers' local lists, balancing the smart charging
     /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`, keeping
     /// the fleet's state.
-    action_tasks: [JoinHandle<()>; 10],
+    action_tasks: [JoinHandle<()>; 11],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -265,6 +267,11 @@ impl Api {
             tokio::spawn(gateway_liveness::sweep_silent_gateways(
                 store.clone(),
                 config.gateway_timeout,
+                stop_actions.clone(),
+            )),
+            tokio::spawn(heartbeat_overdue::sweep(
+                store.clone(),
+                ingest::fleet::stale_after(config.heartbeat_interval),
                 stop_actions.clone(),
             )),
             tokio::spawn(local_lists::keep_local_lists(

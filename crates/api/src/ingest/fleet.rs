@@ -99,10 +99,9 @@ impl FleetState {
         }
     }
 
-    /// How long a charger may be silent past its heartbeat interval before it is stale: half
-    /// an interval (a heartbeat sent late, a slow link), at least a second.
+    /// How long a charger may be silent past its heartbeat interval before it is stale.
     pub fn stale_after(&self) -> Duration {
-        self.heartbeat_interval + (self.heartbeat_interval / 2).max(Duration::from_secs(1))
+        stale_after(self.heartbeat_interval)
     }
 
     #[cfg(test)]
@@ -331,3 +330,10 @@ pub fn power_w(meter_value: &[u8]) -> Option<f64> {
 mod scale;
 #[cfg(test)]
 mod tests;
+
+/// How long a charger told to heartbeat every `heartbeat_interval` may be silent before it is
+/// stale (and its webhooks told, `crate::ingest::heartbeat_overdue`): half an interval more (a
+/// heartbeat sent late, a slow link), at least a second.
+pub fn stale_after(heartbeat_interval: Duration) -> Duration {
+    heartbeat_interval + (heartbeat_interval / 2).max(Duration::from_secs(1))
+}

@@ -147,6 +147,62 @@ pub(crate) async fn site_over_limit(
     insert(db, backend, &[event]).await
 }
 
+impl crate::Store {
+    /// Writes a `charger.offline` (`heartbeat_overdue`) for each online charger cms has heard
+    /// nothing from (no heartbeat, reading, status or connection) since `stale_after` before
+    /// `now`: once a session (its id is the session's), however many API processes look.
+    /// Returns how many it found.
+    pub async fn tell_overdue_chargers(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+        stale_after: chrono::Duration,
+    ) -> Result<u64> {
+        let Some(cutoff) = now.checked_sub_signed(stale_after) else {
+            return Ok(0);
+        };
+        let cutoff = crate::format_record_time(cutoff);
+        let mut tx = self.begin_write().await?;
+        if !anyone_listens(&mut tx).await? {
+            return Ok(0);
+        }
+        let overdue: Vec<(String, String, Option<String>)> = sqlx::query_as(
+            "SELECT c.identity, c.session, c.last_heartbeat_at FROM chargers c
+             WHERE c.connection_status = 'online' AND c.session IS NOT NULL
+               AND COALESCE(c.last_connection_at, '') < $1
+               AND COALESCE(c.last_heartbeat_at, '') < $1
+               AND NOT EXISTS (SELECT 1 FROM latest_meter_values m
+                               WHERE m.charger_id = c.id AND m.updated_at >= $1)
+               AND NOT EXISTS (SELECT 1 FROM connectors k
+                               WHERE k.charger_id = c.id AND k.updated_at >= $1)",
+        )
+        .bind(&cutoff)
+        .fetch_all(&mut *tx)
+        .await?;
+        let now = crate::format_record_time(now);
+        let mut events = Vec::new();
+        for (identity, session, last_heartbeat_at) in &overdue {
+            let Some(charger) = charger_ref(&mut tx, identity).await? else {
+                continue;
+            };
+            let data = json!({
+                "session": session, "reason": "heartbeat_overdue",
+                "last_heartbeat_at": last_heartbeat_at,
+            });
+            events.push(charger_event(
+                &charger,
+                identity,
+                "charger.offline",
+                &[session],
+                &now,
+                data,
+            ));
+        }
+        insert(&mut tx, self.backend, &events).await?;
+        tx.commit().await?;
+        Ok(overdue.len() as u64)
+    }
+}
+
 /// An action cms ended itself, as its event tells it.
 #[derive(sqlx::FromRow)]
 struct EndedAction {

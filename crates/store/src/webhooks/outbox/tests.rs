@@ -290,3 +290,42 @@ store_test!(a_tag_refused_in_answer_to_an_authorize_is_told, |store| {
         (Some("STRANGER"), Some("Invalid"))
     );
 });
+
+store_test!(
+    a_charger_silent_past_its_heartbeat_is_told_offline_once_a_session,
+    |store| {
+        charger_id(&store, "CP-1").await;
+        listen(&store).await;
+        // Connected at 10:00, a reading at 10:04 (the heartbeat interval is 5 minutes: stale after
+        // 7.5 minutes of silence).
+        store.apply(&[connected("s-1")]).await.unwrap();
+        let status_at = status("Available", "NoError", "2026-11-29T10:04:00.000000Z");
+        store.apply(&[status_at]).await.unwrap();
+        let stale = chrono::Duration::seconds(450);
+        let at = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap().to_utc();
+        let found = store
+            .tell_overdue_chargers(at("2026-11-29T10:11:00Z"), stale)
+            .await
+            .unwrap();
+        assert_eq!(found, 0, "its status at 10:04 is within 7.5 minutes");
+        for _ in 0..2 {
+            let found = store
+                .tell_overdue_chargers(at("2026-11-29T10:12:00Z"), stale)
+                .await
+                .unwrap();
+            assert_eq!(found, 1);
+        }
+        let offline: Vec<Value> = (events(&store).await.into_iter())
+            .filter(|(t, _, _)| t == "charger.offline")
+            .map(|(_, _, data)| serde_json::from_str(&data).unwrap())
+            .collect();
+        assert_eq!(offline.len(), 1, "once a session: {offline:?}");
+        assert_eq!(
+            (
+                offline[0]["session"].as_str(),
+                offline[0]["reason"].as_str()
+            ),
+            (Some("s-1"), Some("heartbeat_overdue"))
+        );
+    }
+);
