@@ -14,7 +14,9 @@ use crate::metrics::FrameKind;
 use crate::record_time::record_time_bytes;
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
-use cms_bus::{Headers, push_reading_headers, push_transaction_event_headers};
+use cms_bus::{
+    Headers, push_authorize_refused, push_reading_headers, push_transaction_event_headers,
+};
 use cms_ocpp::v201::answer::{self, IdTokenInfo};
 use cms_ocpp::v201::{
     Action, AuthorizationStatus, Checked, IdToken, RegistrationStatus, TransactionEventType,
@@ -135,6 +137,10 @@ fn accept(
         }
         Checked::Authorize { id_token } => {
             let verdict = verdict(ctx, &id_token, false, now);
+            // A refusal is told on the bus (a team's `id_tag.refused` webhook), as 1.6's.
+            if verdict.0 != AuthorizationStatus::Accepted {
+                push_authorize_refused(&mut headers, verdict.0.as_str());
+            }
             Cow::Owned(answer::id_token_answer(&info(&verdict)))
         }
         Checked::BootNotification { .. } => {

@@ -261,6 +261,35 @@ mod tests {
     }
 
     #[test]
+    fn a_201_authorize_is_a_change_only_when_its_token_was_refused() {
+        let topics = Topics::with_prefix("t");
+        let use_of = ReadingUse::Latest { energy: false };
+        let station = |status: Option<&'static str>| {
+            let mut message = authorize(Vec::new());
+            let mut headers = vec![Header::new(header::OCPP_VERSION, "ocpp2.0.1")];
+            headers.extend(status.map(|s| Header::new(header::ID_TAG_STATUS, s)));
+            for h in message.record.headers.iter() {
+                headers.push(h.clone());
+            }
+            message.record.headers = Headers::from_vec(headers);
+            message.record.value =
+                Bytes::from_static(br#"{"idToken":{"idToken":"STRANGER","type":"ISO14443"}}"#);
+            message
+        };
+        assert_eq!(translate(&station(None), &topics, use_of, Utc::now()), None);
+        let refused = translate(&station(Some("Unknown")), &topics, use_of, Utc::now());
+        assert_eq!(
+            refused,
+            Some(StateChange::IdTagRefused {
+                identity: "CP-1".into(),
+                id_tag: "STRANGER".into(),
+                status: "Unknown".into(),
+                at: "2026-11-29T10:00:00.000000Z".into(),
+            })
+        );
+    }
+
+    #[test]
     fn an_authorize_is_a_change_only_when_its_tag_was_refused() {
         let topics = Topics::with_prefix("t");
         let use_of = ReadingUse::Latest { energy: false };

@@ -51,6 +51,16 @@ pub(super) fn message_change(
             }),
         "MeterValues" => read::<Readings>(payload)
             .and_then(|readings| meter_values(identity, readings, at, use_of)),
+        // The gateway tells only a refusal (an accepted token's record has no status).
+        "Authorize" => told.id_tag_status.and_then(|status| {
+            let authorize = read::<Authorize>(payload)?;
+            Some(StateChange::IdTagRefused {
+                identity,
+                id_tag: authorize.id_token.id_token,
+                status: status.to_string(),
+                at,
+            })
+        }),
         "TransactionEvent" => read::<Event>(payload).and_then(|event| {
             let event = transaction_event(identity, event, at, told.id_tag_status, use_of)?;
             Some(StateChange::TransactionEvent(Box::new(event)))
@@ -68,6 +78,18 @@ fn read<'a, T: Deserialize<'a>>(payload: &'a str) -> Option<T> {
     serde_json::from_str(payload)
         .inspect_err(|e| tracing::warn!(error = %e, "skipping an unreadable 2.0.1 record"))
         .ok()
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Authorize {
+    id_token: Token,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Token {
+    id_token: String,
 }
 
 #[derive(Deserialize)]
