@@ -3,7 +3,6 @@
 //! other resources: any member reads them with `teams:read`, changes them with `teams:write`;
 //! another team's webhook is not found.
 
-mod address;
 mod target;
 
 use crate::http::AppState;

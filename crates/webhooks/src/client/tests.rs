@@ -136,3 +136,65 @@ async fn answers_are_read_at_most_4_kib_and_redirects_not_followed() {
         .unwrap();
     assert_eq!(answer.status, 307, "not followed");
 }
+
+// Each refused range and the public addresses just beside it (moved here from the API's
+// validation of a webhook's URL, which asks the same function).
+#[test]
+fn the_operators_networks_and_the_metadata_service_are_refused() {
+    for (address, expected) in [
+        ("127.0.0.1", "a loopback address"),
+        ("127.255.0.9", "a loopback address"),
+        ("0.0.0.0", "an unspecified address"),
+        ("0.1.2.3", "an unspecified address"),
+        ("10.1.2.3", "a private address"),
+        ("172.16.0.1", "a private address"),
+        ("172.31.255.255", "a private address"),
+        ("192.168.1.1", "a private address"),
+        ("169.254.1.1", "a link-local address"),
+        ("169.254.169.254", "a cloud metadata address"),
+        ("100.64.0.1", "a carrier-grade NAT address"),
+        ("100.127.255.255", "a carrier-grade NAT address"),
+        ("224.0.0.1", "a multicast or broadcast address"),
+        ("255.255.255.255", "a multicast or broadcast address"),
+        ("::1", "a loopback address"),
+        ("::", "an unspecified address"),
+        ("fe80::1", "a link-local address"),
+        ("febf::1", "a link-local address"),
+        ("fc00::1", "a unique-local address"),
+        ("fd12:3456::1", "a unique-local address"),
+        ("fd00:ec2::254", "a cloud metadata address"),
+        ("ff02::1", "a multicast address"),
+        ("::ffff:127.0.0.1", "a loopback address"),
+        ("::ffff:10.0.0.1", "a private address"),
+        ("::ffff:169.254.169.254", "a cloud metadata address"),
+    ] {
+        assert_eq!(
+            refused_address(address.parse().unwrap()),
+            Some(expected),
+            "{address}"
+        );
+    }
+}
+
+#[test]
+fn public_addresses_next_to_the_refused_ranges_are_allowed() {
+    for address in [
+        "1.1.1.1",
+        "9.255.255.255",
+        "11.0.0.0",
+        "172.15.255.255",
+        "172.32.0.0",
+        "192.167.255.255",
+        "169.253.255.255",
+        "100.63.255.255",
+        "100.128.0.0",
+        "223.255.255.255",
+        "2001:db8::1",
+        "2606:4700::1111",
+        "fec0::1",
+        "fbff::1",
+        "::ffff:8.8.8.8",
+    ] {
+        assert_eq!(refused_address(address.parse().unwrap()), None, "{address}");
+    }
+}

@@ -3,7 +3,7 @@
 //! With `--webhook-allow-private` (tests, closed networks) `http` is accepted too and the host
 //! is not looked up. Delivery checks the addresses again at connect time (DNS may change).
 
-use super::address::refused;
+use cms_webhooks::refused_address as refused;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -50,7 +50,7 @@ pub async fn check(text: &str, allow_private: bool) -> Result<(), String> {
         .find_map(|ip| refused(ip).map(|kind| (ip, kind)))
     {
         Some((ip, kind)) => Err(format!(
-            "The url field's host is a {kind} address ({ip}): webhooks are not sent there."
+            "The url field's host is {kind} ({ip}): webhooks are not sent there."
         )),
         None => Ok(()),
     }
