@@ -310,7 +310,7 @@ impl Store {
         .bind(&day_ago)
         .execute(&mut *tx)
         .await?;
-        crate::webhooks::outbox::actions_ended(&mut tx, self.backend, &ended).await?;
+        crate::webhooks::outbox::actions_ended(&mut tx, &ended).await?;
         tx.commit().await?;
         Ok(expired + timed_out)
     }

@@ -186,7 +186,7 @@ impl Store {
         for new in chargers {
             let (uuid, team) = insert_charger(&mut tx, new).await?;
             let registered = "charger.registered";
-            outbox::charger_changed(&mut tx, self.backend, &new.identity, registered).await?;
+            outbox::charger_changed(&mut tx, &new.identity, registered).await?;
             uuids.push(uuid);
             teams.insert(team);
         }
@@ -211,7 +211,7 @@ impl Store {
     ) -> Result<String> {
         let mut tx = self.begin_write().await?;
         // Gone from its former team's fleet, new in its new team's.
-        outbox::charger_changed(&mut tx, self.backend, identity, "charger.removed").await?;
+        outbox::charger_changed(&mut tx, identity, "charger.removed").await?;
         let site: Option<(i64, i64)> =
             sqlx::query_as("SELECT id, team_id FROM sites WHERE uuid = $1")
                 .bind(site_uuid)
@@ -237,7 +237,7 @@ impl Store {
             .bind(charger_id)
             .execute(&mut *tx)
             .await?;
-        outbox::charger_changed(&mut tx, self.backend, identity, "charger.registered").await?;
+        outbox::charger_changed(&mut tx, identity, "charger.registered").await?;
         self.enforce_quota(&mut tx, Quota::Chargers, team).await?;
         tx.commit().await?;
         Ok(uuid)

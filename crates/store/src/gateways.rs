@@ -140,15 +140,8 @@ impl Store {
             }
             silenced(&mut tx, identity, session, held.ended_at()).await?;
             let (gateway, at) = (&held.node_id, held.ended_at());
-            crate::webhooks::outbox::charger_offline(
-                &mut tx,
-                self.backend,
-                identity,
-                session,
-                gateway,
-                at,
-            )
-            .await?;
+            crate::webhooks::outbox::charger_offline(&mut tx, identity, session, gateway, at)
+                .await?;
             ended
                 .entry(held.node_id.clone())
                 .or_insert_with(|| SilentGateway {

@@ -218,7 +218,7 @@ impl Store {
         readings.flush(&mut tx).await?;
         energy.flush(&mut tx).await?;
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
-        outbox.write(&mut tx, self.backend).await?;
+        outbox.write(&mut tx).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -408,7 +408,7 @@ impl Store {
                 .await?;
         let was_over = before.flatten().is_some_and(|h| h < 0.0);
         if !was_over && site.headroom_amps.is_some_and(|h| h < 0.0) {
-            crate::webhooks::outbox::site_over_limit(&mut tx, self.backend, site_id, site).await?;
+            crate::webhooks::outbox::site_over_limit(&mut tx, site_id, site).await?;
         }
         sqlx::query(
             "UPDATE site_smart_charging SET computed_at = $1, meter_amps = $2, meter_phases = $3,

@@ -9,8 +9,8 @@
 //! it had not committed) writes the same ids, which the outbox keeps once, so a receiver is not
 //! sent the same change twice under two ids.
 
+use crate::Result;
 use crate::time::now_record_time;
-use crate::{Backend, Result};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use sqlx::AnyConnection;
@@ -143,12 +143,7 @@ fn refused(
 }
 
 /// Writes `events` into the outbox; one already there (a replayed batch's) is kept as it was.
-pub(crate) async fn insert(
-    db: &mut AnyConnection,
-    backend: Backend,
-    events: &[NewEvent],
-) -> Result<()> {
-    let _ = backend;
+pub(crate) async fn insert(db: &mut AnyConnection, events: &[NewEvent]) -> Result<()> {
     let now = now_record_time();
     for event in events {
         sqlx::query(

@@ -5,7 +5,6 @@ use super::{
     ChargerRef, NewEvent, anyone_listens, charger_event, charger_ref, connector_status, insert,
     refused,
 };
-use crate::Backend;
 use crate::Result;
 use crate::state::StateChange;
 use serde_json::json;
@@ -297,11 +296,11 @@ impl Outbox {
     }
 
     /// Writes the events noted, in the order noted.
-    pub(crate) async fn write(self, db: &mut AnyConnection, backend: Backend) -> Result<()> {
+    pub(crate) async fn write(self, db: &mut AnyConnection) -> Result<()> {
         let mut events = self.events;
         // Stable: a change's events stay in the order noted.
         events.sort_by(|a, b| a.received_at.cmp(&b.received_at));
-        insert(db, backend, &events).await
+        insert(db, &events).await
     }
 
     async fn charger(

@@ -2,8 +2,8 @@
 //! a silent gateway's sessions ended, actions no gateway reported on in time.
 
 use super::{NewEvent, anyone_listens, charger_event, charger_ref, insert};
+use crate::Result;
 use crate::time::now_record_time;
-use crate::{Backend, Result};
 use serde_json::json;
 use sqlx::AnyConnection;
 
@@ -11,7 +11,6 @@ use sqlx::AnyConnection;
 /// written in the transaction that does it.
 pub(crate) async fn charger_changed(
     db: &mut AnyConnection,
-    backend: Backend,
     identity: &str,
     event_type: &'static str,
 ) -> Result<()> {
@@ -30,14 +29,13 @@ pub(crate) async fn charger_changed(
         &now,
         json!({}),
     );
-    insert(db, backend, &[event]).await
+    insert(db, &[event]).await
 }
 
 /// The event of a charger taken offline by cms rather than by its gateway's word: its
 /// gateway fell silent (`charger.offline`), written in the transaction that ends its session.
 pub(crate) async fn charger_offline(
     db: &mut AnyConnection,
-    backend: Backend,
     identity: &str,
     session: &str,
     gateway: &str,
@@ -51,16 +49,12 @@ pub(crate) async fn charger_offline(
     };
     let data = json!({ "session": session, "reason": "gateway_silent", "gateway": gateway });
     let event = charger_event(&charger, identity, "charger.offline", &[session], at, data);
-    insert(db, backend, &[event]).await
+    insert(db, &[event]).await
 }
 
 /// The `action.finished` events of actions cms ended itself (expired, timed out: no gateway
 /// reported on them in time), written in the transaction that ends them.
-pub(crate) async fn actions_ended(
-    db: &mut AnyConnection,
-    backend: Backend,
-    uuids: &[String],
-) -> Result<()> {
+pub(crate) async fn actions_ended(db: &mut AnyConnection, uuids: &[String]) -> Result<()> {
     if uuids.is_empty() || !anyone_listens(db).await? {
         return Ok(());
     }
@@ -101,7 +95,7 @@ pub(crate) async fn actions_ended(
             }),
         ));
     }
-    insert(db, backend, &events).await
+    insert(db, &events).await
 }
 
 /// The `site.limit_exceeded` of a site whose balancer found it over its grid limit (its meter's
@@ -109,7 +103,6 @@ pub(crate) async fn actions_ended(
 /// that found it.
 pub(crate) async fn site_over_limit(
     db: &mut AnyConnection,
-    backend: Backend,
     site_id: i64,
     computed: &crate::smart_charging::balancer::SiteComputation,
 ) -> Result<()> {
@@ -144,7 +137,7 @@ pub(crate) async fn site_over_limit(
         occurred_at: at.clone(),
         received_at: at.clone(),
     };
-    insert(db, backend, &[event]).await
+    insert(db, &[event]).await
 }
 
 impl crate::Store {
@@ -161,8 +154,12 @@ impl crate::Store {
             return Ok(0);
         };
         let cutoff = crate::format_record_time(cutoff);
-        let mut tx = self.begin_write().await?;
-        if !anyone_listens(&mut tx).await? {
+        // Reads first, without SQLite's write lock: most sweeps find no one, or no one listens.
+        let listens = sqlx::query("SELECT 1 FROM webhooks WHERE enabled = 1 LIMIT 1")
+            .fetch_optional(self.db())
+            .await?
+            .is_some();
+        if !listens {
             return Ok(0);
         }
         let overdue: Vec<(String, String, Option<String>)> = sqlx::query_as(
@@ -176,8 +173,12 @@ impl crate::Store {
                                WHERE k.charger_id = c.id AND k.updated_at >= $1)",
         )
         .bind(&cutoff)
-        .fetch_all(&mut *tx)
+        .fetch_all(self.db())
         .await?;
+        if overdue.is_empty() {
+            return Ok(0);
+        }
+        let mut tx = self.begin_write().await?;
         let now = crate::format_record_time(now);
         let mut events = Vec::new();
         for (identity, session, last_heartbeat_at) in &overdue {
@@ -197,7 +198,7 @@ impl crate::Store {
                 data,
             ));
         }
-        insert(&mut tx, self.backend, &events).await?;
+        insert(&mut tx, &events).await?;
         tx.commit().await?;
         Ok(overdue.len() as u64)
     }
