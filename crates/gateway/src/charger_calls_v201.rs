@@ -153,6 +153,9 @@ fn accept(
         Checked::StatusNotification { .. } | Checked::Other => match call.action {
             Action::Heartbeat => Cow::Owned(answer::heartbeat(now)),
             Action::DataTransfer => Cow::Owned(answer::data_transfer_unknown_vendor()),
+            Action::SignCertificate
+            | Action::NotifyEVChargingNeeds
+            | Action::NotifyEVChargingSchedule => Cow::Borrowed(answer::STATUS_ACCEPTED),
             _ => Cow::Borrowed(answer::EMPTY),
         },
     };

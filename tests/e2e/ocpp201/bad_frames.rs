@@ -45,8 +45,8 @@ async fn ocpp201_schema_faults_get_their_2_0_1_codes_and_the_connection_lives_on
         // A name that is no 2.0.1 action at all; one that is, but not handled (contract §1).
         ("Teleport", json!({}), "NotImplemented"),
         (
-            "NotifyDisplayMessages",
-            json!({"requestId": 1}),
+            "GetCertificateStatus",
+            json!({"ocspRequestData": {}}),
             "NotSupported",
         ),
         (

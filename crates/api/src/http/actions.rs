@@ -1,5 +1,5 @@
 //! Chargers > Actions: send one of the 19 OCPP 1.6 calls of a central system to a 1.6 charger,
-//! or one of the 13 OCPP 2.0.1 Core calls to a 2.0.1 station, and read the audit log. See
+//! or one of the 31 OCPP 2.0.1 calls cms makes to a 2.0.1 station, and read the audit log. See
 //! docs/actions.md for the statuses and the rules they keep.
 
 use crate::control::actions::{Named, charger_version, named, path_segment_v201, validate_request};
@@ -144,15 +144,15 @@ impl From<ActionRow> for ActionBody {
 /// Send an action to a charger: `{action}` is the OCPP action in kebab-case, of the charger's
 /// OCPP version (its `ocpp_version`; never connected: 1.6): for 1.6 `reset`,
 /// `remote-start-transaction`, ... all 19 of OCPP 1.6; for 2.0.1 `reset`,
-/// `request-start-transaction`, `get-base-report`, ... the 13 Core calls. The body is its request
-/// payload. Waits up to `wait` seconds for the charger.
+/// `request-start-transaction`, `get-base-report`, `set-display-message`, ... the 31 calls cms
+/// makes in 2.0.1. The body is its request payload. Waits up to `wait` seconds for the charger.
 #[utoipa::path(
     post,
     path = "/api/v3/chargers/{charger_uuid}/actions/{action}",
     tag = "Chargers > Actions",
     params(
         ("charger_uuid" = String, Path, format = "uuid"),
-        ("action" = String, Path, description = "The OCPP action in kebab-case, of the charger's OCPP version (one of 19 for 1.6, of 13 for 2.0.1)"),
+        ("action" = String, Path, description = "The OCPP action in kebab-case, of the charger's OCPP version (one of 19 for 1.6, of 31 for 2.0.1)"),
         ("wait" = Option<i64>, Query, minimum = 0, maximum = 60,
             description = "Seconds to wait for the action to end (default 30)"),
     ),
@@ -512,14 +512,14 @@ mod tests {
         assert!(schemas["Ocpp16ResetRequest"].get("$schema").is_none());
         let send = &document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
         let body = &send["requestBody"]["content"]["application/json"]["schema"]["oneOf"];
-        assert_eq!(body.as_array().map(Vec::len), Some(19 + 13), "{body}");
+        assert_eq!(body.as_array().map(Vec::len), Some(19 + 31), "{body}");
         let action = send["parameters"]
             .as_array()
             .and_then(|p| p.iter().find(|p| p["name"] == "action"))
             .expect("the action parameter");
         assert_eq!(action["schema"]["enum"][0], "cancel-reservation");
-        // 19 of 1.6 and 13 of 2.0.1, six of them named alike (reset, data-transfer, ...).
-        assert_eq!(action["schema"]["enum"].as_array().map(Vec::len), Some(26));
+        // 19 of 1.6 and 31 of 2.0.1, 14 of them named alike (reset, reserve-now, ...).
+        assert_eq!(action["schema"]["enum"].as_array().map(Vec::len), Some(36));
     }
 
     #[test]

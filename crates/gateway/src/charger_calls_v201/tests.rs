@@ -132,7 +132,7 @@ fn a_frame_breaking_its_schema_is_refused_in_2_0_1s_codes() {
             r#"[2,"4","StatusNotification",{"timestamp":"2026-11-21T10:00:00Z","connectorStatus":"Charging","evseId":1,"connectorId":1}]"#,
             "PropertyConstraintViolation",
         ),
-        (r#"[2,"5","ReservationStatusUpdate",{}]"#, "NotSupported"),
+        (r#"[2,"5","GetCertificateStatus",{}]"#, "NotSupported"),
         (r#"[2,"6","Frobnicate",{}]"#, "NotImplemented"),
         (r#"[9,"7","Heartbeat",{}]"#, "MessageTypeNotSupported"),
     ];
@@ -157,4 +157,53 @@ fn the_stations_answers_to_calls_of_ours_are_taken_as_answers() {
         handled.outcome,
         Outcome::Answer(ChargerAnswer::Error { ref code, .. }) if code == "NotSupported"
     ));
+}
+
+#[test]
+fn the_calls_beyond_core_are_answered_by_their_response_schema_and_published() {
+    let fixture = Fixture::new();
+    let calls = [
+        (
+            Action::ClearedChargingLimit,
+            r#"{"chargingLimitSource":"EMS"}"#,
+        ),
+        (
+            Action::NotifyChargingLimit,
+            r#"{"chargingLimit":{"chargingLimitSource":"SO"}}"#,
+        ),
+        (
+            Action::NotifyDisplayMessages,
+            r#"{"requestId":4,"messageInfo":[{"id":1,"priority":"NormalCycle","message":{"format":"UTF8","content":"Hi"}}]}"#,
+        ),
+        (
+            Action::NotifyEVChargingNeeds,
+            r#"{"evseId":1,"chargingNeeds":{"requestedEnergyTransfer":"DC"}}"#,
+        ),
+        (
+            Action::NotifyEVChargingSchedule,
+            r#"{"timeBase":"2026-11-21T10:15:00Z","evseId":1,"chargingSchedule":{"id":1,"chargingRateUnit":"W","chargingSchedulePeriod":[{"startPeriod":0,"limit":7000.0}]}}"#,
+        ),
+        (
+            Action::ReportChargingProfiles,
+            r#"{"requestId":7,"chargingLimitSource":"CSO","evseId":0,"chargingProfile":[{"id":1,"stackLevel":0,"chargingProfilePurpose":"TxDefaultProfile","chargingProfileKind":"Absolute","chargingSchedule":[{"id":1,"chargingRateUnit":"A","chargingSchedulePeriod":[{"startPeriod":0,"limit":16.0}]}]}]}"#,
+        ),
+        (
+            Action::ReservationStatusUpdate,
+            r#"{"reservationId":3,"reservationUpdateStatus":"Removed"}"#,
+        ),
+        (
+            Action::SignCertificate,
+            r#"{"csr":"-----BEGIN CERTIFICATE REQUEST-----"}"#,
+        ),
+    ];
+    for (action, payload) in calls {
+        let frame = format!(r#"[2,"b-1","{action}",{payload}]"#);
+        let (published_as, record, answer) = published(handle(&fixture, &frame));
+        assert_eq!(published_as, ChargerAction::V201(action));
+        assert_eq!(record.header_str("action"), Some(action.as_str()));
+        assert_eq!(&record.value[..], payload.as_bytes());
+        action
+            .validate_response(&answer)
+            .unwrap_or_else(|e| panic!("{action} answered {answer}: {e}"));
+    }
 }

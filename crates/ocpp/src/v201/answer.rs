@@ -11,6 +11,11 @@ use crate::v16::answer::utc_second_digits;
 /// FirmwareStatusNotification, LogStatusNotification.
 pub const EMPTY: &str = "{}";
 
+/// The payload of a CALLRESULT whose only field is `status: Accepted`: SignCertificate (the CSR
+/// is checked and signed afterwards, answered by a CertificateSigned), NotifyEVChargingNeeds and
+/// NotifyEVChargingSchedule (kept, and the EVSE's limit comes from the site's balancer).
+pub const STATUS_ACCEPTED: &str = r#"{"status":"Accepted"}"#;
+
 /// `YYYY-MM-DDTHH:MM:SSZ`, as cms writes its clock to 1.6 chargers too.
 fn clock(now: DateTime<Utc>) -> String {
     let digits = utc_second_digits(now);

@@ -66,40 +66,70 @@ macro_rules! actions {
 }
 
 actions! {
-    /// The calls a 2.0.1 station makes that cms handles (Core, and the notifications issue 42
-    /// lists).
+    /// The calls a 2.0.1 station makes that cms handles: Core, the notifications of firmware,
+    /// logs and security events, and those of smart charging (K), display messages (O),
+    /// reservations (H) and certificates (A). ISO 15118 certificate calls, customer
+    /// information and monitoring are not taken (NotSupported).
     Action {
         Authorize,
         BootNotification,
+        ClearedChargingLimit,
         DataTransfer,
         FirmwareStatusNotification,
         Heartbeat,
         LogStatusNotification,
         MeterValues,
+        NotifyChargingLimit,
+        NotifyDisplayMessages,
+        NotifyEVChargingNeeds,
+        NotifyEVChargingSchedule,
         NotifyEvent,
         NotifyReport,
+        ReportChargingProfiles,
+        ReservationStatusUpdate,
         SecurityEventNotification,
+        SignCertificate,
         StatusNotification,
         TransactionEvent,
     }
 }
 
 actions! {
-    /// The calls cms makes to a 2.0.1 station (Core).
+    /// The calls cms makes to a 2.0.1 station: Core, and local lists (D), smart charging (K),
+    /// tariff and cost (I), display messages (O), reservations (H), certificates (A, M),
+    /// firmware (L) and logs (N).
     Command {
+        CancelReservation,
+        CertificateSigned,
         ChangeAvailability,
         ClearCache,
+        ClearChargingProfile,
+        ClearDisplayMessage,
+        CostUpdated,
         DataTransfer,
+        DeleteCertificate,
         GetBaseReport,
+        GetChargingProfiles,
+        GetCompositeSchedule,
+        GetDisplayMessages,
+        GetInstalledCertificateIds,
+        GetLocalListVersion,
+        GetLog,
         GetReport,
         GetTransactionStatus,
         GetVariables,
+        InstallCertificate,
         RequestStartTransaction,
         RequestStopTransaction,
+        ReserveNow,
         Reset,
+        SendLocalList,
+        SetChargingProfile,
+        SetDisplayMessage,
         SetVariables,
         TriggerMessage,
         UnlockConnector,
+        UpdateFirmware,
     }
 }
 

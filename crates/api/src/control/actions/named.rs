@@ -117,19 +117,37 @@ mod tests {
         assert_eq!(
             segments,
             [
+                "cancel-reservation",
+                "certificate-signed",
                 "change-availability",
                 "clear-cache",
+                "clear-charging-profile",
+                "clear-display-message",
+                "cost-updated",
                 "data-transfer",
+                "delete-certificate",
                 "get-base-report",
+                "get-charging-profiles",
+                "get-composite-schedule",
+                "get-display-messages",
+                "get-installed-certificate-ids",
+                "get-local-list-version",
+                "get-log",
                 "get-report",
                 "get-transaction-status",
                 "get-variables",
+                "install-certificate",
                 "request-start-transaction",
                 "request-stop-transaction",
+                "reserve-now",
                 "reset",
+                "send-local-list",
+                "set-charging-profile",
+                "set-display-message",
                 "set-variables",
                 "trigger-message",
-                "unlock-connector"
+                "unlock-connector",
+                "update-firmware",
             ]
         );
         assert_eq!(charger_version(None), v16);

@@ -56,6 +56,38 @@ pub(super) const VALID: &[(Action, &str)] = &[
         r#"{"type":"StartupOfTheDevice","timestamp":"2026-11-21T10:15:00Z","techInfo":"cold boot"}"#,
     ),
     (
+        Action::ClearedChargingLimit,
+        r#"{"chargingLimitSource":"EMS","evseId":1}"#,
+    ),
+    (
+        Action::NotifyChargingLimit,
+        r#"{"chargingLimit":{"chargingLimitSource":"SO","isGridCritical":true},"evseId":1}"#,
+    ),
+    (
+        Action::NotifyDisplayMessages,
+        r#"{"requestId":4,"tbc":false,"messageInfo":[{"id":1,"priority":"NormalCycle","message":{"format":"UTF8","content":"Welcome"}}]}"#,
+    ),
+    (
+        Action::NotifyEVChargingNeeds,
+        r#"{"evseId":1,"maxScheduleTuples":3,"chargingNeeds":{"requestedEnergyTransfer":"AC_three_phase","acChargingParameters":{"energyAmount":20000,"evMinCurrent":6,"evMaxCurrent":32,"evMaxVoltage":400}}}"#,
+    ),
+    (
+        Action::NotifyEVChargingSchedule,
+        r#"{"timeBase":"2026-11-21T10:15:00Z","evseId":1,"chargingSchedule":{"id":1,"chargingRateUnit":"A","chargingSchedulePeriod":[{"startPeriod":0,"limit":16.0}]}}"#,
+    ),
+    (
+        Action::ReportChargingProfiles,
+        r#"{"requestId":7,"chargingLimitSource":"CSO","tbc":false,"evseId":0,"chargingProfile":[{"id":1,"stackLevel":0,"chargingProfilePurpose":"ChargingStationMaxProfile","chargingProfileKind":"Absolute","chargingSchedule":[{"id":1,"chargingRateUnit":"A","chargingSchedulePeriod":[{"startPeriod":0,"limit":32.0}]}]}]}"#,
+    ),
+    (
+        Action::ReservationStatusUpdate,
+        r#"{"reservationId":12,"reservationUpdateStatus":"Expired"}"#,
+    ),
+    (
+        Action::SignCertificate,
+        r#"{"csr":"-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----","certificateType":"ChargingStationCertificate"}"#,
+    ),
+    (
         Action::StatusNotification,
         r#"{"timestamp":"2026-11-21T10:15:00Z","connectorStatus":"Occupied","evseId":1,"connectorId":1}"#,
     ),
