@@ -10,6 +10,7 @@ mod reading;
 mod sinks;
 mod store_sink;
 mod translate;
+mod translate_shared;
 mod translate_v201;
 
 pub(crate) use reading::ReadingUse;

@@ -4,7 +4,7 @@
 //! to their sinks.
 
 use super::reading::{ReadingUse, reading_change};
-use super::translate_v201;
+use super::{translate_shared, translate_v201};
 use crate::ingest::action_reports::report_change;
 use crate::ingest::device_model;
 use crate::ingest::normalise::{energy_register_wh, rest_meter_values};
@@ -40,6 +40,9 @@ pub(crate) fn translate(
             return device_model::report_change(identity, &told, &record.value, at);
         }
         let text = std::str::from_utf8(&record.value).ok()?;
+        if let Some(change) = translate_shared::message_change(&identity, told.action, text, &at) {
+            return change;
+        }
         if told.ocpp_version == Some(translate_v201::OCPP_2_0_1) {
             return translate_v201::message_change(identity, text, at, &told, use_of);
         }
