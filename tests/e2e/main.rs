@@ -67,6 +67,7 @@ mod proxy;
 mod proxy_budget;
 mod proxy_harness;
 mod proxy_leader_calls;
+mod proxy_v201;
 mod readme;
 mod readyz;
 mod registered_at_once;

@@ -26,7 +26,7 @@ fn free_port() -> u16 {
 }
 
 pub(crate) struct Upstreams {
-    pki: TestPki,
+    pub(crate) pki: TestPki,
     _dir: TempDir,
     leader_port: u16,
 }
@@ -41,7 +41,7 @@ impl Upstreams {
         }
     }
 
-    async fn start(&self, port: Option<u16>, extra: &[&str]) -> CentralSystem {
+    pub(crate) async fn start(&self, port: Option<u16>, extra: &[&str]) -> CentralSystem {
         let chain = self.pki.server_chain();
         let key = self.pki.server_key();
         let port = port.unwrap_or(0).to_string();

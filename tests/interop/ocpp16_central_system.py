@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""A third-party OCPP 1.6J central system that cms relays chargers to, for the end-to-end tests of
-proxy relaying (tests/e2e/proxy_harness.rs, tests/e2e/support/central_system.rs).
+"""A third-party OCPP 1.6J (or, with --ocpp 2.0.1, OCPP 2.0.1) central system that cms relays
+chargers to, for the end-to-end tests of proxy relaying (tests/e2e/proxy_harness.rs,
+tests/e2e/support/central_system.rs).
 
 Usage: ocpp16_central_system.py [--port N] [--tls-cert FILE --tls-key FILE] [--basic USER:PASS]
                                 [--interval N] [--transaction-id N] [--silent | --silent-after N]
-                                [--for S]
+                                [--ocpp 1.6 | 2.0.1] [--for S]
 
 Built on the `ocpp` package's ChargePoint (pinned in requirements.txt beside this file), which
 validates every CALL and CALLRESULT, both ways, against the official OCPP 1.6 JSON schemas. It
@@ -20,6 +21,12 @@ charger makes:
   every one), Accepted; StopTransaction {} (idTagInfo Accepted when an idTag came); DataTransfer
   Accepted with the data sent (none when none came); StatusNotification, MeterValues,
   DiagnosticsStatusNotification and FirmwareStatusNotification {}.
+With --ocpp 2.0.1 the upgrade must offer `ocpp2.0.1` instead, and the `ocpp` package's v201
+ChargePoint answers, checked against the OCPP 2.0.1 schemas: BootNotification Accepted, interval
+--interval; Heartbeat; Authorize idTokenInfo Accepted (Blocked for the idToken `BLOCKED-AT-LEADER`);
+TransactionEvent {} (idTokenInfo as Authorize's when an idToken came); StatusNotification,
+MeterValues, NotifyReport, NotifyEvent, SecurityEventNotification, FirmwareStatusNotification,
+LogStatusNotification {}; DataTransfer Accepted with the data sent.
 --silent answers no call at all (a central system that hangs); --silent-after N answers the
 first N calls it receives, over all connections, and none after.
 
@@ -80,12 +87,15 @@ from ocpp.charge_point import camel_to_snake_case, remove_nones, snake_to_camel_
 from ocpp.exceptions import OCPPError
 from ocpp.messages import Call, validate_payload
 from ocpp.routing import on
+from ocpp import v201
 from ocpp.v16 import ChargePoint, call, call_result
 from ocpp.v16.enums import Action, AuthorizationStatus, DataTransferStatus, RegistrationStatus
 
 RESPONSE_TIMEOUT_S = 10
 CLOSE_TIMEOUT_S = 2
-SUBPROTOCOL = "ocpp1.6"
+SUBPROTOCOL = {"1.6": "ocpp1.6", "2.0.1": "ocpp2.0.1"}
+# The idToken a 2.0.1 leader refuses, so that a test tells its verdict from cms's.
+BLOCKED_AT_LEADER = "BLOCKED-AT-LEADER"
 
 
 def now():
@@ -165,8 +175,12 @@ class Link:
         return await self.ws.recv()
 
 
-class RelayedChargePoint(ChargePoint):
-    """The central system's side of one connection."""
+class Serving:
+    """The central system's side of one connection, in either version: reading frames, and our
+    own calls. The version's ChargePoint class comes after it in the bases, with the answers."""
+
+    OCPP_VERSION = None
+    CALLS = None
 
     def __init__(self, link, args, silence):
         super().__init__(link.identity, link, response_timeout=RESPONSE_TIMEOUT_S)
@@ -221,9 +235,9 @@ class RelayedChargePoint(ChargePoint):
             "payload": payload,
         }
         try:
-            await validate_payload(Call(unique_id, action, payload), "1.6")
+            await validate_payload(Call(unique_id, action, payload), self.OCPP_VERSION)
             # The package's request dataclass of the action, so that call() sends it as asked.
-            request = getattr(call, action)(**camel_to_snake_case(payload))
+            request = getattr(self.CALLS, action)(**camel_to_snake_case(payload))
         except (OCPPError, AttributeError, TypeError) as error:
             Unexpected.record(f"cannot send {action} {payload}: {type(error).__name__}: {error}")
             return
@@ -248,6 +262,13 @@ class RelayedChargePoint(ChargePoint):
         elif frame is not None:
             line["error"] = [frame[2], frame[3] if len(frame) > 3 else ""]
         emit(line)
+
+
+class RelayedChargePoint(Serving, ChargePoint):
+    """The 1.6 central system's answers."""
+
+    OCPP_VERSION = "1.6"
+    CALLS = call
 
     @on(Action.boot_notification)
     def on_boot_notification(self, **_):
@@ -296,6 +317,69 @@ class RelayedChargePoint(ChargePoint):
         return call_result.FirmwareStatusNotification()
 
 
+class Relayed201ChargePoint(Serving, v201.ChargePoint):
+    """The 2.0.1 central system's answers."""
+
+    OCPP_VERSION = "2.0.1"
+    CALLS = v201.call
+
+    @staticmethod
+    def verdict(id_token):
+        refused = id_token is not None and id_token.get("id_token") == BLOCKED_AT_LEADER
+        return {"status": "Blocked" if refused else "Accepted"}
+
+    @on("BootNotification")
+    def on_boot_notification(self, **_):
+        return v201.call_result.BootNotification(
+            current_time=now(), interval=self.args.interval, status="Accepted"
+        )
+
+    @on("Heartbeat")
+    def on_heartbeat(self, **_):
+        return v201.call_result.Heartbeat(current_time=now())
+
+    @on("Authorize")
+    def on_authorize(self, id_token, **_):
+        return v201.call_result.Authorize(id_token_info=self.verdict(id_token))
+
+    @on("TransactionEvent")
+    def on_transaction_event(self, id_token=None, **_):
+        info = None if id_token is None else self.verdict(id_token)
+        return v201.call_result.TransactionEvent(id_token_info=info)
+
+    @on("DataTransfer")
+    def on_data_transfer(self, data=None, **_):
+        return v201.call_result.DataTransfer(status="Accepted", data=data)
+
+    @on("StatusNotification")
+    def on_status_notification(self, **_):
+        return v201.call_result.StatusNotification()
+
+    @on("MeterValues")
+    def on_meter_values(self, **_):
+        return v201.call_result.MeterValues()
+
+    @on("NotifyReport")
+    def on_notify_report(self, **_):
+        return v201.call_result.NotifyReport()
+
+    @on("NotifyEvent")
+    def on_notify_event(self, **_):
+        return v201.call_result.NotifyEvent()
+
+    @on("SecurityEventNotification")
+    def on_security_event_notification(self, **_):
+        return v201.call_result.SecurityEventNotification()
+
+    @on("FirmwareStatusNotification")
+    def on_firmware_status_notification(self, **_):
+        return v201.call_result.FirmwareStatusNotification()
+
+    @on("LogStatusNotification")
+    def on_log_status_notification(self, **_):
+        return v201.call_result.LogStatusNotification()
+
+
 class CentralSystem:
     """The server: who is connected, and the handshake's checks."""
 
@@ -330,9 +414,10 @@ class CentralSystem:
     def process_request(self, connection, request):
         offered = request.headers.get_all("Sec-WebSocket-Protocol")
         offered = [p.strip() for value in offered for p in value.split(",")]
-        if SUBPROTOCOL not in offered:
-            Unexpected.record(f"an upgrade to {request.path} offered {offered}, not {SUBPROTOCOL}")
-            return connection.respond(HTTPStatus.BAD_REQUEST, f"subprotocol {SUBPROTOCOL} only\n")
+        subprotocol = SUBPROTOCOL[self.args.ocpp]
+        if subprotocol not in offered:
+            Unexpected.record(f"an upgrade to {request.path} offered {offered}, not {subprotocol}")
+            return connection.respond(HTTPStatus.BAD_REQUEST, f"subprotocol {subprotocol} only\n")
         if not self.identity_of(request.path):
             Unexpected.record(f"an upgrade to {request.path}, which names no charger")
             return connection.respond(HTTPStatus.NOT_FOUND, "no identity in the path\n")
@@ -355,7 +440,8 @@ class CentralSystem:
         identity = self.identity_of(path)
         self.connections += 1
         link = Link(ws, identity, self.connections)
-        charge_point = RelayedChargePoint(link, self.args, self.silence)
+        serving = Relayed201ChargePoint if self.args.ocpp == "2.0.1" else RelayedChargePoint
+        charge_point = serving(link, self.args, self.silence)
         self.links[identity] = (link, charge_point)
         user, _ = self.basic_user(ws.request)
         emit({"connected": identity, "path": path, "connection": link.number, "user": user})
@@ -418,7 +504,7 @@ async def run(args, tls):
         central.handle,
         "127.0.0.1",
         args.port,
-        subprotocols=[SUBPROTOCOL],
+        subprotocols=[SUBPROTOCOL[args.ocpp]],
         process_request=central.process_request,
         ssl=tls,
         close_timeout=CLOSE_TIMEOUT_S,
@@ -452,6 +538,7 @@ def main(argv):
     silence = parser.add_mutually_exclusive_group()
     silence.add_argument("--silent", action="store_true")
     silence.add_argument("--silent-after", type=int, metavar="N")
+    parser.add_argument("--ocpp", choices=sorted(SUBPROTOCOL), default="1.6")
     parser.add_argument("--for", dest="seconds", type=float)
     args = parser.parse_args(argv[1:])
     if not 0 <= args.port <= 65535:

@@ -25,9 +25,9 @@ enum Command {
     /// Run everything in one process on embedded defaults (in-process bus, SQLite).
     Up(Box<UpArgs>),
     /// Run an OCPP gateway publishing to Kafka (several may share a port).
-    Gateway(cms::gateway::GatewayCmdArgs),
+    Gateway(Box<cms::gateway::GatewayCmdArgs>),
     /// Run the REST API consuming from Kafka (replicas share the work).
-    Api(cms::api::ApiCmdArgs),
+    Api(Box<cms::api::ApiCmdArgs>),
     /// Personal access tokens for the REST API.
     #[command(subcommand)]
     Token(TokenCommand),
@@ -142,8 +142,8 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Up(args) => cms::up::run(*args).await.map_err(|e| e.to_string()),
-            Command::Gateway(args) => cms::gateway::run(args).await,
-            Command::Api(args) => cms::api::run(args).await,
+            Command::Gateway(args) => cms::gateway::run(*args).await,
+            Command::Api(args) => cms::api::run(*args).await,
             Command::Token(TokenCommand::Create(args)) => cms::admin::token_create(args).await,
             Command::Token(TokenCommand::List(args)) => cms::admin::token_list(args).await,
             Command::Token(TokenCommand::Revoke(args)) => cms::admin::token_revoke(args).await,

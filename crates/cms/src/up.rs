@@ -141,10 +141,11 @@ pub struct GatewayArgs {
     #[arg(long, env = "CMS_RELAY_TOTAL_BYTES", value_parser = at_least_one,
         default_value_t = cms_gateway::RELAY_TOTAL_BYTES)]
     pub relay_total_bytes: usize,
-    /// The calls a charger's leader proxy server may send it: OCPP 1.6 names, comma-separated,
-    /// or `none`. Others are answered `SecurityError` and never reach the charger; a
-    /// ChangeConfiguration of a security key (AuthorizationKey, SecurityProfile, ...) never
-    /// does, whatever the list.
+    /// The calls a charger's leader proxy server may send it: OCPP 1.6 or 2.0.1 names,
+    /// comma-separated (a name of both versions counts for both), or `none`. Others are answered
+    /// `SecurityError` and never reach the charger; a change of a security setting (1.6's
+    /// AuthorizationKey, SecurityProfile, ...; 2.0.1's SecurityCtrlr) never does, whatever the
+    /// list.
     #[arg(long, env = "CMS_RELAY_LEADER_CALLS", value_name = "CALLS",
         default_value_t = LeaderCalls::default(), value_parser = LeaderCalls::parse)]
     pub relay_leader_calls: LeaderCalls,

@@ -20,10 +20,11 @@ pub use budget::{CHARGER_BYTES, GatewayBudget, TOTAL_BYTES};
 pub use leader_calls::LeaderCalls;
 
 use crate::actions::ActionInbox;
+use crate::charger_action::ChargerAction;
 use crate::events::EventTarget;
 use bytes::Bytes;
 use cms_bus::ProxySetup;
-use cms_ocpp::v16::Action;
+use cms_ocpp::{OcppVersion, v16, v201};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -44,7 +45,7 @@ pub const LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// for the replay's calls, which the session keeps anyway).
 #[derive(Debug)]
 pub struct Relayed {
-    pub action: Action,
+    pub action: ChargerAction,
     pub payload: Bytes,
     pub answer_to: Option<oneshot::Sender<LeaderAnswer>>,
     pub held: Option<budget::Held>,
@@ -60,45 +61,66 @@ pub enum LeaderAnswer {
 }
 
 /// What an upstream that (re)connects is told first, so that one that restarted learns the
-/// charger is there: its last BootNotification, and its last StatusNotification per connector.
+/// charger is there: its last BootNotification, and its last StatusNotification per connector
+/// (1.6) or per EVSE and connector (2.0.1). A session speaks one version, so all are of one.
 #[derive(Default)]
 pub struct Replay {
-    boot: Option<Bytes>,
-    statuses: BTreeMap<u64, Bytes>,
+    boot: Option<(ChargerAction, Bytes)>,
+    statuses: BTreeMap<(u64, u64), (ChargerAction, Bytes)>,
+}
+
+/// Whether a call is kept for the replay: only a boot or a status is, so that the replay's
+/// lock is not taken per meter value.
+fn replayed(action: ChargerAction) -> bool {
+    matches!(
+        action,
+        ChargerAction::V16(v16::Action::BootNotification | v16::Action::StatusNotification)
+            | ChargerAction::V201(
+                v201::Action::BootNotification | v201::Action::StatusNotification
+            )
+    )
 }
 
 impl Replay {
     /// Keeps `payload`, which must be bytes of its own (see `Relay::relay`), not a slice of a
     /// shard's chunk.
-    fn note(&mut self, action: Action, payload: &Bytes) {
-        match action {
-            Action::BootNotification => self.boot = Some(payload.clone()),
-            Action::StatusNotification => {
-                let connector = serde_json::from_slice::<serde_json::Value>(payload)
-                    .ok()
-                    .and_then(|v| v["connectorId"].as_u64());
-                if let Some(connector) = connector {
-                    self.statuses.insert(connector, payload.clone());
-                }
+    fn note(&mut self, action: ChargerAction, payload: &Bytes) {
+        let place = |payload: &Bytes, evse: &str, connector: &str| {
+            let value = serde_json::from_slice::<serde_json::Value>(payload).ok()?;
+            let evse = match evse {
+                "" => 0,
+                name => value[name].as_u64()?,
+            };
+            Some((evse, value[connector].as_u64()?))
+        };
+        let status_at = match action {
+            ChargerAction::V16(v16::Action::BootNotification)
+            | ChargerAction::V201(v201::Action::BootNotification) => {
+                self.boot = Some((action, payload.clone()));
+                return;
             }
-            _ => {}
+            ChargerAction::V16(v16::Action::StatusNotification) => {
+                place(payload, "", "connectorId")
+            }
+            ChargerAction::V201(v201::Action::StatusNotification) => {
+                place(payload, "evseId", "connectorId")
+            }
+            _ => None,
+        };
+        if let Some(at) = status_at {
+            self.statuses.insert(at, (action, payload.clone()));
         }
     }
 
     fn calls(&self) -> Vec<Relayed> {
-        let boot = self.boot.iter().map(|payload| Relayed {
-            action: Action::BootNotification,
+        let call = |(action, payload): &(ChargerAction, Bytes)| Relayed {
+            action: *action,
             payload: payload.clone(),
             answer_to: None,
             held: None,
-        });
-        let statuses = self.statuses.values().map(|payload| Relayed {
-            action: Action::StatusNotification,
-            payload: payload.clone(),
-            answer_to: None,
-            held: None,
-        });
-        boot.chain(statuses).collect()
+        };
+        let boot = self.boot.iter().map(call);
+        boot.chain(self.statuses.values().map(call)).collect()
     }
 }
 
@@ -159,10 +181,13 @@ impl Relay {
     /// Starts the upstreams of the session `session` of `identity`; a leader's calls for the
     /// charger go to the session's `inbox`. `replay` is the session's, kept across set-ups;
     /// `mid_session`: the charger's boot is not among the calls to come, so even a first
-    /// connection starts with the replay.
+    /// connection starts with the replay. The upstreams are spoken to in the charger's
+    /// `version`, as the charger would speak to them.
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         context: &RelayContext,
         identity: &str,
+        version: OcppVersion,
         session: &str,
         setup: ProxySetup,
         inbox: &Arc<ActionInbox>,
@@ -183,6 +208,7 @@ impl Relay {
                     websocket_url: upstream.websocket_url.clone(),
                     position,
                     identity: identity.to_string(),
+                    version,
                     tls: context.tls.clone(),
                     ws_config: context.ws_config,
                     replay: replay.clone(),
@@ -242,7 +268,7 @@ impl Relay {
     /// leader's answer will come, when there is a leader, it is connected and it took the call.
     pub fn relay(
         &self,
-        action: Action,
+        action: ChargerAction,
         payload: &Bytes,
     ) -> Option<oneshot::Receiver<LeaderAnswer>> {
         // A copy of its own: a frame's bytes are cut from a chunk its shard shares among tens
@@ -250,11 +276,7 @@ impl Relay {
         // upstream reconnecting), a boot or a status for the connection's life; a slice would
         // keep the whole chunk that long.
         let payload = &Bytes::copy_from_slice(payload);
-        // Only a boot or a status is kept for the replay: the lock is not taken per meter value.
-        if matches!(
-            action,
-            Action::BootNotification | Action::StatusNotification
-        ) {
+        if replayed(action) {
             let mut replay = self.replay.lock().unwrap_or_else(PoisonError::into_inner);
             replay.note(action, payload);
         }
@@ -314,43 +336,82 @@ impl Drop for Relay {
 mod tests {
     use super::*;
 
+    fn replayed_calls(replay: &Replay) -> Vec<(ChargerAction, String)> {
+        let calls = replay.calls().into_iter();
+        calls
+            .map(|c| (c.action, String::from_utf8_lossy(&c.payload).into_owned()))
+            .collect()
+    }
+
     #[test]
     fn the_replay_is_the_last_boot_and_the_last_status_of_each_connector() {
+        use v16::Action::*;
         let mut replay = Replay::default();
         let mut note = |action, payload: &'static str| {
-            replay.note(action, &Bytes::from_static(payload.as_bytes()))
+            replay.note(
+                ChargerAction::V16(action),
+                &Bytes::from_static(payload.as_bytes()),
+            )
         };
         note(
-            Action::StatusNotification,
+            StatusNotification,
             r#"{"connectorId":1,"status":"Available"}"#,
         );
-        note(Action::BootNotification, r#"{"chargePointModel":"A"}"#);
-        note(Action::MeterValues, r#"{"connectorId":1}"#);
+        note(BootNotification, r#"{"chargePointModel":"A"}"#);
+        note(MeterValues, r#"{"connectorId":1}"#);
         note(
-            Action::StatusNotification,
+            StatusNotification,
             r#"{"connectorId":0,"status":"Available"}"#,
         );
         note(
-            Action::StatusNotification,
+            StatusNotification,
             r#"{"connectorId":1,"status":"Charging"}"#,
         );
-        note(Action::BootNotification, r#"{"chargePointModel":"B"}"#);
-        let calls: Vec<(Action, String)> = replay
-            .calls()
-            .into_iter()
-            .map(|c| (c.action, String::from_utf8_lossy(&c.payload).into_owned()))
-            .collect();
+        note(BootNotification, r#"{"chargePointModel":"B"}"#);
         let expected = [
-            (Action::BootNotification, r#"{"chargePointModel":"B"}"#),
+            (BootNotification, r#"{"chargePointModel":"B"}"#),
             (
-                Action::StatusNotification,
+                StatusNotification,
                 r#"{"connectorId":0,"status":"Available"}"#,
             ),
             (
-                Action::StatusNotification,
+                StatusNotification,
                 r#"{"connectorId":1,"status":"Charging"}"#,
             ),
         ];
-        assert_eq!(calls, expected.map(|(a, p)| (a, p.to_string())));
+        let expected = expected.map(|(a, p)| (ChargerAction::V16(a), p.to_string()));
+        assert_eq!(replayed_calls(&replay), expected);
+    }
+
+    #[test]
+    fn a_201_stations_replay_keeps_the_last_status_of_each_evse_and_connector() {
+        use v201::Action::*;
+        let mut replay = Replay::default();
+        let mut note = |action, payload: &'static str| {
+            replay.note(
+                ChargerAction::V201(action),
+                &Bytes::from_static(payload.as_bytes()),
+            )
+        };
+        let status = |evse: u8, connector: u8, status: &str| {
+            let text = format!(
+                r#"{{"timestamp":"2026-11-29T10:00:00Z","connectorStatus":"{status}","evseId":{evse},"connectorId":{connector}}}"#
+            );
+            &*Box::leak(text.into_boxed_str())
+        };
+        note(BootNotification, r#"{"reason":"PowerUp"}"#);
+        note(StatusNotification, status(1, 1, "Available"));
+        note(StatusNotification, status(2, 1, "Available"));
+        note(StatusNotification, status(1, 2, "Available"));
+        note(MeterValues, r#"{"evseId":1,"meterValue":[]}"#);
+        note(StatusNotification, status(1, 1, "Occupied"));
+        let expected = [
+            (BootNotification, r#"{"reason":"PowerUp"}"#),
+            (StatusNotification, status(1, 1, "Occupied")),
+            (StatusNotification, status(1, 2, "Available")),
+            (StatusNotification, status(2, 1, "Available")),
+        ];
+        let expected = expected.map(|(a, p)| (ChargerAction::V201(a), p.to_string()));
+        assert_eq!(replayed_calls(&replay), expected);
     }
 }

@@ -146,7 +146,6 @@ pub async fn serve(
         read_configuration_at: None,
         relay: None,
         replay: None,
-        relay_declined: false,
         frames,
     };
     live.follow_proxy_setup(false);
@@ -263,9 +262,6 @@ struct LiveSession<'a> {
     relay: Option<Box<Relay>>,
     /// What an upstream is told first, kept across changes of the set-up once relayed.
     replay: Option<Arc<std::sync::Mutex<Replay>>>,
-    /// A 2.0.1 session of a relayed charger is served without relaying (proxy servers speak
-    /// 1.6): said once in the log.
-    relay_declined: bool,
     /// The last frames both ways, kept for `GET .../messages` (`diagnostics.rs`).
     frames: Arc<FrameRing>,
 }
@@ -277,16 +273,6 @@ impl LiveSession<'_> {
     /// upstream starts with the replay.
     fn follow_proxy_setup(&mut self, mid_session: bool) {
         let setup = self.shared.directory.proxy(self.identity);
-        if self.version != OcppVersion::V16 {
-            if setup.is_some() && !std::mem::replace(&mut self.relay_declined, true) {
-                tracing::info!(
-                    identity = self.identity,
-                    subprotocol = self.version.subprotocol(),
-                    "not relayed to its proxy servers: relaying is for OCPP 1.6 sessions"
-                );
-            }
-            return;
-        }
         if self.relay.as_ref().map(|r| r.setup()) == setup.as_ref() {
             return;
         }
@@ -305,6 +291,7 @@ impl LiveSession<'_> {
             Box::new(Relay::start(
                 context,
                 self.identity,
+                self.version,
                 &session,
                 setup,
                 inbox,

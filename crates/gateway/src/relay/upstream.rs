@@ -1,5 +1,6 @@
 //! One upstream of a relayed charger: an outbound websocket to `<websocket_url>/<identity>`
-//! (`ocpp1.6`; TLS for `wss`; Basic auth when the URL carries credentials), reconnected with
+//! (in the charger's OCPP version, `ocpp1.6` or `ocpp2.0.1`; TLS for `wss`; Basic auth when
+//! the URL carries credentials), reconnected with
 //! backoff and jitter until the charger's session ends. Calls go one at a time, each waiting for
 //! its answer (the OCPP-J rule), under message ids of cms's own.
 
@@ -7,11 +8,13 @@ use super::{DOWN, UP};
 use super::{LeaderAnswer, Relayed, Replay};
 use crate::actions::ActionInbox;
 use crate::charger_calls::ChargerAnswer;
+use crate::charger_calls_v201::call_error_v201;
 use crate::events::{ConnectionEvent, EventTarget, connection_record};
 use crate::record_time::record_time;
+use cms_bus::ActionName;
 use cms_bus::proxy_url::redacted;
 use cms_bus::{ActionRequest, ProxyUrl, RequestedBy};
-use cms_ocpp::{ErrorCode, Frame, call_error, parse_frame};
+use cms_ocpp::{ErrorCode, Frame, OcppVersion, call_error, parse_frame};
 use futures_util::{SinkExt, StreamExt};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -47,6 +50,9 @@ pub struct Link {
     /// Its place in the charger's list of proxy servers.
     pub position: usize,
     pub identity: String,
+    /// The charger's OCPP version: the upstream is offered only that one, and its calls are
+    /// that version's.
+    pub version: OcppVersion,
     pub tls: Arc<rustls::ClientConfig>,
     pub ws_config: WebSocketConfig,
     pub replay: Arc<Mutex<Replay>>,
@@ -196,9 +202,10 @@ impl Link {
             .into_client_request()
             .map_err(|e| e.to_string())?;
         let headers = request.headers_mut();
+        let subprotocol = self.version.subprotocol();
         headers.insert(
             "Sec-WebSocket-Protocol",
-            HeaderValue::from_static("ocpp1.6"),
+            HeaderValue::from_static(subprotocol),
         );
         if let Some(basic) = target.basic_auth() {
             let value = HeaderValue::from_str(&basic).map_err(|e| e.to_string())?;
@@ -225,8 +232,8 @@ impl Link {
                 .await
                 .map_err(|e| format!("upgrade: {e}"))?;
         let agreed = response.headers().get("Sec-WebSocket-Protocol");
-        if agreed.and_then(|v| v.to_str().ok()) != Some("ocpp1.6") {
-            return Err("the upstream did not agree to ocpp1.6".into());
+        if agreed.and_then(|v| v.to_str().ok()) != Some(subprotocol) {
+            return Err(format!("the upstream did not agree to {subprotocol}"));
         }
         Ok(ws)
     }
@@ -348,6 +355,7 @@ impl Link {
         replies: &mpsc::UnboundedSender<String>,
         latency: &metrics::Histogram,
     ) -> Option<String> {
+        let version = self.version;
         let (message_id, action, payload) = match parse_frame(text) {
             Ok(Frame::CallResult {
                 message_id,
@@ -383,7 +391,8 @@ impl Link {
         };
         let Some(leader) = &self.leader else {
             metrics::counter!("cms_proxy_upstream_calls_refused_total").increment(1);
-            return Some(call_error(
+            return Some(error_frame(
+                version,
                 &message_id,
                 ErrorCode::SecurityError,
                 "not the leader: cms relays this charger to this central system as a follower",
@@ -392,11 +401,11 @@ impl Link {
         let request: serde_json::Value = serde_json::from_str(payload.get()).ok()?;
         // Checked on the request as it would be sent: a key given twice in the leader's text
         // is read once here, and sent once.
-        if let Some((code, why)) = leader.calls.refusal(&action, &request) {
+        if let Some((code, why)) = leader.calls.refusal(version, &action, &request) {
             leader.refused.increment(1);
             tracing::debug!(identity = %self.identity, %action, reason = %why,
                 "a leader's call refused");
-            return Some(call_error(&message_id, code, &why));
+            return Some(error_frame(version, &message_id, code, &why));
         }
         let now = chrono::Utc::now();
         let expires = now + chrono::Duration::from_std(LEADER_CALL_TTL).unwrap_or_default();
@@ -404,8 +413,8 @@ impl Link {
             uuid: uuid::Uuid::new_v4().to_string(),
             identity: self.identity.clone(),
             session: leader.session.clone(),
-            action: action.into_owned().into(),
-            ocpp_version: cms_ocpp::OcppVersion::V16,
+            action: ActionName::new(&action, version),
+            ocpp_version: version,
             request,
             requested_by: RequestedBy {
                 kind: "proxy_leader".into(),
@@ -418,7 +427,8 @@ impl Link {
         };
         let (reply, charger_answer) = oneshot::channel();
         if leader.inbox.push_relayed(command, reply).is_err() {
-            return Some(call_error(
+            return Some(error_frame(
+                version,
                 &message_id,
                 ErrorCode::GenericError,
                 "the charger's queue of calls is full or closed",
@@ -437,9 +447,10 @@ impl Link {
                     code, description, ..
                 }) => {
                     let code = ErrorCode::from_name(&code).unwrap_or(ErrorCode::GenericError);
-                    call_error(&message_id, code, &description)
+                    error_frame(version, &message_id, code, &description)
                 }
-                Err(_) => call_error(
+                Err(_) => error_frame(
+                    version,
                     &message_id,
                     ErrorCode::GenericError,
                     "the charger did not answer: it timed out, was refused or went away",
@@ -448,6 +459,14 @@ impl Link {
             let _ = replies.send(frame);
         });
         None
+    }
+}
+
+/// A CALLERROR with the code spelled as `version` spells it.
+fn error_frame(version: OcppVersion, message_id: &str, code: ErrorCode, why: &str) -> String {
+    match version {
+        OcppVersion::V16 => call_error(message_id, code, why),
+        OcppVersion::V201 => call_error_v201(message_id, code, why),
     }
 }
 
@@ -503,6 +522,7 @@ mod tests {
             websocket_url: "ws://127.0.0.1:9/ocpp".into(),
             position: 0,
             identity: "CP-1".into(),
+            version: OcppVersion::V16,
             tls: cms_tls::client_config(None).unwrap(),
             ws_config: WebSocketConfig::default(),
             replay: Default::default(),

@@ -8,12 +8,13 @@
 use super::{LiveSession, message_id_of};
 use crate::charger_action::ChargerAction;
 use crate::charger_calls::{CallContext, ChargerAnswer, Outcome, handle_text};
-use crate::charger_calls_v201::handle_text_v201;
+use crate::charger_calls_v201::{call_error_v201, handle_text_v201};
 use crate::relay::{LEADER_WAIT, LeaderAnswer};
 use bytes::Bytes;
 use chrono::Utc;
 use cms_bus::{Header, Publishing, Record};
 use cms_ocpp::v16::Action;
+use cms_ocpp::v201;
 use cms_ocpp::{ErrorCode, OcppVersion, call_error};
 use std::time::Instant;
 use tokio::sync::oneshot;
@@ -82,10 +83,9 @@ impl LiveSession<'_> {
                 record,
                 answer,
             } => {
-                // Only a 1.6 session is ever relayed.
-                let relayed = match (self.relay.as_ref(), action) {
-                    (Some(relay), ChargerAction::V16(action)) => relay.relay(action, &record.value),
-                    _ => None,
+                let relayed = match self.relay.as_ref() {
+                    Some(relay) => relay.relay(action, &record.value),
+                    None => None,
                 };
                 match relayed {
                     Some(leader) => Taken::Relayed(Box::new(Relayed {
@@ -110,7 +110,8 @@ impl LiveSession<'_> {
             answer,
         } = relayed;
         let own_id = transaction_id_of(&record);
-        let (record, answer, missed) = leader_answer(leader, text, action, record, answer).await;
+        let (record, answer, missed) =
+            leader_answer(leader, text, self.version, action, record, answer).await;
         if let (Some(own), Some(leaders)) = (own_id, transaction_id_of(&record))
             && own != leaders
         {
@@ -138,10 +139,12 @@ impl LiveSession<'_> {
 /// charger's message id, within [`LEADER_WAIT`]; cms's own otherwise (the charger keeps
 /// working), and then `true` when the wait ran out. A StartTransaction is recorded under the
 /// transactionId the leader gave, which is the one the charger will use, and with the leader's
-/// verdict on the tag.
+/// verdict on the tag; a 2.0.1 TransactionEvent (whose transactionId is the station's own) with
+/// the leader's verdict on its token.
 async fn leader_answer(
     leader: oneshot::Receiver<LeaderAnswer>,
     text: &str,
+    version: OcppVersion,
     action: ChargerAction,
     mut record: Record,
     own: Utf8Bytes,
@@ -157,27 +160,52 @@ async fn leader_answer(
     let id = message_id_of(text);
     let frame = match answer {
         LeaderAnswer::Result(payload) => {
-            if action == ChargerAction::V16(Action::StartTransaction) {
-                let leaders: serde_json::Value = serde_json::from_str(&payload).unwrap_or_default();
-                if let Some(id) = leaders["transactionId"].as_i64() {
-                    set_header(&mut record, cms_bus::header::TRANSACTION_ID, id.to_string());
-                }
-                if let Some(status) = leaders["idTagInfo"]["status"].as_str() {
-                    set_header(
-                        &mut record,
-                        cms_bus::header::ID_TAG_STATUS,
-                        status.to_string(),
-                    );
-                }
-            }
+            take_leaders_verdict(&mut record, action, &payload);
             cms_ocpp::call_result(&id, &payload)
         }
         LeaderAnswer::Error { code, description } => {
             let code = ErrorCode::from_name(&code).unwrap_or(ErrorCode::GenericError);
-            call_error(&id, code, &description)
+            match version {
+                OcppVersion::V16 => call_error(&id, code, &description),
+                OcppVersion::V201 => call_error_v201(&id, code, &description),
+            }
         }
     };
     (record, frame.into(), false)
+}
+
+/// The record of a call the leader answered says what the leader decided, which is what the
+/// charger goes by: a StartTransaction's transactionId and verdict on its tag, a 2.0.1
+/// TransactionEvent's verdict on its token, and an Authorize's refusal (its header is there only
+/// for a refusal, as cms's own).
+fn take_leaders_verdict(record: &mut Record, action: ChargerAction, payload: &str) {
+    let info = match action {
+        ChargerAction::V16(Action::StartTransaction | Action::Authorize) => "idTagInfo",
+        ChargerAction::V201(v201::Action::TransactionEvent | v201::Action::Authorize) => {
+            "idTokenInfo"
+        }
+        _ => return,
+    };
+    let leaders: serde_json::Value = serde_json::from_str(payload).unwrap_or_default();
+    if action == ChargerAction::V16(Action::StartTransaction)
+        && let Some(id) = leaders["transactionId"].as_i64()
+    {
+        set_header(record, cms_bus::header::TRANSACTION_ID, id.to_string());
+    }
+    let Some(status) = leaders[info]["status"].as_str() else {
+        return;
+    };
+    let authorize = matches!(
+        action,
+        ChargerAction::V16(Action::Authorize) | ChargerAction::V201(v201::Action::Authorize)
+    );
+    if authorize && status == "Accepted" {
+        record
+            .headers
+            .retain(|h| h.name != cms_bus::header::ID_TAG_STATUS);
+    } else {
+        set_header(record, cms_bus::header::ID_TAG_STATUS, status.to_string());
+    }
 }
 
 /// The transactionId a StartTransaction record was given.
@@ -191,4 +219,51 @@ fn transaction_id_of(record: &Record) -> Option<i32> {
 fn set_header(record: &mut Record, name: &'static str, value: String) {
     record.headers.retain(|h| h.name != name);
     record.headers.push(Header::new(name, value));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(status: Option<&str>) -> Record {
+        let mut record = Record {
+            topic: "t.ocpp.messages".into(),
+            key: Bytes::from_static(b"CP-1"),
+            headers: Default::default(),
+            value: Bytes::from_static(b"{}"),
+        };
+        if let Some(status) = status {
+            set_header(&mut record, cms_bus::header::ID_TAG_STATUS, status.into());
+        }
+        record
+    }
+
+    #[test]
+    fn a_record_the_leader_answered_carries_the_leaders_verdict() {
+        let event = ChargerAction::V201(v201::Action::TransactionEvent);
+        let mut started = record(Some("Invalid"));
+        let answer = r#"{"idTokenInfo":{"status":"Accepted"}}"#;
+        take_leaders_verdict(&mut started, event, answer);
+        assert_eq!(started.header_str("id_tag_status"), Some("Accepted"));
+
+        // An Authorize's header tells a refusal only: the leader's acceptance removes cms's.
+        let authorize = ChargerAction::V201(v201::Action::Authorize);
+        let mut refused_by_cms = record(Some("Invalid"));
+        take_leaders_verdict(&mut refused_by_cms, authorize, answer);
+        assert_eq!(refused_by_cms.header_str("id_tag_status"), None);
+        let mut refused_by_leader = record(None);
+        let blocked = r#"{"idTokenInfo":{"status":"Blocked"}}"#;
+        take_leaders_verdict(&mut refused_by_leader, authorize, blocked);
+        assert_eq!(
+            refused_by_leader.header_str("id_tag_status"),
+            Some("Blocked")
+        );
+
+        let start = ChargerAction::V16(Action::StartTransaction);
+        let mut start_record = record(Some("Accepted"));
+        let leaders = r#"{"transactionId":9001,"idTagInfo":{"status":"Expired"}}"#;
+        take_leaders_verdict(&mut start_record, start, leaders);
+        assert_eq!(start_record.header_str("transaction_id"), Some("9001"));
+        assert_eq!(start_record.header_str("id_tag_status"), Some("Expired"));
+    }
 }
