@@ -40,6 +40,7 @@ mod interop;
 mod kafka_access;
 mod kafka_actions;
 mod kafka_consumer_lag;
+mod kafka_display_messages;
 mod kafka_faults;
 mod kafka_fleet;
 mod kafka_gateway_liveness;

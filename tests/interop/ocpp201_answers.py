@@ -13,13 +13,15 @@ The answers:
   (stoppedReason Remote), else Rejected; UnlockConnector Unlocked; TriggerMessage Accepted for
   the messages it can send, then sends it, else NotImplemented; ChangeAvailability Accepted;
   ClearCache Accepted; DataTransfer Accepted with the data sent; GetTransactionStatus
-  messagesInQueue false and, for a transactionId, whether it runs.
+  messagesInQueue false and, for a transactionId, whether it runs. The display messages'
+  calls as ocpp201_display.py says.
 """
 
 from ocpp.routing import after, on
 from ocpp.v201 import ChargePoint, call, call_result
 
 from ocpp201_base import Calls, Unexpected, now
+from ocpp201_display import DisplayAnswers
 
 # What --password-like secrets a station holds look like in its device model: the test checks
 # that cms never shows this value.
@@ -66,7 +68,7 @@ class Transaction:
         self.energy_wh = 1000
 
 
-class AnsweringStation(Calls, ChargePoint):
+class AnsweringStation(DisplayAnswers, Calls, ChargePoint):
     """The station: its device model and transactions outlive a connection (see `rebind`)."""
 
     def __init__(self, identity, connection, response_timeout):
