@@ -7,7 +7,11 @@
 //! end is settled the same way, on the action's uuid, once the action's final state is stored.
 
 mod list;
+mod v201;
 mod watch;
+
+pub use v201::StationList;
+pub(crate) use v201::keep_report_end;
 
 pub use watch::ListCursors;
 
@@ -31,6 +35,8 @@ pub struct ListCharger {
     /// Its site checks id tags and keeps the chargers' lists.
     pub keeps_list: bool,
     pub owner_team: i64,
+    /// The version its row names (`2.0.1`; `1.6`, or `None` before it ever connected).
+    pub ocpp_version: Option<String>,
     pub held: HeldList,
 }
 
@@ -48,14 +54,16 @@ pub struct HeldList {
     pub revision: i64,
 }
 
-/// The limits a charger reported in its configuration (`None`: not reported, or not a
-/// positive number).
+/// The limits a charger reported in its configuration, or a 2.0.1 station in its device model
+/// (`None`: not reported, or not a positive number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ListLimits {
     /// LocalAuthListMaxLength: entries the list may hold.
     pub max_entries: Option<usize>,
     /// SendLocalListMaxLength: entries one SendLocalList may carry.
     pub max_send: Option<usize>,
+    /// Bytes one SendLocalList may take (2.0.1's BytesPerMessage; 1.6 has none).
+    pub max_bytes: Option<usize>,
 }
 
 /// The call about to be sent, as claimed.
@@ -113,7 +121,7 @@ impl Store {
     pub async fn local_list_charger(&self, charger_id: i64) -> Result<Option<ListCharger>> {
         let row = sqlx::query(
             "SELECT c.id, c.identity, c.connection_status, c.session, c.last_connection_at,
-               s.authorization_mode, s.local_authorization_list, s.team_id,
+               s.authorization_mode, s.local_authorization_list, s.team_id, c.ocpp_version,
                COALESCE(l.version, 0) AS version, COALESCE(l.entries, '[]') AS entries,
                COALESCE(l.needs_full, 1) AS needs_full, l.checked_session, l.unsupported_session,
                l.pending_action, l.retry_after, COALESCE(l.revision, 0) AS revision
@@ -138,6 +146,7 @@ impl Store {
             keeps_list: row.try_get::<String, _>("authorization_mode")? == "id_tags"
                 && flag(&row, "local_authorization_list")?,
             owner_team: row.try_get("team_id")?,
+            ocpp_version: row.try_get("ocpp_version")?,
             held: HeldList {
                 version: row.try_get("version")?,
                 entries: parse_entries(&row.try_get::<String, _>("entries")?),
@@ -381,3 +390,5 @@ fn parse_entries(json: &str) -> Vec<ListEntry> {
 pub mod fixtures;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_v201;

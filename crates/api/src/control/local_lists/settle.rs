@@ -1,4 +1,5 @@
-//! What an ended call about a charger's list teaches (OCPP 1.6 §5.10, §5.15, §6.33, §6.45).
+//! What an ended call about a charger's list teaches (OCPP 1.6 §5.10, §5.15, §6.33, §6.45;
+//! 2.0.1 D01, D02: the same answers, the version as `versionNumber`).
 
 use cms_store::local_lists::{CallOutcome, EndedCall};
 use serde_json::Value;
@@ -14,7 +15,10 @@ pub fn outcome_of(ended: &EndedCall, retry_at: &str) -> CallOutcome {
         .and_then(|r| serde_json::from_str(r).ok())
         .unwrap_or(Value::Null);
     match ended.status.as_deref() {
-        Some("answered") if check => match response["listVersion"].as_i64() {
+        Some("answered") if check => match response["listVersion"]
+            .as_i64()
+            .or_else(|| response["versionNumber"].as_i64())
+        {
             // -1: the charger keeps no local list.
             Some(-1) => CallOutcome::Unsupported,
             // 0 is how a charger says its list is empty, whichever version emptied it.
@@ -131,6 +135,10 @@ mod tests {
         assert_eq!(check(0, 2), checked(false, 0));
         assert_eq!(check(0, 0), checked(true, 0));
         assert_eq!(check(-1, 2), CallOutcome::Unsupported);
+        let v201 =
+            |response: &str| outcome_of(&ended("check", Some("answered"), response, None), LATER);
+        assert_eq!(v201(r#"{"versionNumber":3}"#), checked(true, 3));
+        assert_eq!(v201(r#"{"versionNumber":5}"#), checked(false, 5));
         let lost = ended("check", Some("timed_out"), "null", Some("Timeout"));
         assert_eq!(
             outcome_of(&lost, LATER),

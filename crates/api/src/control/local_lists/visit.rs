@@ -1,9 +1,10 @@
 //! One look at one charger: check its list version after it connected, or send the next part
 //! of the way from what it holds to what it should, or nothing.
 
-use super::Keeper;
+use super::{Keeper, v201};
 use crate::control::actions::Target;
-use cms_bus::RequestedBy;
+use cms_bus::{ActionName, RequestedBy};
+use cms_ocpp::OcppVersion;
 use cms_store::local_lists::{
     ListCall, ListCallKind, ListChange, ListCharger, ListEntry, ListUpdate, fit, next_update,
 };
@@ -41,25 +42,43 @@ impl Keeper {
         {
             return Ok(Visit::Later);
         }
+        let v201 = charger.ocpp_version.as_deref() == Some(VERSION_201);
         if held.checked_session.as_ref() != Some(&session) {
-            // The gateway reads the configuration right after the boot; its limits are needed
-            // before the first update, and the check waits for them (bounded).
+            // The gateway reads the configuration (1.6) or asks for the base report (2.0.1)
+            // right after the boot; its limits are needed before the first update, and the
+            // check waits for them (bounded).
             let connected_long_ago = charger.last_connection_at.as_deref().is_none_or(|at| {
                 let grace =
                     chrono::Duration::from_std(self.config.configuration_grace).unwrap_or_default();
                 at < cms_store::format_record_time(now - grace).as_str()
             });
-            if !connected_long_ago && !store.configuration_read(charger_id, &session).await? {
+            let read = match v201 {
+                true => store.base_report_read(charger_id, &session).await?,
+                false => store.configuration_read(charger_id, &session).await?,
+            };
+            if !connected_long_ago && !read {
                 return Ok(Visit::Later);
+            }
+            // A 2.0.1 station says in its device model whether it keeps a list at all.
+            if v201 && store.station_list(charger_id).await?.keeps_none {
+                let at = cms_store::now_record_time();
+                store
+                    .local_list_kept_by_none(charger_id, &session, &at)
+                    .await?;
+                return Ok(Visit::Done);
             }
             let kind = ListCallKind::Check {
                 expected_version: held.version,
             };
-            self.send(&charger, &session, kind, "GetLocalListVersion", json!({}))
+            let action = call_name("GetLocalListVersion", v201);
+            self.send(&charger, &session, kind, action, json!({}))
                 .await?;
             return Ok(Visit::Done);
         }
-        let limits = store.local_list_limits(charger_id).await?;
+        let limits = match v201 {
+            true => store.station_list(charger_id).await?.limits,
+            false => store.local_list_limits(charger_id).await?,
+        };
         let desired = store.desired_local_list(charger_id, now).await?;
         let wanted = desired.len();
         let (desired, cut) = fit(desired, limits.max_entries);
@@ -73,21 +92,35 @@ impl Keeper {
                 "more tags apply than the charger's local list holds: Accepted ones go first"
             );
         }
-        let Some(update) = next_update(
-            &held.entries,
-            held.version,
-            held.needs_full,
-            &desired,
-            limits.max_send,
-        ) else {
+        let next = match v201 {
+            true => v201::next_update_within(
+                &held.entries,
+                held.version,
+                held.needs_full,
+                &desired,
+                limits,
+            ),
+            false => next_update(
+                &held.entries,
+                held.version,
+                held.needs_full,
+                &desired,
+                limits.max_send,
+            )
+            .map(|update| {
+                let request = send_local_list(&update);
+                (update, request)
+            }),
+        };
+        let Some((update, request)) = next else {
             return Ok(Visit::Done);
         };
-        let request = send_local_list(&update);
+        let action = call_name("SendLocalList", v201);
         self.send(
             &charger,
             &session,
             ListCallKind::Update(update),
-            "SendLocalList",
+            action,
             request,
         )
         .await?;
@@ -100,7 +133,7 @@ impl Keeper {
         charger: &ListCharger,
         session: &str,
         kind: ListCallKind,
-        action: &str,
+        action: ActionName,
         request: Value,
     ) -> cms_store::Result<()> {
         let call = ListCall {
@@ -126,7 +159,7 @@ impl Keeper {
             .take_as(
                 call.action_uuid.clone(),
                 &target,
-                action.into(),
+                action.clone(),
                 request,
                 RequestedBy::system(),
             )
@@ -156,7 +189,19 @@ impl Keeper {
     }
 }
 
-/// The SendLocalList request of `update`: removals as entries without idTagInfo.
+/// How `chargers.ocpp_version` names 2.0.1.
+const VERSION_201: &str = "2.0.1";
+
+/// The call `name` of the charger's version.
+fn call_name(name: &str, v201: bool) -> ActionName {
+    let version = match v201 {
+        true => OcppVersion::V201,
+        false => OcppVersion::V16,
+    };
+    ActionName::new(name, version)
+}
+
+/// The 1.6 SendLocalList request of `update`: removals as entries without idTagInfo.
 fn send_local_list(update: &ListUpdate) -> Value {
     let entries: Vec<Value> = update
         .changes
