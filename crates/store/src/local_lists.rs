@@ -50,6 +50,8 @@ pub struct HeldList {
     pub unsupported_session: Option<String>,
     pub pending_action: Option<String>,
     pub retry_after: Option<String>,
+    /// A ClearCache is due once the list is in step.
+    pub clear_cache: bool,
     /// What a claim must find unchanged (0 before the charger has a row).
     pub revision: i64,
 }
@@ -81,6 +83,8 @@ pub enum ListCallKind {
         expected_version: i64,
     },
     Update(ListUpdate),
+    /// ClearCache, once an update took out an entry the charger held Accepted.
+    ClearCache,
 }
 
 /// A claimed call whose action ended (or never came to be).
@@ -88,7 +92,7 @@ pub enum ListCallKind {
 pub struct EndedCall {
     pub charger_id: i64,
     pub action_uuid: String,
-    /// `check`, `full` or `differential`.
+    /// `check`, `full`, `differential` or `clear_cache`.
     pub kind: String,
     /// The action's final state and what the charger answered; `None` when the action was
     /// never stored (the claimant failed before taking it).
@@ -114,6 +118,8 @@ pub enum CallOutcome {
     Unsupported,
     /// Nothing learnt: try again, not before `retry_after`.
     Retry { retry_after: Option<String> },
+    /// The ClearCache ended (whatever the answer: it is not tried again).
+    CacheCleared,
 }
 
 impl Store {
@@ -124,7 +130,8 @@ impl Store {
                s.authorization_mode, s.local_authorization_list, s.team_id, c.ocpp_version,
                COALESCE(l.version, 0) AS version, COALESCE(l.entries, '[]') AS entries,
                COALESCE(l.needs_full, 1) AS needs_full, l.checked_session, l.unsupported_session,
-               l.pending_action, l.retry_after, COALESCE(l.revision, 0) AS revision
+               l.pending_action, l.retry_after, COALESCE(l.revision, 0) AS revision,
+               COALESCE(l.clear_cache, 0) AS clear_cache
              FROM chargers c JOIN sites s ON s.id = c.site_id
              LEFT JOIN charger_local_lists l ON l.charger_id = c.id
              WHERE c.id = $1",
@@ -155,6 +162,7 @@ impl Store {
                 unsupported_session: row.try_get("unsupported_session")?,
                 pending_action: row.try_get("pending_action")?,
                 retry_after: row.try_get("retry_after")?,
+                clear_cache: flag(&row, "clear_cache")?,
                 revision: row.try_get("revision")?,
             },
         }))
@@ -256,6 +264,7 @@ impl Store {
         .await?;
         let (kind, version, entries) = match &call.kind {
             ListCallKind::Check { expected_version } => ("check", *expected_version, None),
+            ListCallKind::ClearCache => ("clear_cache", 0, None),
             ListCallKind::Update(update) => (
                 match update.update_type {
                     UpdateType::Full => "full",
@@ -355,6 +364,7 @@ impl Store {
                 retry_after.as_deref(),
             ),
             CallOutcome::Unsupported => ("unsupported_session = pending_session".into(), None),
+            CallOutcome::CacheCleared => ("clear_cache = 0".into(), None),
             CallOutcome::Retry { retry_after } => {
                 ("needs_full = needs_full".into(), retry_after.as_deref())
             }

@@ -184,7 +184,8 @@ async fn python_station_keeps_the_sites_tags_in_parts_across_a_mismatch_and_an_a
     // Then the rest of the list in two differential parts (102, 103).
     assert_eq!(bench.received("GetLocalListVersion").len(), 2);
 
-    // Offline while a tag is removed and another added: caught up on its return.
+    // Offline while an accepted tag is removed and another added: caught up on its return, and
+    // its authorisation cache (on) cleared after, so that it cannot accept the removed tag.
     let (store, charger_id) = (bench.store.clone(), bench.charger_id);
     eventually("the last update's answer to be stored", async || {
         let (actions, _) = store.actions_page(charger_id, 10, 0).await.unwrap();
@@ -204,7 +205,7 @@ async fn python_station_keeps_the_sites_tags_in_parts_across_a_mismatch_and_an_a
         }
     })
     .await;
-    remove_id_tag(&bench.store, bench.team, "card-b")
+    remove_id_tag(&bench.store, bench.team, "card-c")
         .await
         .unwrap();
     bench.put("card-f", "Accepted").await;
@@ -216,7 +217,7 @@ async fn python_station_keeps_the_sites_tags_in_parts_across_a_mismatch_and_an_a
             None,
             &[
                 ("card-a", "Blocked"),
-                ("card-c", "Accepted"),
+                ("card-b", "Blocked"),
                 ("card-d", "Accepted"),
                 ("card-e", "Accepted"),
                 ("card-f", "Accepted"),
@@ -233,7 +234,7 @@ async fn python_station_keeps_the_sites_tags_in_parts_across_a_mismatch_and_an_a
             104,
             "Differential",
             &[
-                json!({"idToken": {"idToken": "card-b", "type": "ISO14443"}}),
+                json!({"idToken": {"idToken": "card-c", "type": "ISO14443"}}),
                 entry("card-f", "Accepted")
             ]
         )],
@@ -243,6 +244,18 @@ async fn python_station_keeps_the_sites_tags_in_parts_across_a_mismatch_and_an_a
         .map(|(connection, _)| connection)
         .collect();
     assert_eq!(checks, [1, 1, 2], "checked again on its return");
+    let cleared = bench
+        .station
+        .wait_within(LISTED, "a ClearCache", |l| l["received"] == "ClearCache")
+        .await;
+    assert_eq!(cleared["connection"], 2, "{cleared}");
+    let printed = bench.station.printed().to_vec();
+    let last_list = printed
+        .iter()
+        .rposition(|l| l["received"] == "SendLocalList");
+    let clear = printed.iter().position(|l| l["received"] == "ClearCache");
+    assert!(clear > last_list, "after the list is in step: {printed:?}");
+    assert_eq!(bench.received("ClearCache").len(), 1, "once");
     for (_, payload) in bench.received("SendLocalList") {
         let entries = payload["localAuthorizationList"]
             .as_array()

@@ -11,3 +11,8 @@ CREATE TABLE charger_report_ends (
     ended_at    TEXT NOT NULL,
     PRIMARY KEY (charger_id, request_id)
 );
+
+-- A ClearCache is due once the charger's list is in step: an update took out an entry it
+-- held Accepted while its authorisation cache is on (AuthCacheCtrlr.Enabled in 2.0.1,
+-- AuthorizationCacheEnabled in 1.6), so that the cache cannot go on accepting the tag.
+ALTER TABLE charger_local_lists ADD COLUMN clear_cache BIGINT NOT NULL DEFAULT 0;

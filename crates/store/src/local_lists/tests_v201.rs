@@ -163,3 +163,73 @@ store_test!(
         assert_eq!(held.unsupported_session.as_deref(), Some("s-1"));
     }
 );
+
+store_test!(a_cache_clear_is_due_until_its_call_ends, |store| {
+    let cp = charger_id(&store, "CP-1").await;
+    assert!(!store.authorization_cache_enabled(cp).await.unwrap());
+    sqlx::query(
+        "INSERT INTO charger_settings (charger_id, key, value, readonly, updated_at)
+         VALUES ($1, 'AuthorizationCacheEnabled', 'True', 0, 't')",
+    )
+    .bind(cp)
+    .execute(&store.pool)
+    .await
+    .unwrap();
+    assert!(
+        store.authorization_cache_enabled(cp).await.unwrap(),
+        "1.6's key"
+    );
+
+    let at = crate::now_record_time();
+    let check = ListCall {
+        action_uuid: "u-1".into(),
+        session: "s-1".into(),
+        kind: ListCallKind::Check {
+            expected_version: 0,
+        },
+    };
+    assert!(
+        store
+            .claim_local_list_call(cp, 0, &check, &at)
+            .await
+            .unwrap()
+    );
+    store.local_list_clear_cache(cp, &at).await.unwrap();
+    let held = store.local_list_charger(cp).await.unwrap().unwrap().held;
+    assert!(held.clear_cache);
+    let settled = CallOutcome::Retry { retry_after: None };
+    assert!(
+        store
+            .settle_local_list_call(cp, "u-1", &settled, &at)
+            .await
+            .unwrap()
+    );
+    let held = store.local_list_charger(cp).await.unwrap().unwrap().held;
+    assert!(held.clear_cache, "still due after another call");
+
+    let clear = ListCall {
+        action_uuid: "u-2".into(),
+        session: "s-1".into(),
+        kind: ListCallKind::ClearCache,
+    };
+    assert!(
+        store
+            .claim_local_list_call(cp, held.revision, &clear, &at)
+            .await
+            .unwrap()
+    );
+    let ended = store.ended_local_list_calls("9999").await.unwrap();
+    assert_eq!(ended[0].kind, "clear_cache");
+    let cleared = CallOutcome::CacheCleared;
+    assert!(
+        store
+            .settle_local_list_call(cp, "u-2", &cleared, &at)
+            .await
+            .unwrap()
+    );
+    let held = store.local_list_charger(cp).await.unwrap().unwrap().held;
+    assert!(
+        !held.clear_cache && held.pending_action.is_none(),
+        "{held:?}"
+    );
+});

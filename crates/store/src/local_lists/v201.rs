@@ -1,6 +1,7 @@
 //! What the list keeper needs of an OCPP 2.0.1 station beyond 1.6's: whether the base report
 //! asked after its boot has ended (so its LocalAuthListCtrlr is known), and the list's limits
-//! and switches in the device model it reported (docs/ocpp201.md, "Local authorisation lists").
+//! and switches in the device model it reported (docs/ocpp201.md, "Local authorisation lists");
+//! and, for either version, whether a ClearCache is due after an update.
 
 use super::ListLimits;
 use crate::{Result, Store};
@@ -92,6 +93,33 @@ impl Store {
         .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Notes that a ClearCache is due once the charger's list is in step.
+    pub async fn local_list_clear_cache(&self, charger_id: i64, at: &str) -> Result<()> {
+        sqlx::query(
+            "UPDATE charger_local_lists SET clear_cache = 1, revision = revision + 1,
+               updated_at = $1 WHERE charger_id = $2",
+        )
+        .bind(at)
+        .bind(charger_id)
+        .execute(self.db())
+        .await?;
+        Ok(())
+    }
+
+    /// Whether a 1.6 charger reported its authorisation cache on (AuthorizationCacheEnabled).
+    pub async fn authorization_cache_enabled(&self, charger_id: i64) -> Result<bool> {
+        let value: Option<Option<String>> = sqlx::query_scalar(
+            "SELECT value FROM charger_settings WHERE charger_id = $1
+               AND key = 'AuthorizationCacheEnabled'",
+        )
+        .bind(charger_id)
+        .fetch_optional(self.db())
+        .await?;
+        Ok(value
+            .flatten()
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true")))
     }
 
     /// Whether the base report cms asked for after the station's boot on `session` has ended:

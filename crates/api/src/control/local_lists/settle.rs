@@ -8,6 +8,13 @@ use serde_json::Value;
 /// tried again.
 pub fn outcome_of(ended: &EndedCall, retry_at: &str) -> CallOutcome {
     let later = || Some(retry_at.to_string());
+    if ended.kind == "clear_cache" {
+        // Answered, refused or lost, it is not sent again; only one never sent is.
+        return match ended.status.as_deref() {
+            Some("expired") | None => CallOutcome::Retry { retry_after: None },
+            _ => CallOutcome::CacheCleared,
+        };
+    }
     let check = ended.kind == "check";
     let response: Value = ended
         .response
@@ -115,6 +122,19 @@ mod tests {
             outcome_of(&unsent, LATER),
             CallOutcome::Retry { retry_after: None }
         );
+    }
+
+    #[test]
+    fn a_cache_clear_is_sent_again_only_when_it_never_went() {
+        let clear =
+            |status, response| outcome_of(&ended("clear_cache", status, response, None), LATER);
+        let done = CallOutcome::CacheCleared;
+        assert_eq!(clear(Some("answered"), r#"{"status":"Accepted"}"#), done);
+        assert_eq!(clear(Some("answered"), r#"{"status":"Rejected"}"#), done);
+        assert_eq!(clear(Some("timed_out"), "null"), done);
+        let unsent = CallOutcome::Retry { retry_after: None };
+        assert_eq!(clear(Some("expired"), "null"), unsent);
+        assert_eq!(clear(None, "null"), unsent);
     }
 
     #[test]

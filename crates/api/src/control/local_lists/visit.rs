@@ -113,21 +113,35 @@ impl Keeper {
             }),
         };
         let Some((update, request)) = next else {
+            // In step: the cache clear an update made due, if any.
+            if held.clear_cache {
+                let action = call_name("ClearCache", v201);
+                let kind = ListCallKind::ClearCache;
+                self.send(&charger, &session, kind, action, json!({}))
+                    .await?;
+            }
             return Ok(Visit::Done);
         };
         let action = call_name("SendLocalList", v201);
-        self.send(
-            &charger,
-            &session,
-            ListCallKind::Update(update),
-            action,
-            request,
-        )
-        .await?;
+        let kind = ListCallKind::Update(update);
+        let claimed = self.send(&charger, &session, kind, action, request).await?;
+        // A tag the charger held Accepted is going: its authorisation cache could go on
+        // accepting it (the list, which has priority, no longer names it), so it is cleared
+        // once the list is in step.
+        if claimed && drops_accepted(&held.entries, &desired) {
+            let cache_on = match v201 {
+                true => store.station_list(charger_id).await?.cache_enabled,
+                false => store.authorization_cache_enabled(charger_id).await?,
+            };
+            if cache_on {
+                let at = cms_store::now_record_time();
+                store.local_list_clear_cache(charger_id, &at).await?;
+            }
+        }
         Ok(Visit::Done)
     }
 
-    /// Claims the call and takes it; a claim lost to another replica sends nothing.
+    /// Claims the call and takes it; a claim lost to another replica sends nothing (`false`).
     async fn send(
         &mut self,
         charger: &ListCharger,
@@ -135,7 +149,7 @@ impl Keeper {
         kind: ListCallKind,
         action: ActionName,
         request: Value,
-    ) -> cms_store::Result<()> {
+    ) -> cms_store::Result<bool> {
         let call = ListCall {
             action_uuid: uuid::Uuid::new_v4().to_string(),
             session: session.to_string(),
@@ -147,7 +161,7 @@ impl Keeper {
             .claim_local_list_call(charger.charger_id, charger.held.revision, &call, &at)
             .await?
         {
-            return Ok(());
+            return Ok(false);
         }
         let target = Target {
             charger_id: charger.charger_id,
@@ -170,7 +184,7 @@ impl Keeper {
                 // Stored or not, the call's end settles the claim (a never-stored one once
                 // stale): nothing to undo here.
                 tracing::error!(error = %e, identity = %charger.identity, "cannot send {action}");
-                return Ok(());
+                return Ok(true);
             }
         };
         let dispatch = self.dispatch.clone();
@@ -185,8 +199,15 @@ impl Keeper {
             }
             wake.notify_one();
         });
-        Ok(())
+        Ok(true)
     }
+}
+
+/// Whether an entry `held` Accepted is not in `desired` (both by key).
+fn drops_accepted(held: &[ListEntry], desired: &[ListEntry]) -> bool {
+    held.iter().any(|entry| {
+        entry.status == "Accepted" && desired.binary_search_by(|d| d.key.cmp(&entry.key)).is_err()
+    })
 }
 
 /// How `chargers.ocpp_version` names 2.0.1.
@@ -233,6 +254,29 @@ fn authorization_data(entry: &ListEntry) -> Value {
 mod tests {
     use super::*;
     use cms_store::local_lists::UpdateType;
+
+    #[test]
+    fn only_an_accepted_entry_going_away_clears_the_cache() {
+        let entry = |tag: &str, status: &str| ListEntry {
+            id_tag: tag.into(),
+            key: tag.to_ascii_uppercase(),
+            status: status.into(),
+            expiry_date: None,
+            parent_id_tag: None,
+        };
+        let held = [entry("a", "Accepted"), entry("b", "Blocked")];
+        assert!(!drops_accepted(&held, &held), "in step");
+        assert!(
+            !drops_accepted(&held, &[entry("a", "Accepted")]),
+            "b was Blocked"
+        );
+        let blocked = [entry("a", "Blocked"), entry("b", "Blocked")];
+        assert!(
+            !drops_accepted(&held, &blocked),
+            "the list's Blocked has priority"
+        );
+        assert!(drops_accepted(&held, &[entry("b", "Blocked")]), "a removed");
+    }
 
     #[test]
     fn removals_go_without_id_tag_info_and_dates_and_parents_with_it() {
