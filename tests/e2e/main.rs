@@ -44,6 +44,7 @@ mod kafka_display_messages;
 mod kafka_faults;
 mod kafka_fleet;
 mod kafka_gateway_liveness;
+mod kafka_local_lists_v201;
 mod kafka_ocpp201;
 mod kafka_readiness;
 mod kafka_secrets;

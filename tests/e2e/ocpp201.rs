@@ -13,6 +13,7 @@ mod bad_frames;
 mod commanded;
 mod display_messages;
 mod limits;
+pub(crate) mod local_lists;
 
 use crate::support::peer::Peer;
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};

@@ -7,7 +7,11 @@
 //! end is settled the same way, on the action's uuid, once the action's final state is stored.
 
 mod list;
+mod v201;
 mod watch;
+
+pub use v201::StationList;
+pub(crate) use v201::keep_report_end;
 
 pub use watch::ListCursors;
 
@@ -31,6 +35,8 @@ pub struct ListCharger {
     /// Its site checks id tags and keeps the chargers' lists.
     pub keeps_list: bool,
     pub owner_team: i64,
+    /// The version its row names (`2.0.1`; `1.6`, or `None` before it ever connected).
+    pub ocpp_version: Option<String>,
     pub held: HeldList,
 }
 
@@ -44,18 +50,22 @@ pub struct HeldList {
     pub unsupported_session: Option<String>,
     pub pending_action: Option<String>,
     pub retry_after: Option<String>,
+    /// A ClearCache is due once the list is in step.
+    pub clear_cache: bool,
     /// What a claim must find unchanged (0 before the charger has a row).
     pub revision: i64,
 }
 
-/// The limits a charger reported in its configuration (`None`: not reported, or not a
-/// positive number).
+/// The limits a charger reported in its configuration, or a 2.0.1 station in its device model
+/// (`None`: not reported, or not a positive number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ListLimits {
     /// LocalAuthListMaxLength: entries the list may hold.
     pub max_entries: Option<usize>,
     /// SendLocalListMaxLength: entries one SendLocalList may carry.
     pub max_send: Option<usize>,
+    /// Bytes one SendLocalList may take (2.0.1's BytesPerMessage; 1.6 has none).
+    pub max_bytes: Option<usize>,
 }
 
 /// The call about to be sent, as claimed.
@@ -73,6 +83,8 @@ pub enum ListCallKind {
         expected_version: i64,
     },
     Update(ListUpdate),
+    /// ClearCache, once an update took out an entry the charger held Accepted.
+    ClearCache,
 }
 
 /// A claimed call whose action ended (or never came to be).
@@ -80,7 +92,7 @@ pub enum ListCallKind {
 pub struct EndedCall {
     pub charger_id: i64,
     pub action_uuid: String,
-    /// `check`, `full` or `differential`.
+    /// `check`, `full`, `differential` or `clear_cache`.
     pub kind: String,
     /// The action's final state and what the charger answered; `None` when the action was
     /// never stored (the claimant failed before taking it).
@@ -106,6 +118,8 @@ pub enum CallOutcome {
     Unsupported,
     /// Nothing learnt: try again, not before `retry_after`.
     Retry { retry_after: Option<String> },
+    /// The ClearCache ended (whatever the answer: it is not tried again).
+    CacheCleared,
 }
 
 impl Store {
@@ -113,10 +127,11 @@ impl Store {
     pub async fn local_list_charger(&self, charger_id: i64) -> Result<Option<ListCharger>> {
         let row = sqlx::query(
             "SELECT c.id, c.identity, c.connection_status, c.session, c.last_connection_at,
-               s.authorization_mode, s.local_authorization_list, s.team_id,
+               s.authorization_mode, s.local_authorization_list, s.team_id, c.ocpp_version,
                COALESCE(l.version, 0) AS version, COALESCE(l.entries, '[]') AS entries,
                COALESCE(l.needs_full, 1) AS needs_full, l.checked_session, l.unsupported_session,
-               l.pending_action, l.retry_after, COALESCE(l.revision, 0) AS revision
+               l.pending_action, l.retry_after, COALESCE(l.revision, 0) AS revision,
+               COALESCE(l.clear_cache, 0) AS clear_cache
              FROM chargers c JOIN sites s ON s.id = c.site_id
              LEFT JOIN charger_local_lists l ON l.charger_id = c.id
              WHERE c.id = $1",
@@ -138,6 +153,7 @@ impl Store {
             keeps_list: row.try_get::<String, _>("authorization_mode")? == "id_tags"
                 && flag(&row, "local_authorization_list")?,
             owner_team: row.try_get("team_id")?,
+            ocpp_version: row.try_get("ocpp_version")?,
             held: HeldList {
                 version: row.try_get("version")?,
                 entries: parse_entries(&row.try_get::<String, _>("entries")?),
@@ -146,6 +162,7 @@ impl Store {
                 unsupported_session: row.try_get("unsupported_session")?,
                 pending_action: row.try_get("pending_action")?,
                 retry_after: row.try_get("retry_after")?,
+                clear_cache: flag(&row, "clear_cache")?,
                 revision: row.try_get("revision")?,
             },
         }))
@@ -247,6 +264,7 @@ impl Store {
         .await?;
         let (kind, version, entries) = match &call.kind {
             ListCallKind::Check { expected_version } => ("check", *expected_version, None),
+            ListCallKind::ClearCache => ("clear_cache", 0, None),
             ListCallKind::Update(update) => (
                 match update.update_type {
                     UpdateType::Full => "full",
@@ -346,6 +364,7 @@ impl Store {
                 retry_after.as_deref(),
             ),
             CallOutcome::Unsupported => ("unsupported_session = pending_session".into(), None),
+            CallOutcome::CacheCleared => ("clear_cache = 0".into(), None),
             CallOutcome::Retry { retry_after } => {
                 ("needs_full = needs_full".into(), retry_after.as_deref())
             }
@@ -381,3 +400,5 @@ fn parse_entries(json: &str) -> Vec<ListEntry> {
 pub mod fixtures;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_v201;

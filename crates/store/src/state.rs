@@ -144,6 +144,9 @@ pub enum StateChange {
     DeviceModelReported {
         identity: String,
         variables: Vec<crate::device_model::ReportedVariable>,
+        /// The report's requestId when this is its last part (no `tbc`): the local-list
+        /// keeper waits for the base report's end (crate::local_lists).
+        ended_request: Option<i64>,
         at: String,
     },
 }
@@ -501,8 +504,14 @@ async fn apply_one<'a>(
         DeviceModelReported {
             identity,
             variables,
+            ended_request,
             at,
-        } => crate::device_model::keep_report(db, identity, variables, at).await?,
+        } => {
+            crate::device_model::keep_report(db, identity, variables, at).await?;
+            if let Some(request_id) = ended_request {
+                crate::local_lists::keep_report_end(db, identity, *request_id, at).await?;
+            }
+        }
         TransactionStopped {
             identity,
             ocpp_transaction_id,

@@ -13,13 +13,16 @@ use serde_json::Value;
 /// The charger message this module reads.
 pub(crate) const NOTIFY_REPORT: &str = "NotifyReport";
 
-/// A NotifyReport, as far as the device model needs it (requestId, seqNo, tbc and
-/// generatedAt are not: each part is kept as it comes).
+/// A NotifyReport, as far as the device model needs it (seqNo and generatedAt are not: each
+/// part is kept as it comes; requestId and tbc say when the report ended).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct NotifyReport {
     #[serde(default)]
     report_data: Vec<ReportData>,
+    request_id: Option<i64>,
+    #[serde(default)]
+    tbc: bool,
 }
 
 #[derive(Deserialize)]
@@ -141,6 +144,7 @@ pub(crate) fn report_change(
     Some(StateChange::DeviceModelReported {
         identity,
         variables,
+        ended_request: report.request_id.filter(|_| !report.tbc),
         at,
     })
 }

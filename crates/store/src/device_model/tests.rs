@@ -25,6 +25,7 @@ fn reported(variables: Vec<ReportedVariable>, when: &str) -> StateChange {
     StateChange::DeviceModelReported {
         identity: "CS-1".into(),
         variables,
+        ended_request: None,
         at: at(when),
     }
 }

@@ -8,8 +8,13 @@
 //! that site, owner, access and the list's opt-in make), and those that connected since their
 //! version was checked. Every `full_pass` it looks at every online charger of those sites
 //! anyway (tags expire with time; a change made while no keeper ran).
+//!
+//! OCPP 2.0.1 stations get the same sync with their version's payloads (`v201`), the base
+//! report in place of 1.6's configuration read, and the limits of their LocalAuthListCtrlr
+//! (docs/ocpp201.md, "Local authorisation lists").
 
 mod settle;
+mod v201;
 mod visit;
 
 use crate::control::actions::{Dispatch, SWEEP_MARGIN};

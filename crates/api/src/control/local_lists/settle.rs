@@ -1,4 +1,5 @@
-//! What an ended call about a charger's list teaches (OCPP 1.6 §5.10, §5.15, §6.33, §6.45).
+//! What an ended call about a charger's list teaches (OCPP 1.6 §5.10, §5.15, §6.33, §6.45;
+//! 2.0.1 D01, D02: the same answers, the version as `versionNumber`).
 
 use cms_store::local_lists::{CallOutcome, EndedCall};
 use serde_json::Value;
@@ -7,6 +8,13 @@ use serde_json::Value;
 /// tried again.
 pub fn outcome_of(ended: &EndedCall, retry_at: &str) -> CallOutcome {
     let later = || Some(retry_at.to_string());
+    if ended.kind == "clear_cache" {
+        // Answered, refused or lost, it is not sent again; only one never sent is.
+        return match ended.status.as_deref() {
+            Some("expired") | None => CallOutcome::Retry { retry_after: None },
+            _ => CallOutcome::CacheCleared,
+        };
+    }
     let check = ended.kind == "check";
     let response: Value = ended
         .response
@@ -14,7 +22,10 @@ pub fn outcome_of(ended: &EndedCall, retry_at: &str) -> CallOutcome {
         .and_then(|r| serde_json::from_str(r).ok())
         .unwrap_or(Value::Null);
     match ended.status.as_deref() {
-        Some("answered") if check => match response["listVersion"].as_i64() {
+        Some("answered") if check => match response["listVersion"]
+            .as_i64()
+            .or_else(|| response["versionNumber"].as_i64())
+        {
             // -1: the charger keeps no local list.
             Some(-1) => CallOutcome::Unsupported,
             // 0 is how a charger says its list is empty, whichever version emptied it.
@@ -114,6 +125,19 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_clear_is_sent_again_only_when_it_never_went() {
+        let clear =
+            |status, response| outcome_of(&ended("clear_cache", status, response, None), LATER);
+        let done = CallOutcome::CacheCleared;
+        assert_eq!(clear(Some("answered"), r#"{"status":"Accepted"}"#), done);
+        assert_eq!(clear(Some("answered"), r#"{"status":"Rejected"}"#), done);
+        assert_eq!(clear(Some("timed_out"), "null"), done);
+        let unsent = CallOutcome::Retry { retry_after: None };
+        assert_eq!(clear(Some("expired"), "null"), unsent);
+        assert_eq!(clear(None, "null"), unsent);
+    }
+
+    #[test]
     fn a_version_check_compares_with_the_version_cms_knows_of() {
         let check = |version: i64, held_entries| {
             let mut call = ended(
@@ -131,6 +155,10 @@ mod tests {
         assert_eq!(check(0, 2), checked(false, 0));
         assert_eq!(check(0, 0), checked(true, 0));
         assert_eq!(check(-1, 2), CallOutcome::Unsupported);
+        let v201 =
+            |response: &str| outcome_of(&ended("check", Some("answered"), response, None), LATER);
+        assert_eq!(v201(r#"{"versionNumber":3}"#), checked(true, 3));
+        assert_eq!(v201(r#"{"versionNumber":5}"#), checked(false, 5));
         let lost = ended("check", Some("timed_out"), "null", Some("Timeout"));
         assert_eq!(
             outcome_of(&lost, LATER),

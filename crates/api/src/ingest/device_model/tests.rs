@@ -137,3 +137,30 @@ fn only_the_values_a_station_took_are_kept_and_secrets_are_marked() {
         ("Vendor/Refused".into(), "Rejected".into())
     );
 }
+
+#[test]
+fn the_last_part_of_a_report_says_which_report_ended() {
+    let ended = |payload: Value| {
+        let payload = payload.to_string();
+        match report_change(
+            "CS-1".into(),
+            &told("ocpp2.0.1"),
+            payload.as_bytes(),
+            "t".into(),
+        ) {
+            Some(StateChange::DeviceModelReported { ended_request, .. }) => ended_request,
+            other => panic!("expected a device model change, got {other:?}"),
+        }
+    };
+    let part = |seq_no: i64, tbc: Option<bool>| {
+        let mut report = json!({"requestId": 42, "generatedAt": "2026-11-21T10:00:00Z",
+            "seqNo": seq_no});
+        if let Some(tbc) = tbc {
+            report["tbc"] = json!(tbc);
+        }
+        report
+    };
+    assert_eq!(ended(part(0, Some(true))), None, "more to come");
+    assert_eq!(ended(part(1, Some(false))), Some(42));
+    assert_eq!(ended(part(0, None)), Some(42), "tbc defaults to false");
+}
