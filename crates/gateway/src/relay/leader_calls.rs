@@ -12,13 +12,17 @@ use std::fmt;
 pub struct LeaderCalls(u32);
 
 /// Left out by default, as they would undo what cms set up on the charger: its local
-/// authorisation list (SendLocalList), and the charging profiles by which smart charging keeps
+/// authorisation list (SendLocalList), the charging profiles by which smart charging keeps
 /// a site under its grid limit (a SetChargingProfile can lift the limit as surely as a
-/// ClearChargingProfile removes it). An operator may still list them.
-const NOT_BY_DEFAULT: [Command; 3] = [
+/// ClearChargingProfile removes it), and its certificates (the security extension's: whom the
+/// charger trusts, and the client certificate it shows cms). An operator may still list them.
+const NOT_BY_DEFAULT: [Command; 6] = [
     Command::SendLocalList,
     Command::SetChargingProfile,
     Command::ClearChargingProfile,
+    Command::CertificateSigned,
+    Command::DeleteCertificate,
+    Command::InstallCertificate,
 ];
 
 /// Configuration keys a leader may never change, whatever the list: those of the OCPP 1.6

@@ -45,7 +45,38 @@ fn the_flag_reads_names_or_none_and_says_what_it_does_not_know() {
     assert!(LeaderCalls::parse("Reset,").is_err(), "an empty name");
     // A call a charger makes, or none of OCPP 1.6's, is never relayed to the charger.
     let (code, _) = LeaderCalls::default()
-        .refusal("InstallCertificate", &json!({}))
+        .refusal("SetVariables", &json!({}))
         .unwrap();
     assert_eq!(code, ErrorCode::NotImplemented);
+}
+
+#[test]
+fn by_default_a_leader_may_not_touch_the_chargers_certificates() {
+    // Whom the charger trusts, and the certificate it shows cms, are cms's: a leader that
+    // installed a root or signed the charger's key could take it over.
+    let calls = LeaderCalls::default();
+    for call in [
+        "CertificateSigned",
+        "DeleteCertificate",
+        "InstallCertificate",
+    ] {
+        let refused = calls.refusal(call, &json!({}));
+        assert_eq!(
+            refused.map(|r| r.0),
+            Some(ErrorCode::SecurityError),
+            "{call}"
+        );
+    }
+    // Reading them, a log or a signed firmware update are the charger's running, as their
+    // core counterparts are.
+    for call in [
+        "GetInstalledCertificateIds",
+        "GetLog",
+        "ExtendedTriggerMessage",
+        "SignedUpdateFirmware",
+    ] {
+        assert_eq!(calls.refusal(call, &json!({})), None, "{call}");
+    }
+    let listed = LeaderCalls::parse("InstallCertificate").unwrap();
+    assert_eq!(listed.refusal("InstallCertificate", &json!({})), None);
 }
