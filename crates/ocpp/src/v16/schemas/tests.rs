@@ -190,6 +190,16 @@ fn every_answer_cms_sends_a_charger_fits_the_official_schema() {
             answer::start_transaction_accepted(i32::MAX),
         ),
         (Action::StatusNotification, answer::EMPTY.into()),
+        (Action::LogStatusNotification, answer::EMPTY.into()),
+        (Action::SecurityEventNotification, answer::EMPTY.into()),
+        (
+            Action::SignCertificate,
+            answer::SIGN_CERTIFICATE_ACCEPTED.into(),
+        ),
+        (
+            Action::SignedFirmwareStatusNotification,
+            answer::EMPTY.into(),
+        ),
         (Action::StopTransaction, answer::EMPTY.into()),
         (
             Action::StopTransaction,
