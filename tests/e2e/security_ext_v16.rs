@@ -3,12 +3,14 @@
 //! package's v16 ChargePoint, which checks every message both ways against the OCA's schemas:
 //! tests/interop/ocpp16_security_ext.py) sends the extension's 4 calls, each answered and
 //! published on the messages topic as its own bytes; then the 7 calls of the extension are sent
-//! to it through the REST API, answered, and kept in its audit log.
+//! to it through the REST API, answered, and kept in its audit log. And in `cms up`, a call of
+//! the extension that breaks its schema gets 1.6's CALLERROR, and the connection lives on.
 
 use crate::support::broker::Broker;
 use crate::support::fleet::Fleet;
 use crate::support::peer::Peer;
 use crate::support::topic::{TopicRecord, read_topic_until};
+use crate::support::{Api, Charger, Cms};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -219,4 +221,59 @@ async fn kafka_a_16_charger_speaks_the_security_extension() {
         assert_eq!(value, payload, "{action} is published as it was sent");
     }
     charger.finish(Duration::from_secs(10)).await;
+}
+
+/// Sends `raw`, expects the CALLERROR `[4, id, code, "<description...>", {}]`.
+async fn expect_call_error(charger: &mut Charger, raw: &str, code: &str, description: &str) {
+    charger.send_text(raw).await;
+    let answer = charger.next_frame().await;
+    assert_eq!(answer[0], 4, "{raw} → a CALLERROR: {answer}");
+    assert_eq!(answer[2], code, "{raw} → {answer}");
+    let told = answer[3].as_str().unwrap_or_default();
+    assert!(told.starts_with(description), "{raw} → {answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_call_breaking_its_schema_gets_16s_call_error_and_the_connection_lives_on() {
+    let cms = Cms::up().await;
+    cms.add_charger("CP-SEC-EXT-BAD").await;
+    let mut charger = Charger::connect_and_boot(&cms, "CP-SEC-EXT-BAD", "1.0.0").await;
+    let cases = [
+        (
+            r#"[2,"b1","SignCertificate",{}]"#,
+            "OccurenceConstraintViolation",
+            "csr: required property is missing",
+        ),
+        (
+            r#"[2,"b2","SecurityEventNotification",{"type":"X","timestamp":"yesterday"}]"#,
+            "PropertyConstraintViolation",
+            "timestamp: not an RFC 3339 date-time",
+        ),
+        (
+            r#"[2,"b3","LogStatusNotification",{"status":"Uploaded","when":"now"}]"#,
+            "FormationViolation",
+            "unknown property \"when\"",
+        ),
+    ];
+    for (raw, code, description) in cases {
+        expect_call_error(&mut charger, raw, code, description).await;
+        charger.heartbeat().await;
+    }
+    let answer = charger
+        .call_result(
+            "SignCertificate",
+            json!({"csr": "-----BEGIN CERTIFICATE REQUEST-----"}),
+        )
+        .await;
+    assert_eq!(answer, json!({"status": "Accepted"}));
+    let api = Api::new(&cms, &cms.operator_token().await);
+    let metrics = api.metrics().await;
+    assert_eq!(
+        metrics.sum(
+            "cms_gateway_frames_in_total",
+            &[("action", "SignCertificate")]
+        ),
+        Some(2.0),
+        "the refused call and the accepted one"
+    );
 }
