@@ -74,6 +74,7 @@ mod readme;
 mod readyz;
 mod registered_at_once;
 mod rest_api;
+mod security_ext_v16;
 mod smart_charging;
 mod streams;
 mod tariffs;

@@ -6,7 +6,7 @@ use cms_ocpp::{OcppVersion, v16, v201};
 use serde::{Serialize, Serializer};
 use std::fmt;
 
-/// One of the 19 central-system calls of OCPP 1.6, one of the 31 calls cms makes to an
+/// One of the 26 central-system calls of OCPP 1.6 (its security extension's included), one of the 31 calls cms makes to an
 /// OCPP 2.0.1 station, or a name the version it was taken for does not know (from an API of
 /// another version, or another producer): kept as written, so that the gateway can end the
 /// action `failed` (`NotImplemented`) with a report that still names it.

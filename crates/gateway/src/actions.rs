@@ -263,7 +263,7 @@ pub fn finished(
     }
 }
 
-/// The action's name as a metric label: one of the 19, never free text from the bus.
+/// The action's name as a metric label: one of the commands, never free text from the bus.
 fn action_label(action: &ActionName) -> &'static str {
     action.command().map_or("unknown", |c| c.as_str())
 }

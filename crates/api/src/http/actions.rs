@@ -1,4 +1,5 @@
-//! Chargers > Actions: send one of the 19 OCPP 1.6 calls of a central system to a 1.6 charger,
+//! Chargers > Actions: send one of the 26 OCPP 1.6 calls of a central system (the security
+//! extension's 7 included) to a 1.6 charger,
 //! or one of the 31 OCPP 2.0.1 calls cms makes to a 2.0.1 station, and read the audit log. See
 //! docs/actions.md for the statuses and the rules they keep.
 
@@ -143,7 +144,7 @@ impl From<ActionRow> for ActionBody {
 
 /// Send an action to a charger: `{action}` is the OCPP action in kebab-case, of the charger's
 /// OCPP version (its `ocpp_version`; never connected: 1.6): for 1.6 `reset`,
-/// `remote-start-transaction`, ... all 19 of OCPP 1.6; for 2.0.1 `reset`,
+/// `remote-start-transaction`, `get-log`, ... all 26 of OCPP 1.6 and its security extension; for 2.0.1 `reset`,
 /// `request-start-transaction`, `get-base-report`, `set-display-message`, ... the 31 calls cms
 /// makes in 2.0.1. The body is its request payload. Waits up to `wait` seconds for the charger.
 #[utoipa::path(
@@ -152,7 +153,7 @@ impl From<ActionRow> for ActionBody {
     tag = "Chargers > Actions",
     params(
         ("charger_uuid" = String, Path, format = "uuid"),
-        ("action" = String, Path, description = "The OCPP action in kebab-case, of the charger's OCPP version (one of 19 for 1.6, of 31 for 2.0.1)"),
+        ("action" = String, Path, description = "The OCPP action in kebab-case, of the charger's OCPP version (one of 26 for 1.6, of 31 for 2.0.1)"),
         ("wait" = Option<i64>, Query, minimum = 0, maximum = 60,
             description = "Seconds to wait for the action to end (default 30)"),
     ),
@@ -342,9 +343,8 @@ pub async fn show(
 /// Puts each action's official request schema in the OpenAPI document (as a component named
 /// `Ocpp16<Action>Request` or `Ocpp201<Action>Request`) and makes the send endpoint's body one
 /// of them: the schemas are vendored from the OCA's, so the document shows exactly what is
-/// checked. A 2.0.1 schema's definitions become components of their own (`Ocpp201<Type>`, or
-/// `Ocpp201<Action>Request<Type>` for a type another file defines otherwise: the OCA's files
-/// word some descriptions differently), so that its references resolve in the document.
+/// checked. A draft-06 schema's definitions (2.0.1's, and the 1.6 security extension's) become
+/// components of their own (see [`add_component`]), so that its references resolve.
 pub fn document_request_schemas(document: &mut Value) {
     let mut choices = Vec::with_capacity(Command::ALL.len() + v201::Command::ALL.len());
     let mut segments: Vec<String> = Vec::new();
@@ -352,69 +352,26 @@ pub fn document_request_schemas(document: &mut Value) {
         let Some(text) = cms_ocpp::v16::schema_text(command.as_str(), false) else {
             continue;
         };
-        let Ok(Value::Object(mut schema)) = serde_json::from_str::<Value>(text) else {
-            continue;
-        };
-        // Draft-04 bookkeeping that OpenAPI 3.1's JSON Schema reads otherwise.
-        for key in ["$schema", "id"] {
-            schema.remove(key);
-        }
-        schema.insert(
-            "description".into(),
-            format!("The body of `{}` (OCPP 1.6).", command.path_segment()).into(),
-        );
+        let segment = command.path_segment().to_string();
         let name = format!("Ocpp16{}Request", command.as_str());
-        document["components"]["schemas"][&name] = Value::Object(schema);
-        choices.push(json!({"$ref": format!("#/components/schemas/{name}")}));
-        segments.push(command.path_segment().to_string());
+        let description = format!("The body of `{segment}` (OCPP 1.6).");
+        if add_component(document, "Ocpp16", &name, description, text) {
+            choices.push(json!({"$ref": format!("#/components/schemas/{name}")}));
+            segments.push(segment);
+        }
     }
     for command in v201::Command::ALL {
         let Some(text) = v201::schema_text(command.as_str(), false) else {
             continue;
         };
-        let Ok(Value::Object(mut schema)) = serde_json::from_str::<Value>(text) else {
-            continue;
-        };
-        let definitions = schema.remove("definitions");
-        // Draft-06 bookkeeping, and a comment that is no keyword.
-        for key in ["$schema", "$id", "comment"] {
-            schema.remove(key);
-        }
         let segment = path_segment_v201(command);
-        schema.insert(
-            "description".into(),
-            format!("The body of `{segment}` (OCPP 2.0.1).").into(),
-        );
-        let mut schema = Value::Object(schema);
         let name = format!("Ocpp201{}Request", command.as_str());
-        let definitions = match definitions {
-            Some(Value::Object(definitions)) => definitions,
-            _ => Default::default(),
-        };
-        // Each type under the shared name, unless another file holds it otherwise.
-        let components = &document["components"]["schemas"];
-        let named: HashMap<String, String> = definitions
-            .iter()
-            .map(|(type_name, definition)| {
-                let shared = format!("Ocpp201{type_name}");
-                let mut as_shared = definition.clone();
-                refer_to_components(&mut as_shared, &HashMap::new());
-                let component = match components.get(&shared) {
-                    Some(held) if *held != as_shared => format!("{name}{type_name}"),
-                    _ => shared,
-                };
-                (type_name.clone(), component)
-            })
-            .collect();
-        for (type_name, mut definition) in definitions {
-            refer_to_components(&mut definition, &named);
-            document["components"]["schemas"][&named[&type_name]] = definition;
-        }
-        refer_to_components(&mut schema, &named);
-        document["components"]["schemas"][&name] = schema;
-        choices.push(json!({"$ref": format!("#/components/schemas/{name}")}));
-        if !segments.contains(&segment) {
-            segments.push(segment);
+        let description = format!("The body of `{segment}` (OCPP 2.0.1).");
+        if add_component(document, "Ocpp201", &name, description, text) {
+            choices.push(json!({"$ref": format!("#/components/schemas/{name}")}));
+            if !segments.contains(&segment) {
+                segments.push(segment);
+            }
         }
     }
     let send = &mut document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
@@ -428,9 +385,59 @@ pub fn document_request_schemas(document: &mut Value) {
     }
 }
 
-/// Points a 2.0.1 schema's references to its definitions (`#/definitions/IdTokenType`) at the
-/// components they become: `named`'s, else the shared `Ocpp201<Type>`.
-fn refer_to_components(schema: &mut Value, named: &HashMap<String, String>) {
+/// Puts one official schema (`text`) into the document as the component `name`; false if it
+/// is not a JSON object. A draft-06 schema's definitions (2.0.1's, and the 1.6 security
+/// extension's) become components of their own, `<prefix><Type>`, or `<name><Type>` for a type
+/// another file defines otherwise (the OCA's files word some descriptions differently), and its
+/// references point at them, so that they resolve in the document.
+fn add_component(
+    document: &mut Value,
+    prefix: &str,
+    name: &str,
+    description: String,
+    text: &str,
+) -> bool {
+    let Ok(Value::Object(mut schema)) = serde_json::from_str::<Value>(text) else {
+        return false;
+    };
+    let definitions = match schema.remove("definitions") {
+        Some(Value::Object(definitions)) => definitions,
+        _ => Default::default(),
+    };
+    // Draft-04 and draft-06 bookkeeping that OpenAPI 3.1's JSON Schema reads otherwise, and a
+    // comment that is no keyword.
+    for key in ["$schema", "id", "$id", "comment"] {
+        schema.remove(key);
+    }
+    schema.insert("description".into(), description.into());
+    let mut schema = Value::Object(schema);
+    // Each type under the shared name, unless another file holds it otherwise.
+    let components = &document["components"]["schemas"];
+    let named: HashMap<String, String> = definitions
+        .iter()
+        .map(|(type_name, definition)| {
+            let shared = format!("{prefix}{type_name}");
+            let mut as_shared = definition.clone();
+            refer_to_components(&mut as_shared, prefix, &HashMap::new());
+            let component = match components.get(&shared) {
+                Some(held) if *held != as_shared => format!("{name}{type_name}"),
+                _ => shared,
+            };
+            (type_name.clone(), component)
+        })
+        .collect();
+    for (type_name, mut definition) in definitions {
+        refer_to_components(&mut definition, prefix, &named);
+        document["components"]["schemas"][&named[&type_name]] = definition;
+    }
+    refer_to_components(&mut schema, prefix, &named);
+    document["components"]["schemas"][name] = schema;
+    true
+}
+
+/// Points a draft-06 schema's references to its definitions (`#/definitions/IdTokenType`) at
+/// the components they become: `named`'s, else the shared `<prefix><Type>`.
+fn refer_to_components(schema: &mut Value, prefix: &str, named: &HashMap<String, String>) {
     match schema {
         Value::Object(map) => {
             for (key, value) in map.iter_mut() {
@@ -440,17 +447,17 @@ fn refer_to_components(schema: &mut Value, named: &HashMap<String, String>) {
                             let component = named
                                 .get(type_name)
                                 .cloned()
-                                .unwrap_or_else(|| format!("Ocpp201{type_name}"));
+                                .unwrap_or_else(|| format!("{prefix}{type_name}"));
                             *value = format!("#/components/schemas/{component}").into();
                         }
                     }
-                    _ => refer_to_components(value, named),
+                    _ => refer_to_components(value, prefix, named),
                 }
             }
         }
         Value::Array(items) => items
             .iter_mut()
-            .for_each(|item| refer_to_components(item, named)),
+            .for_each(|item| refer_to_components(item, prefix, named)),
         _ => {}
     }
 }
@@ -512,14 +519,62 @@ mod tests {
         assert!(schemas["Ocpp16ResetRequest"].get("$schema").is_none());
         let send = &document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
         let body = &send["requestBody"]["content"]["application/json"]["schema"]["oneOf"];
-        assert_eq!(body.as_array().map(Vec::len), Some(19 + 31), "{body}");
+        assert_eq!(body.as_array().map(Vec::len), Some(26 + 31), "{body}");
         let action = send["parameters"]
             .as_array()
             .and_then(|p| p.iter().find(|p| p["name"] == "action"))
             .expect("the action parameter");
         assert_eq!(action["schema"]["enum"][0], "cancel-reservation");
-        // 19 of 1.6 and 31 of 2.0.1, 14 of them named alike (reset, reserve-now, ...).
-        assert_eq!(action["schema"]["enum"].as_array().map(Vec::len), Some(36));
+        // 26 of 1.6 and 31 of 2.0.1, 19 of them named alike (reset, reserve-now, get-log, ...).
+        assert_eq!(action["schema"]["enum"].as_array().map(Vec::len), Some(38));
+    }
+
+    #[test]
+    fn the_document_shows_the_16_security_extensions_schemas_with_their_references_resolved() {
+        let (_, document) = crate::http::api_routes();
+        let mut document = serde_json::to_value(&document).unwrap();
+        document_request_schemas(&mut document);
+        let schemas = &document["components"]["schemas"];
+        let get_log = &schemas["Ocpp16GetLogRequest"];
+        assert_eq!(
+            get_log["properties"]["log"]["$ref"],
+            "#/components/schemas/Ocpp16LogParametersType"
+        );
+        assert_eq!(
+            schemas["Ocpp16LogParametersType"]["required"],
+            serde_json::json!(["remoteLocation"])
+        );
+        assert!(get_log.get("definitions").is_none() && get_log.get("$id").is_none());
+        // 1.6's trigger names its own messages, apart from 2.0.1's type of the same name.
+        let trigger = &schemas["Ocpp16ExtendedTriggerMessageRequest"];
+        let requested = trigger["properties"]["requestedMessage"]["$ref"]
+            .as_str()
+            .unwrap();
+        let target = document.pointer(requested.trim_start_matches('#')).unwrap();
+        assert!(
+            target["enum"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m == "SignChargePointCertificate"),
+            "{target}"
+        );
+        let send = &document["paths"]["/api/v3/chargers/{charger_uuid}/actions/{action}"]["post"];
+        let action = send["parameters"]
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["name"] == "action"))
+            .expect("the action parameter");
+        let segments = action["schema"]["enum"].as_array().unwrap();
+        for segment in ["extended-trigger-message", "signed-update-firmware"] {
+            assert!(segments.iter().any(|s| s == segment), "{segment}");
+        }
+        let mut unresolved = Vec::new();
+        every_ref(&document, &mut |target| {
+            if document.pointer(target.trim_start_matches('#')).is_none() {
+                unresolved.push(target.to_string());
+            }
+        });
+        assert!(unresolved.is_empty(), "{unresolved:?}");
     }
 
     #[test]

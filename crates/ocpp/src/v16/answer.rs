@@ -6,6 +6,10 @@ use std::fmt;
 /// The payload of a CALLRESULT that confirms nothing beyond receipt.
 pub const EMPTY: &str = "{}";
 
+/// The answer to a SignCertificate of the security extension: cms takes the CSR (whether it is
+/// signed is told later, by a CertificateSigned).
+pub const SIGN_CERTIFICATE_ACCEPTED: &str = r#"{"status":"Accepted"}"#;
+
 /// An OCPP-facing timestamp: whole seconds, UTC, trailing `Z` (e.g. `2026-11-21T10:00:00Z`);
 /// the widest shape every charger firmware parses.
 pub fn ocpp_timestamp(t: DateTime<Utc>) -> String {

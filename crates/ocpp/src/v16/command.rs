@@ -1,5 +1,6 @@
-//! The 19 calls a central system makes to a charger in OCPP 1.6J, their names on the wire and
-//! in the REST API, and their requests and answers checked against the official schemas.
+//! The 26 calls a central system makes to a charger in OCPP 1.6J (the core's 19 and the 7 of the
+//! OCA's security extension), their names on the wire and in the REST API, and their requests
+//! and answers checked against the official schemas.
 
 #[cfg(test)]
 mod tests;
@@ -12,27 +13,36 @@ use super::schemas::call_schemas;
 use crate::json_schema::SchemaViolations;
 
 /// A call the central system makes to a charger (OCPP 1.6, "Operations initiated by Central
-/// System"). Named `Command` as on the bus (`ocpp.commands`) and in the gateway's metrics
-/// (`cms_gateway_commands_total`), apart from [`super::Action`], the calls a charger makes;
-/// the REST API calls both "actions".
+/// System", and those of the security extension: CertificateSigned, DeleteCertificate,
+/// ExtendedTriggerMessage, GetInstalledCertificateIds, GetLog, InstallCertificate and
+/// SignedUpdateFirmware, plain 1.6 calls with schemas of their own). Named `Command` as on the
+/// bus (`ocpp.commands`) and in the gateway's metrics (`cms_gateway_commands_total`), apart
+/// from [`super::Action`], the calls a charger makes; the REST API calls both "actions".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Command {
     CancelReservation,
+    CertificateSigned,
     ChangeAvailability,
     ChangeConfiguration,
     ClearCache,
     ClearChargingProfile,
     DataTransfer,
+    DeleteCertificate,
+    ExtendedTriggerMessage,
     GetCompositeSchedule,
     GetConfiguration,
     GetDiagnostics,
+    GetInstalledCertificateIds,
     GetLocalListVersion,
+    GetLog,
+    InstallCertificate,
     RemoteStartTransaction,
     RemoteStopTransaction,
     ReserveNow,
     Reset,
     SendLocalList,
     SetChargingProfile,
+    SignedUpdateFirmware,
     TriggerMessage,
     UnlockConnector,
     UpdateFirmware,
@@ -40,23 +50,30 @@ pub enum Command {
 
 impl Command {
     /// Every command, in alphabetical order (as `docs/actions.md` lists them).
-    pub const ALL: [Command; 19] = [
+    pub const ALL: [Command; 26] = [
         Command::CancelReservation,
+        Command::CertificateSigned,
         Command::ChangeAvailability,
         Command::ChangeConfiguration,
         Command::ClearCache,
         Command::ClearChargingProfile,
         Command::DataTransfer,
+        Command::DeleteCertificate,
+        Command::ExtendedTriggerMessage,
         Command::GetCompositeSchedule,
         Command::GetConfiguration,
         Command::GetDiagnostics,
+        Command::GetInstalledCertificateIds,
         Command::GetLocalListVersion,
+        Command::GetLog,
+        Command::InstallCertificate,
         Command::RemoteStartTransaction,
         Command::RemoteStopTransaction,
         Command::ReserveNow,
         Command::Reset,
         Command::SendLocalList,
         Command::SetChargingProfile,
+        Command::SignedUpdateFirmware,
         Command::TriggerMessage,
         Command::UnlockConnector,
         Command::UpdateFirmware,
@@ -66,21 +83,28 @@ impl Command {
     pub fn as_str(self) -> &'static str {
         match self {
             Command::CancelReservation => "CancelReservation",
+            Command::CertificateSigned => "CertificateSigned",
             Command::ChangeAvailability => "ChangeAvailability",
             Command::ChangeConfiguration => "ChangeConfiguration",
             Command::ClearCache => "ClearCache",
             Command::ClearChargingProfile => "ClearChargingProfile",
             Command::DataTransfer => "DataTransfer",
+            Command::DeleteCertificate => "DeleteCertificate",
+            Command::ExtendedTriggerMessage => "ExtendedTriggerMessage",
             Command::GetCompositeSchedule => "GetCompositeSchedule",
             Command::GetConfiguration => "GetConfiguration",
             Command::GetDiagnostics => "GetDiagnostics",
+            Command::GetInstalledCertificateIds => "GetInstalledCertificateIds",
             Command::GetLocalListVersion => "GetLocalListVersion",
+            Command::GetLog => "GetLog",
+            Command::InstallCertificate => "InstallCertificate",
             Command::RemoteStartTransaction => "RemoteStartTransaction",
             Command::RemoteStopTransaction => "RemoteStopTransaction",
             Command::ReserveNow => "ReserveNow",
             Command::Reset => "Reset",
             Command::SendLocalList => "SendLocalList",
             Command::SetChargingProfile => "SetChargingProfile",
+            Command::SignedUpdateFirmware => "SignedUpdateFirmware",
             Command::TriggerMessage => "TriggerMessage",
             Command::UnlockConnector => "UnlockConnector",
             Command::UpdateFirmware => "UpdateFirmware",
@@ -92,21 +116,28 @@ impl Command {
     pub fn path_segment(self) -> &'static str {
         match self {
             Command::CancelReservation => "cancel-reservation",
+            Command::CertificateSigned => "certificate-signed",
             Command::ChangeAvailability => "change-availability",
             Command::ChangeConfiguration => "change-configuration",
             Command::ClearCache => "clear-cache",
             Command::ClearChargingProfile => "clear-charging-profile",
             Command::DataTransfer => "data-transfer",
+            Command::DeleteCertificate => "delete-certificate",
+            Command::ExtendedTriggerMessage => "extended-trigger-message",
             Command::GetCompositeSchedule => "get-composite-schedule",
             Command::GetConfiguration => "get-configuration",
             Command::GetDiagnostics => "get-diagnostics",
+            Command::GetInstalledCertificateIds => "get-installed-certificate-ids",
             Command::GetLocalListVersion => "get-local-list-version",
+            Command::GetLog => "get-log",
+            Command::InstallCertificate => "install-certificate",
             Command::RemoteStartTransaction => "remote-start-transaction",
             Command::RemoteStopTransaction => "remote-stop-transaction",
             Command::ReserveNow => "reserve-now",
             Command::Reset => "reset",
             Command::SendLocalList => "send-local-list",
             Command::SetChargingProfile => "set-charging-profile",
+            Command::SignedUpdateFirmware => "signed-update-firmware",
             Command::TriggerMessage => "trigger-message",
             Command::UnlockConnector => "unlock-connector",
             Command::UpdateFirmware => "update-firmware",

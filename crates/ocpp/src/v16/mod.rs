@@ -10,6 +10,7 @@ mod measurement;
 mod meter;
 mod schemas;
 pub mod secrets;
+mod security_ext;
 pub(crate) mod spec_enum;
 mod status;
 mod timestamp;
@@ -47,7 +48,8 @@ use std::fmt;
 use crate::error::{ErrorCode, Violation};
 use crate::json::Json;
 
-/// The actions a charge point may CALL in OCPP 1.6 (core, firmware and diagnostics).
+/// The actions a charge point may CALL in OCPP 1.6 (core, firmware and diagnostics), and those
+/// of the OCA's security extension ("Improved security for OCPP 1.6-J"), plain 1.6 calls too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     Authorize,
@@ -60,10 +62,18 @@ pub enum Action {
     StartTransaction,
     StatusNotification,
     StopTransaction,
+    // The security extension's.
+    LogStatusNotification,
+    SecurityEventNotification,
+    SignCertificate,
+    SignedFirmwareStatusNotification,
 }
 
 impl Action {
-    pub const ALL: [Action; 10] = [
+    /// The core's 10 in alphabetical order, then the security extension's 4: [`Self::from_name`]
+    /// tries them in this order, so a core call (MeterValues above all, most of a charger's
+    /// frames) is matched by exactly the comparisons it always was, an extension's name after.
+    pub const ALL: [Action; 14] = [
         Action::Authorize,
         Action::BootNotification,
         Action::DataTransfer,
@@ -74,6 +84,10 @@ impl Action {
         Action::StartTransaction,
         Action::StatusNotification,
         Action::StopTransaction,
+        Action::LogStatusNotification,
+        Action::SecurityEventNotification,
+        Action::SignCertificate,
+        Action::SignedFirmwareStatusNotification,
     ];
 
     /// The action with exactly this name (case-sensitive, as on the wire).
@@ -93,6 +107,10 @@ impl Action {
             Action::StartTransaction => "StartTransaction",
             Action::StatusNotification => "StatusNotification",
             Action::StopTransaction => "StopTransaction",
+            Action::LogStatusNotification => "LogStatusNotification",
+            Action::SecurityEventNotification => "SecurityEventNotification",
+            Action::SignCertificate => "SignCertificate",
+            Action::SignedFirmwareStatusNotification => "SignedFirmwareStatusNotification",
         }
     }
 
@@ -100,6 +118,18 @@ impl Action {
     /// (everything but Heartbeat and Authorize, which are pure questions).
     pub fn carries_data(self) -> bool {
         !matches!(self, Action::Heartbeat | Action::Authorize)
+    }
+
+    /// Whether the call is one of the security extension's, checked against the OCA's schema
+    /// (the core's are parsed by hand).
+    pub fn is_security_extension(self) -> bool {
+        matches!(
+            self,
+            Action::LogStatusNotification
+                | Action::SecurityEventNotification
+                | Action::SignCertificate
+                | Action::SignedFirmwareStatusNotification
+        )
     }
 }
 
@@ -122,6 +152,12 @@ pub enum Request<'a> {
     StartTransaction(StartTransactionRequest<'a>),
     StatusNotification(StatusNotificationRequest<'a>),
     StopTransaction(StopTransactionRequest<'a>),
+    // The security extension's: valid against the OCA's schema. Nothing is kept: the gateway
+    // publishes the charger's bytes, and the materialiser reads the fields it stores.
+    LogStatusNotification,
+    SecurityEventNotification,
+    SignCertificate,
+    SignedFirmwareStatusNotification,
 }
 
 impl Request<'_> {
@@ -137,6 +173,10 @@ impl Request<'_> {
             Request::StartTransaction(_) => Action::StartTransaction,
             Request::StatusNotification(_) => Action::StatusNotification,
             Request::StopTransaction(_) => Action::StopTransaction,
+            Request::LogStatusNotification => Action::LogStatusNotification,
+            Request::SecurityEventNotification => Action::SecurityEventNotification,
+            Request::SignCertificate => Action::SignCertificate,
+            Request::SignedFirmwareStatusNotification => Action::SignedFirmwareStatusNotification,
         }
     }
 }
@@ -175,6 +215,9 @@ pub fn check_meter_values(payload: &str) -> Result<MeterValuesCheck, Violation> 
 /// [`parse_request`] through a [`Json`] tree, for every action: the reference the streaming
 /// reader of meter values must agree with.
 pub fn parse_request_tree<'a>(action: Action, payload: &'a str) -> Result<Request<'a>, Violation> {
+    if action.is_security_extension() {
+        return security_ext::parse(action, payload);
+    }
     parse_request_json(action, tree(payload)?)
 }
 
@@ -215,5 +258,9 @@ pub fn parse_request_json(action: Action, json: Json<'_>) -> Result<Request<'_>,
         Action::StopTransaction => {
             Request::StopTransaction(StopTransactionRequest::from_json(json)?)
         }
+        Action::LogStatusNotification
+        | Action::SecurityEventNotification
+        | Action::SignCertificate
+        | Action::SignedFirmwareStatusNotification => security_ext::parse_json(action, json)?,
     })
 }

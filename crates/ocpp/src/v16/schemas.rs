@@ -1,5 +1,6 @@
 //! The official OCPP 1.6 JSON schemas (`schemas/v16/`, unmodified), embedded in the binary and
-//! compiled once, on first use.
+//! compiled once, on first use: the core's (draft-04) and the security extension's (draft-06,
+//! compiled as 2.0.1's are).
 
 #[cfg(test)]
 mod cross_check;
@@ -12,7 +13,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 use super::Action;
-use crate::json_schema::{Node, SchemaViolations, compile};
+use crate::json_schema::{Node, SchemaViolations, compile, compile_draft06};
 
 /// Declares [`VENDORED`]: each call's name with the text of its request and response schemas.
 macro_rules! vendored {
@@ -47,6 +48,14 @@ vendored![
     "TriggerMessage",
     "UnlockConnector",
     "UpdateFirmware",
+    // Made by the central system: the security extension ("Improved security for OCPP 1.6-J").
+    "CertificateSigned",
+    "DeleteCertificate",
+    "ExtendedTriggerMessage",
+    "GetInstalledCertificateIds",
+    "GetLog",
+    "InstallCertificate",
+    "SignedUpdateFirmware",
     // Made by the charger (DataTransfer goes both ways).
     "Authorize",
     "BootNotification",
@@ -57,6 +66,11 @@ vendored![
     "StartTransaction",
     "StatusNotification",
     "StopTransaction",
+    // Made by the charger: the security extension.
+    "LogStatusNotification",
+    "SecurityEventNotification",
+    "SignCertificate",
+    "SignedFirmwareStatusNotification",
 ];
 
 /// The compiled request and response schemas of one call.
@@ -72,7 +86,11 @@ static COMPILED: LazyLock<HashMap<&'static str, CallSchemas>> = LazyLock::new(||
         let file = format!("schemas/v16/{call}{suffix}.json");
         let schema: Value =
             serde_json::from_str(text).unwrap_or_else(|e| panic!("{file} is not JSON: {e}"));
-        compile(&schema).unwrap_or_else(|e| panic!("{file}: {e}"))
+        let compiled = match is_draft06(&schema) {
+            true => compile_draft06(&schema),
+            false => compile(&schema),
+        };
+        compiled.unwrap_or_else(|e| panic!("{file}: {e}"))
     };
     VENDORED
         .iter()
@@ -85,6 +103,12 @@ static COMPILED: LazyLock<HashMap<&'static str, CallSchemas>> = LazyLock::new(||
         })
         .collect()
 });
+
+/// Whether a schema says it is draft-06, as the security extension's files do (the OCA wrote
+/// them with 2.0.1's generator: `$ref`s to `#/definitions/...`, `$id`); the core's say draft-04.
+fn is_draft06(schema: &Value) -> bool {
+    schema["$schema"] == "http://json-schema.org/draft-06/schema#"
+}
 
 /// The schemas of the call with this OCPP name; every name of [`Action`] and `Command` is
 /// vendored (a test holds it).

@@ -54,11 +54,83 @@ fn request_knows_its_action() {
             Action::StopTransaction,
             r#"{"meterStop":1,"timestamp":"2026-01-01T00:00:00Z","transactionId":1}"#,
         ),
+        (Action::LogStatusNotification, r#"{"status":"Idle"}"#),
+        (
+            Action::SecurityEventNotification,
+            r#"{"type":"StartupOfTheDevice","timestamp":"2026-01-01T00:00:00Z"}"#,
+        ),
+        (Action::SignCertificate, r#"{"csr":"x"}"#),
+        (
+            Action::SignedFirmwareStatusNotification,
+            r#"{"status":"Downloading","requestId":1}"#,
+        ),
     ];
     for (action, payload) in payloads {
         let request = parse_request(action, payload).unwrap_or_else(|v| panic!("{action}: {v}"));
         assert_eq!(request.action(), action);
+        let json = serde_json::from_str(payload).unwrap();
+        assert_eq!(parse_request_json(action, json), Ok(request), "{action}");
     }
+}
+
+#[test]
+fn the_security_extensions_calls_are_matched_after_the_cores() {
+    let names: Vec<&str> = Action::ALL.iter().map(|a| a.as_str()).collect();
+    let core = &names[..10];
+    let mut sorted = core.to_vec();
+    sorted.sort_unstable();
+    assert_eq!(core, sorted);
+    assert_eq!(
+        &names[10..],
+        [
+            "LogStatusNotification",
+            "SecurityEventNotification",
+            "SignCertificate",
+            "SignedFirmwareStatusNotification"
+        ]
+    );
+    assert!(Action::ALL[10..].iter().all(|a| a.is_security_extension()));
+    assert!(!Action::MeterValues.is_security_extension());
+}
+
+#[test]
+fn a_security_extension_call_is_refused_as_its_schema_says_by_stream_or_by_tree() {
+    let cases = [
+        (
+            Action::SignCertificate,
+            "{}",
+            ErrorCode::OccurenceConstraintViolation,
+            "csr: required property is missing",
+        ),
+        (
+            Action::SecurityEventNotification,
+            r#"{"type":"X","timestamp":"2026-01-01T00:00:00Z","techInfo":"a\u0000b"}"#,
+            ErrorCode::PropertyConstraintViolation,
+            "techInfo: must not contain NUL characters (\\u0000)",
+        ),
+        (
+            Action::LogStatusNotification,
+            r#"{"status":"Uploaded","requestId":2147483648}"#,
+            ErrorCode::PropertyConstraintViolation,
+            "requestId: 2147483648 is out of range for a 32-bit integer",
+        ),
+        (
+            Action::SignedFirmwareStatusNotification,
+            r#"{"status":"Installed""#,
+            ErrorCode::FormationViolation,
+            "payload is not valid JSON",
+        ),
+    ];
+    for (action, payload, code, description) in cases {
+        let v = parse_request(action, payload).unwrap_err();
+        assert_eq!(v.code, code, "{action} {payload}");
+        assert!(v.description.starts_with(description), "{action}: {v}");
+    }
+    // A repeated member: the stream leaves it to the tree, where the last one counts.
+    let twice = r#"{"status":"Idle","status":"Uploaded"}"#;
+    assert!(parse_request(Action::LogStatusNotification, twice).is_ok());
+    let twice = r#"{"status":"Idle","status":"Done"}"#;
+    assert!(parse_request(Action::LogStatusNotification, twice).is_err());
 }
 
 #[test]

@@ -108,6 +108,27 @@ mod tests {
                     .into()
             )
         );
+        // The 1.6 security extension: names 2.0.1 shares are each version's own call; the
+        // extension's own are 1.6 only.
+        assert_eq!(
+            named("get-log", v16),
+            Named::Call(ActionName::V16(v16::Command::GetLog))
+        );
+        assert_eq!(
+            named("get-log", v201),
+            Named::Call(ActionName::V201(v201::Command::GetLog))
+        );
+        assert_eq!(
+            named("ExtendedTriggerMessage", v16),
+            Named::Call(ActionName::V16(v16::Command::ExtendedTriggerMessage))
+        );
+        assert_eq!(
+            named("signed-update-firmware", v201),
+            Named::OtherVersion(
+                "signed-update-firmware is an OCPP 1.6 action; this charger speaks OCPP 2.0.1"
+                    .into()
+            )
+        );
         assert_eq!(named("set-network-profile", v201), Named::Unknown);
         assert_eq!(named("nope", v16), Named::Unknown);
         let segments: Vec<String> = v201::Command::ALL

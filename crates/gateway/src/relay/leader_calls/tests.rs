@@ -103,3 +103,35 @@ fn the_flag_reads_names_of_either_version_or_none_and_says_what_it_does_not_know
         .unwrap();
     assert_eq!(code, ErrorCode::SecurityError);
 }
+
+#[test]
+fn by_default_a_leader_may_not_touch_the_chargers_certificates() {
+    // Whom the charger trusts, and the certificate it shows cms, are cms's: a leader that
+    // installed a root or signed the charger's key could take it over.
+    let calls = LeaderCalls::default();
+    for (version, call) in [
+        (V16, "CertificateSigned"),
+        (V16, "DeleteCertificate"),
+        (V16, "InstallCertificate"),
+        (V201, "CertificateSigned"),
+        (V201, "DeleteCertificate"),
+        (V201, "InstallCertificate"),
+    ] {
+        let refused = calls.refusal(version, call, &json!({}));
+        assert_eq!(
+            refused.map(|r| r.0),
+            Some(ErrorCode::SecurityError),
+            "{call}"
+        );
+    }
+    // Reading them, a log or a signed firmware update are the charger's running, as their
+    // core counterparts are.
+    for call in [
+        "GetInstalledCertificateIds",
+        "GetLog",
+        "ExtendedTriggerMessage",
+        "SignedUpdateFirmware",
+    ] {
+        assert_eq!(calls.refusal(V16, call, &json!({})), None, "{call}");
+    }
+}

@@ -28,11 +28,69 @@ fn tx_profile() -> Value {
     })
 }
 
+/// A certificate's hash data, as the security extension names one.
+fn hash_data() -> Value {
+    json!({
+        "hashAlgorithm": "SHA256",
+        "issuerNameHash": "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90",
+        "issuerKeyHash": "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
+        "serialNumber": "4c1f3a"
+    })
+}
+
 /// A request and an answer as they pass in a real exchange, for every command.
 fn realistic(command: Command) -> (Value, Value) {
     let status = |s: &str| json!({ "status": s });
     match command {
         Command::CancelReservation => (json!({"reservationId": 42}), status("Accepted")),
+        Command::CertificateSigned => (
+            json!({"certificateChain": "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n"}),
+            status("Accepted"),
+        ),
+        Command::DeleteCertificate => (
+            json!({"certificateHashData": hash_data()}),
+            status("NotFound"),
+        ),
+        Command::ExtendedTriggerMessage => (
+            json!({"requestedMessage": "SignChargePointCertificate"}),
+            status("Accepted"),
+        ),
+        Command::GetInstalledCertificateIds => (
+            json!({"certificateType": "CentralSystemRootCertificate"}),
+            json!({"status": "Accepted", "certificateHashData": [hash_data()]}),
+        ),
+        Command::GetLog => (
+            json!({
+                "logType": "SecurityLog",
+                "requestId": 7,
+                "log": {
+                    "remoteLocation": "https://logs.example.com/upload",
+                    "oldestTimestamp": "2026-11-20T00:00:00Z"
+                },
+                "retries": 1
+            }),
+            json!({"status": "Accepted", "filename": "security-7.log"}),
+        ),
+        Command::InstallCertificate => (
+            json!({
+                "certificateType": "ManufacturerRootCertificate",
+                "certificate": "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n"
+            }),
+            status("Accepted"),
+        ),
+        Command::SignedUpdateFirmware => (
+            json!({
+                "requestId": 3,
+                "retries": 2,
+                "firmware": {
+                    "location": "https://fw.example.com/wallbox/1.6.0.bin",
+                    "retrieveDateTime": "2026-11-22T02:00:00Z",
+                    "signingCertificate": "-----BEGIN CERTIFICATE-----\nMIIB...",
+                    "signature": "MEUCIQDx..."
+                }
+            }),
+            status("InvalidCertificate"),
+        ),
         Command::ChangeAvailability => (
             json!({"connectorId": 1, "type": "Inoperative"}),
             status("Scheduled"),
@@ -186,13 +244,69 @@ fn names_are_matched_exactly() {
 }
 
 #[test]
-fn all_lists_the_19_commands_once_in_alphabetical_order() {
+fn all_lists_the_26_commands_once_in_alphabetical_order() {
     let names: Vec<&str> = Command::ALL.iter().map(|c| c.as_str()).collect();
     let mut sorted = names.clone();
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(names, sorted);
-    assert_eq!(names.len(), 19);
+    // The 19 of OCPP 1.6 and the 7 of its security extension.
+    assert_eq!(names.len(), 26);
+}
+
+#[test]
+fn the_security_extensions_commands_are_checked_against_their_own_schemas() {
+    assert_eq!(
+        Command::from_path_segment("extended-trigger-message"),
+        Some(Command::ExtendedTriggerMessage)
+    );
+    // Renewal is asked by the extended trigger, which the core's trigger does not know.
+    let renew = json!({"requestedMessage": "SignChargePointCertificate"});
+    assert!(
+        Command::ExtendedTriggerMessage
+            .validate_request(&renew)
+            .is_ok()
+    );
+    refused(
+        Command::TriggerMessage,
+        &renew,
+        ErrorCode::PropertyConstraintViolation,
+        "requestedMessage",
+    );
+    let (request, _) = realistic(Command::GetLog);
+    let v = refused(
+        Command::GetLog,
+        &without(&request, "/log/remoteLocation"),
+        ErrorCode::OccurenceConstraintViolation,
+        "log.remoteLocation",
+    );
+    assert_eq!(
+        v.violation.description,
+        "log.remoteLocation: required property is missing"
+    );
+    let (request, _) = realistic(Command::SignedUpdateFirmware);
+    let bare = with(
+        &request,
+        "/firmware/retrieveDateTime",
+        json!("2026-11-22T02:00:00"),
+    );
+    refused(
+        Command::SignedUpdateFirmware,
+        &bare,
+        ErrorCode::PropertyConstraintViolation,
+        "firmware.retrieveDateTime",
+    );
+    let (request, _) = realistic(Command::InstallCertificate);
+    refused(
+        Command::InstallCertificate,
+        &with(&request, "/certificateType", json!("V2GRootCertificate")),
+        ErrorCode::PropertyConstraintViolation,
+        "certificateType",
+    );
+    let found = Command::DeleteCertificate
+        .validate_response(&json!({"status": "Rejected"}))
+        .unwrap_err();
+    assert_eq!(found.first().field, "status");
 }
 
 #[test]

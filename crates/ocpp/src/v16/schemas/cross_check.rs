@@ -114,6 +114,26 @@ fn corpus() -> Vec<(Action, Value)> {
                 }]
             }),
         ),
+        // The security extension's: checked by the OCA's schema itself, streaming or by tree.
+        (
+            Action::LogStatusNotification,
+            json!({"status": "Uploading", "requestId": 7}),
+        ),
+        (
+            Action::SecurityEventNotification,
+            json!({
+                "type": "SettingSystemTime", "timestamp": "2026-11-21T10:00:00Z",
+                "techInfo": "NTP"
+            }),
+        ),
+        (
+            Action::SignCertificate,
+            json!({"csr": "-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----"}),
+        ),
+        (
+            Action::SignedFirmwareStatusNotification,
+            json!({"status": "InvalidSignature", "requestId": 3}),
+        ),
     ]
 }
 

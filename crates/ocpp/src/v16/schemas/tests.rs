@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::error::ErrorCode;
+use crate::json_schema::compile_draft06;
 use crate::v16::{Command, answer};
 
 /// The keywords `json_schema` implements, and the formats it checks.
@@ -67,6 +68,14 @@ fn vendored_files() -> impl Iterator<Item = (String, &'static str)> {
 fn every_vendored_schema_uses_only_implemented_keywords() {
     for (file, text) in vendored_files() {
         let schema: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        // The security extension's files are draft-06, read as 2.0.1's are (their test walks
+        // those keywords).
+        if is_draft06(&schema) {
+            if let Err(e) = compile_draft06(&schema) {
+                panic!("{file} does not compile: {e}");
+            }
+            continue;
+        }
         let mut found = Vec::new();
         unimplemented(&schema, "#", &mut found);
         assert!(
@@ -80,6 +89,58 @@ fn every_vendored_schema_uses_only_implemented_keywords() {
 }
 
 #[test]
+fn the_security_extensions_schemas_are_vendored_as_draft_06() {
+    let extension = [
+        "CertificateSigned",
+        "DeleteCertificate",
+        "ExtendedTriggerMessage",
+        "GetInstalledCertificateIds",
+        "GetLog",
+        "InstallCertificate",
+        "SignedUpdateFirmware",
+        "LogStatusNotification",
+        "SecurityEventNotification",
+        "SignCertificate",
+        "SignedFirmwareStatusNotification",
+    ];
+    for call in extension {
+        let (request, response) = (schema_text(call, false), schema_text(call, true));
+        for text in [request, response] {
+            let schema: Value = serde_json::from_str(text.expect(call)).unwrap();
+            assert!(is_draft06(&schema), "{call} is not draft-06");
+        }
+    }
+}
+
+#[test]
+fn a_draft_06_schema_checks_what_its_definitions_say() {
+    // `log` refers to `#/definitions/LogParametersType`: its required field is checked.
+    let get_log = &call_schemas("GetLog").request;
+    let payload = serde_json::json!({"logType": "SecurityLog", "requestId": 1, "log": {}});
+    let found = get_log.validate(&payload).unwrap_err();
+    assert_eq!(found.first().field, "log.remoteLocation");
+    assert_eq!(
+        found.first().violation.code,
+        ErrorCode::OccurenceConstraintViolation
+    );
+    let payload = serde_json::json!({"logType": "AllLogs", "requestId": 1,
+        "log": {"remoteLocation": "ftp://logs.example.com/"}});
+    let found = get_log.validate(&payload).unwrap_err();
+    assert_eq!(found.first().field, "logType");
+    assert_eq!(
+        found.first().violation.code,
+        ErrorCode::PropertyConstraintViolation
+    );
+    let csr = &call_schemas("SignCertificate").request;
+    let found = csr.validate(&serde_json::json!({})).unwrap_err();
+    assert_eq!(found.first().field, "csr");
+    let long = serde_json::json!({"csr": "A".repeat(5501)});
+    assert_eq!(csr.validate(&long).unwrap_err().first().field, "csr");
+    csr.validate(&serde_json::json!({"csr": "-----BEGIN CERTIFICATE REQUEST-----"}))
+        .unwrap();
+}
+
+#[test]
 fn every_file_in_the_schema_folder_is_embedded_and_nothing_else() {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/v16");
     let on_disk: BTreeSet<String> = std::fs::read_dir(&folder)
@@ -88,8 +149,9 @@ fn every_file_in_the_schema_folder_is_embedded_and_nothing_else() {
         .collect();
     let embedded: BTreeSet<String> = vendored_files().map(|(file, _)| file).collect();
     assert_eq!(on_disk, embedded);
-    // 19 calls of the central system and 10 of the charger; DataTransfer is both.
-    assert_eq!(VENDORED.len(), 28);
+    // 19 calls of the central system and 10 of the charger (DataTransfer is both), and the
+    // security extension's 7 and 4.
+    assert_eq!(VENDORED.len(), 39);
 }
 
 #[test]
@@ -128,6 +190,16 @@ fn every_answer_cms_sends_a_charger_fits_the_official_schema() {
             answer::start_transaction_accepted(i32::MAX),
         ),
         (Action::StatusNotification, answer::EMPTY.into()),
+        (Action::LogStatusNotification, answer::EMPTY.into()),
+        (Action::SecurityEventNotification, answer::EMPTY.into()),
+        (
+            Action::SignCertificate,
+            answer::SIGN_CERTIFICATE_ACCEPTED.into(),
+        ),
+        (
+            Action::SignedFirmwareStatusNotification,
+            answer::EMPTY.into(),
+        ),
         (Action::StopTransaction, answer::EMPTY.into()),
         (
             Action::StopTransaction,
