@@ -11,6 +11,7 @@
 
 mod bad_frames;
 mod commanded;
+mod fwres;
 mod limits;
 
 use crate::support::peer::Peer;

@@ -14,6 +14,7 @@ pub mod actions;
 mod chargers;
 pub mod dead_letters;
 pub mod device_model;
+pub mod firmware_logs;
 pub mod fleet;
 mod gateways;
 mod id_tag_log;

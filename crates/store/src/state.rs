@@ -146,6 +146,8 @@ pub enum StateChange {
         variables: Vec<crate::device_model::ReportedVariable>,
         at: String,
     },
+    /// A charger's firmware update or log upload status (`firmware_logs`).
+    TransferStatus(crate::firmware_logs::TransferStatus),
 }
 
 impl Store {
@@ -503,6 +505,7 @@ async fn apply_one<'a>(
             variables,
             at,
         } => crate::device_model::keep_report(db, identity, variables, at).await?,
+        TransferStatus(told) => crate::firmware_logs::keep(db, told).await?,
         TransactionStopped {
             identity,
             ocpp_transaction_id,
