@@ -29,6 +29,7 @@ pub mod proxy;
 pub mod quotas;
 mod redact;
 mod registry;
+pub mod reservations;
 mod session_end;
 pub mod sites;
 pub mod smart_charging;

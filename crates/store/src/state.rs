@@ -148,6 +148,14 @@ pub enum StateChange {
     },
     /// A charger's firmware update or log upload status (`firmware_logs`).
     TransferStatus(crate::firmware_logs::TransferStatus),
+    /// A station ended a reservation (2.0.1 ReservationStatusUpdate): `status` is `expired` or
+    /// `removed` (`reservations`).
+    ReservationEnded {
+        identity: String,
+        reservation_id: i64,
+        status: String,
+        at: String,
+    },
 }
 
 impl Store {
@@ -183,6 +191,7 @@ impl Store {
                 energy: &mut energy,
             };
             outbox.note(&mut tx, change).await?;
+            crate::reservations::note_use(&mut tx, change).await?;
             if let TransactionEvent(_) = change {
                 continue;
             }
@@ -506,6 +515,14 @@ async fn apply_one<'a>(
             at,
         } => crate::device_model::keep_report(db, identity, variables, at).await?,
         TransferStatus(told) => crate::firmware_logs::keep(db, told).await?,
+        ReservationEnded {
+            identity,
+            reservation_id,
+            status,
+            at,
+        } => {
+            crate::reservations::ended_by_station(db, identity, *reservation_id, status, at).await?
+        }
         TransactionStopped {
             identity,
             ocpp_transaction_id,

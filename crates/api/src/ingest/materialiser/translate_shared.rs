@@ -5,6 +5,7 @@
 //! serde into the few fields cms keeps (the gateway validated it against its version's schema).
 
 mod firmware;
+mod reservations;
 
 use cms_store::StateChange;
 use cms_store::firmware_logs::Transfer;
@@ -29,6 +30,7 @@ pub(super) fn message_change(
             payload,
             at,
         )),
+        "ReservationStatusUpdate" => Some(reservations::status_update(identity, payload, at)),
         _ => None,
     }
 }

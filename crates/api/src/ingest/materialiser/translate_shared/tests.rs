@@ -158,3 +158,35 @@ async fn a_16_charger_s_own_and_signed_notifications_are_kept() {
     assert_eq!(signed.firmware, state("SignatureVerified", Some(3), 1));
     assert_eq!(signed.log_upload, state("UploadFailure", Some(4), 2));
 }
+
+#[tokio::test]
+async fn a_201_station_s_reservation_status_update_ends_the_reservation() {
+    let topics = Topics::with_prefix("cms");
+    let (store, id, _dir) = store_with_charger().await;
+    let later = "2099-01-01T00:00:00.000000Z".to_string();
+    let mut made = Vec::new();
+    for _ in 0..2 {
+        let new = cms_store::reservations::NewReservation {
+            connector_id: 1,
+            id_tag: "TAG".into(),
+            parent_id_tag: None,
+            expires_at: later.clone(),
+        };
+        let r = store.add_reservation(id, &new).await.unwrap();
+        store
+            .reservation_answered(r.id, true, "Accepted")
+            .await
+            .unwrap();
+        made.push(r.id);
+    }
+    let use_of = ReadingUse::Latest { energy: false };
+    for (reservation, status) in made.iter().zip(["Expired", "Removed"]) {
+        let payload = json!({"reservationId": reservation, "reservationUpdateStatus": status});
+        let message = record(&topics, "ocpp2.0.1", "ReservationStatusUpdate", payload, 1);
+        let change = translate(&message, &topics, use_of, Utc::now()).expect("a change");
+        store.apply(&[change]).await.unwrap();
+    }
+    let status = async |r| store.reservation(id, r).await.unwrap().unwrap().status;
+    assert_eq!(status(made[0]).await, "expired");
+    assert_eq!(status(made[1]).await, "removed");
+}
