@@ -276,3 +276,154 @@ async fn reservations_of_a_201_station_through_the_api() {
     assert_eq!(reader.post(&path, &body).await.status, 403);
     assert_eq!(reader.get(&path).await.status, 200);
 }
+
+/// POSTs `body` to the action `segment` of the bench's charger, waiting for the station's
+/// answer; the action, which must end `answered` with `expected`.
+async fn answered_action(bench: &Bench, segment: &str, body: &Value, expected: &Value) -> Value {
+    let path = format!("/api/v3/chargers/{}/actions/{segment}?wait=10", bench.uuid);
+    let action = bench.api.expect(200, "POST", &path, Some(body)).await["data"].clone();
+    assert_eq!(action["status"], "answered", "{action}");
+    assert_eq!(&action["response"], expected, "{action}");
+    action
+}
+
+/// A reservation made through the API: 201, and its body.
+async fn reserve(bench: &Bench, id_tag: &str, expires_in: i64) -> Value {
+    let path = format!("/api/v3/chargers/{}/reservations", bench.uuid);
+    let body = json!({"connector_id": 1, "id_tag": id_tag, "expires_at": expiry_in(expires_in)});
+    bench.api.expect(201, "POST", &path, Some(&body)).await["data"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_station_s_firmware_logs_and_reservations() {
+    super::require_python_packages().await;
+    let bench = Bench::start("CP-201-FWRES").await;
+    let url = bench.url();
+    let mut station = super::python_station(&url, &bench.identity, "commanded", &["--for", "50"]);
+    station
+        .wait_within(super::SCRIPT_TIMEOUT, "its StatusNotification", |l| {
+            l["sent"] == "StatusNotification"
+        })
+        .await;
+    (bench.api)
+        .wait_for_charger(&bench.uuid, "online with 2.0.1", |c| {
+            c["connection_status"] == "online" && c["ocpp_version"] == "2.0.1"
+        })
+        .await;
+
+    // UpdateFirmware with the signed firmware's fields: the station downloads and installs.
+    let firmware = json!({"requestId": 71, "firmware": {
+        "location": "https://firmware.example.com/cs-2.1.bin",
+        "retrieveDateTime": "2026-11-29T10:00:00Z",
+        "signingCertificate": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        "signature": "c2lnbmF0dXJl"}});
+    answered_action(
+        &bench,
+        "update-firmware",
+        &firmware,
+        &json!({"status": "Accepted"}),
+    )
+    .await;
+    let shown = charger_once(&bench, "firmware", |f| f["status"] == "Installed").await;
+    assert_eq!(shown["firmware"]["request_id"], 71, "{shown}");
+    let statuses: Vec<Value> = (station
+        .lines_where("sent", "FirmwareStatusNotification")
+        .iter())
+    .map(|l| l["payload"]["status"].clone())
+    .collect();
+    assert_eq!(
+        statuses,
+        ["Downloading", "Downloaded", "Installing", "Installed"]
+    );
+
+    // GetLog: the station uploads it.
+    let log = json!({"logType": "DiagnosticsLog", "requestId": 72,
+        "log": {"remoteLocation": "https://logs.example.com/upload"}});
+    let expected = json!({"status": "Accepted", "filename": "log-72.txt"});
+    answered_action(&bench, "get-log", &log, &expected).await;
+    let shown = charger_once(&bench, "log_upload", |l| l["status"] == "Uploaded").await;
+    assert_eq!(shown["log_upload"]["request_id"], 72, "{shown}");
+
+    // A reservation the station uses at once: a transaction starts with its reservationId.
+    let used = reserve(&bench, "USE-RESERVATION", 3600).await;
+    assert!(
+        used["status"] == "active" || used["status"] == "used",
+        "{used}"
+    );
+    reservation_once(&bench, &used["id"], "used", SHOWN).await;
+    let started = station
+        .wait_within(super::SCRIPT_TIMEOUT, "its TransactionEvent Started", |l| {
+            l["sent"] == "TransactionEvent" && l["payload"]["reservationId"] == used["id"]
+        })
+        .await;
+    assert_eq!(started["payload"]["eventType"], "Started", "{started}");
+
+    // One held, then cancelled.
+    let held = reserve(&bench, "HOLD-RESERVATION", 3600).await;
+    assert_eq!(held["status"], "active", "{held}");
+    let one = format!(
+        "/api/v3/chargers/{}/reservations/{}",
+        bench.uuid, held["id"]
+    );
+    let cancelled = bench.api.expect(200, "DELETE", &one, None).await;
+    assert_eq!(cancelled["data"]["status"], "cancelled", "{cancelled}");
+
+    // One the station lets expire (ReservationStatusUpdate Expired).
+    let expiring = reserve(&bench, "EXPIRE-RESERVATION", 3600).await;
+    reservation_once(&bench, &expiring["id"], "expired", SHOWN).await;
+    station.finish(Duration::from_secs(10)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_16_charger_s_reservation_is_made_and_cancelled() {
+    use crate::support::commanded::CommandedCharger;
+    let cms = crate::support::Cms::up().await;
+    let identity = "CP-16-RSV";
+    let uuid = cms.add_charger(identity).await;
+    let api = Api::new(&cms, &cms.operator_token().await);
+    let mut charger = CommandedCharger::connect(&cms.ocpp_url(identity), identity).await;
+    api.wait_for_charger(&uuid, "online with 1.6", |c| {
+        c["connection_status"] == "online" && c["ocpp_version"] == "1.6"
+    })
+    .await;
+    let path = format!("/api/v3/chargers/{uuid}/reservations");
+
+    // 1.6's idTag holds 20 characters at most.
+    let long = json!({"connector_id": 1, "id_tag": "X".repeat(21), "expires_at": expiry_in(600)});
+    let errors = api.expect_invalid("POST", &path, Some(&long)).await;
+    assert!(errors["id_tag"].is_array(), "{errors}");
+
+    let body = json!({"connector_id": 2, "id_tag": "TAG-16", "parent_id_tag": "FLEET-16",
+        "expires_at": expiry_in(1800)});
+    let made = api.expect(201, "POST", &path, Some(&body)).await["data"].clone();
+    assert_eq!(made["status"], "active", "{made}");
+    let reserve = charger
+        .wait_within(LINE, "its ReserveNow", |l| l["received"] == "ReserveNow")
+        .await;
+    let sent = &reserve["payload"];
+    assert_eq!(sent["reservationId"], made["id"], "{reserve}");
+    assert_eq!(
+        (&sent["connectorId"], &sent["idTag"], &sent["parentIdTag"]),
+        (&json!(2), &json!("TAG-16"), &json!("FLEET-16")),
+        "{reserve}"
+    );
+    assert!(sent["expiryDate"].is_string(), "{reserve}");
+
+    let one = format!("{path}/{}", made["id"]);
+    let cancelled = api.expect(200, "DELETE", &one, None).await["data"].clone();
+    assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
+    let cancel = charger
+        .wait_within(LINE, "its CancelReservation", |l| {
+            l["received"] == "CancelReservation"
+        })
+        .await;
+    assert_eq!(
+        cancel["payload"],
+        json!({"reservationId": made["id"]}),
+        "{cancel}"
+    );
+    charger.finish().await;
+}
+
+/// How long a line of a charge point may take.
+const LINE: Duration = Duration::from_secs(20);
