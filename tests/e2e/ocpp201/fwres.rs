@@ -422,6 +422,25 @@ async fn a_16_charger_s_reservation_is_made_and_cancelled() {
         json!({"reservationId": made["id"]}),
         "{cancel}"
     );
+
+    // Its own firmware and diagnostics notifications (asked for with TriggerMessage) show on
+    // the charger as a 2.0.1 station's do, without a request id.
+    for message in [
+        "FirmwareStatusNotification",
+        "DiagnosticsStatusNotification",
+    ] {
+        let path = format!("/api/v3/chargers/{uuid}/actions/trigger-message?wait=10");
+        let body = json!({"requestedMessage": message});
+        let action = api.expect(200, "POST", &path, Some(&body)).await;
+        assert_eq!(action["data"]["response"]["status"], "Accepted", "{action}");
+    }
+    let shown = api
+        .wait_for_charger(&uuid, "firmware and log upload Idle", |c| {
+            c["firmware"]["status"] == "Idle" && c["log_upload"]["status"] == "Idle"
+        })
+        .await;
+    assert_eq!(shown["firmware"]["request_id"], Value::Null, "{shown}");
+    assert_eq!(shown["log_upload"]["request_id"], Value::Null, "{shown}");
     charger.finish().await;
 }
 
