@@ -47,6 +47,7 @@ mod kafka_gateway_liveness;
 mod kafka_local_lists_v201;
 mod kafka_ocpp201;
 mod kafka_readiness;
+mod kafka_reservations;
 mod kafka_secrets;
 mod kafka_smart_charging;
 mod kafka_webhooks;

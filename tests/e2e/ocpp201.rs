@@ -12,6 +12,7 @@
 mod bad_frames;
 mod commanded;
 mod display_messages;
+mod fwres;
 mod limits;
 pub(crate) mod local_lists;
 

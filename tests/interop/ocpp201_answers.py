@@ -22,6 +22,7 @@ from ocpp.v201 import ChargePoint, call, call_result
 
 from ocpp201_base import Calls, Unexpected, now
 from ocpp201_display import DisplayAnswers
+from ocpp201_fwres import FwresAnswers
 from ocpp201_lists import ListAnswers
 
 # What --password-like secrets a station holds look like in its device model: the test checks
@@ -69,7 +70,7 @@ class Transaction:
         self.energy_wh = 1000
 
 
-class AnsweringStation(DisplayAnswers, ListAnswers, Calls, ChargePoint):
+class AnsweringStation(DisplayAnswers, FwresAnswers, ListAnswers, Calls, ChargePoint):
     """The station: its device model and transactions outlive a connection (see `rebind`)."""
 
     def __init__(self, identity, connection, response_timeout):

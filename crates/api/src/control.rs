@@ -10,4 +10,5 @@ pub(crate) mod local_lists;
 pub(crate) mod price_display;
 pub(crate) mod pricing;
 pub(crate) mod registry;
+pub(crate) mod reservations;
 pub(crate) mod smart_charging;

@@ -154,7 +154,7 @@ pub struct Api {
     /// sweeping overdue ones, delivering webhooks, telling of chargers overdue with their heartbeat, keeping the chargers' local lists, balancing the smart charging
     /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`, keeping
     /// the fleet's state.
-    action_tasks: [JoinHandle<()>; 11],
+    action_tasks: [JoinHandle<()>; 12],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -259,6 +259,10 @@ impl Api {
                 stop_actions.clone(),
             )),
             tokio::spawn(actions::sweep_overdue(store.clone(), stop_actions.clone())),
+            tokio::spawn(control::reservations::sweep_expired(
+                store.clone(),
+                stop_actions.clone(),
+            )),
             tokio::spawn(cms_webhooks::run(
                 store.clone(),
                 webhook_dispatcher(&config.webhooks),

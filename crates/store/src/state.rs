@@ -149,6 +149,16 @@ pub enum StateChange {
         ended_request: Option<i64>,
         at: String,
     },
+    /// A charger's firmware update or log upload status (`firmware_logs`).
+    TransferStatus(crate::firmware_logs::TransferStatus),
+    /// A station ended a reservation (2.0.1 ReservationStatusUpdate): `status` is `expired` or
+    /// `removed` (`reservations`).
+    ReservationEnded {
+        identity: String,
+        reservation_id: i64,
+        status: String,
+        at: String,
+    },
 }
 
 impl Store {
@@ -184,6 +194,7 @@ impl Store {
                 energy: &mut energy,
             };
             outbox.note(&mut tx, change).await?;
+            crate::reservations::note_use(&mut tx, change).await?;
             if let TransactionEvent(_) = change {
                 continue;
             }
@@ -511,6 +522,15 @@ async fn apply_one<'a>(
             if let Some(request_id) = ended_request {
                 crate::local_lists::keep_report_end(db, identity, *request_id, at).await?;
             }
+        }
+        TransferStatus(told) => crate::firmware_logs::keep(db, told).await?,
+        ReservationEnded {
+            identity,
+            reservation_id,
+            status,
+            at,
+        } => {
+            crate::reservations::ended_by_station(db, identity, *reservation_id, status, at).await?
         }
         TransactionStopped {
             identity,

@@ -28,6 +28,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use cms_credentials::{CredentialError, charger_credentials, check_charger_identity};
 use cms_store::access_log::VisibleCharger;
+use cms_store::firmware_logs::{TransferState, Transfers};
 use cms_store::{ChargerRow, NewCharger, StoreError};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -100,6 +101,49 @@ pub struct Charger {
     pub security_profile: i64,
     /// What the caller may do with the charger.
     pub permissions: PermissionsBody,
+    /// Its firmware update as it last told it (FirmwareStatusNotification, 1.6's signed one
+    /// too); null until it first did.
+    #[schema(required = true)]
+    pub firmware: Option<TransferBody>,
+    /// Its log upload as it last told it (LogStatusNotification, 1.6's
+    /// DiagnosticsStatusNotification); null until it first did.
+    #[schema(required = true)]
+    pub log_upload: Option<TransferBody>,
+}
+
+/// The last status a charger told of a firmware update or a log upload.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TransferBody {
+    /// As the charger said it: e.g. `Downloading`, `Installed`, `InstallationFailed` for
+    /// firmware; `Uploading`, `Uploaded`, `UploadFailure` (1.6's diagnostics: `UploadFailed`)
+    /// for logs.
+    #[schema(example = "Installed")]
+    pub status: String,
+    /// The `requestId` of the UpdateFirmware/GetLog it answers (1.6's own notifications have
+    /// none).
+    #[schema(required = true)]
+    pub request_id: Option<i64>,
+    /// When cms received it.
+    pub updated_at: String,
+}
+
+impl From<TransferState> for TransferBody {
+    fn from(t: TransferState) -> Self {
+        TransferBody {
+            status: t.status,
+            request_id: t.request_id,
+            updated_at: t.updated_at,
+        }
+    }
+}
+
+impl Charger {
+    /// With its firmware update's and log upload's states.
+    fn with_transfers(mut self, transfers: Transfers) -> Self {
+        self.firmware = transfers.firmware.map(Into::into);
+        self.log_upload = transfers.log_upload.map(Into::into);
+        self
+    }
 }
 
 /// The paid features a charger has.
@@ -140,6 +184,9 @@ impl From<ChargerRow> for Charger {
             },
             security_profile: c.security_profile,
             permissions: c.permissions.into(),
+            // Read beside the row (crate::http::chargers's show and lists).
+            firmware: None,
+            log_upload: None,
         }
     }
 }
@@ -240,7 +287,9 @@ pub async fn show(
 ) -> Result<Response, ApiError> {
     caller.authorize()?;
     let charger = held_charger(&state, &caller, &charger_uuid).await?;
-    let body = serde_json::to_vec(&Data::<Charger>::new(charger.into()))
+    let transfers = state.store.transfers(charger.id).await?;
+    let charger = Charger::from(charger).with_transfers(transfers);
+    let body = serde_json::to_vec(&Data::<Charger>::new(charger))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(conditional::json_read(&headers, body))
 }
@@ -515,5 +564,12 @@ async fn charger_page(
         total += 1;
     }
     let rows = state.charger_rows.page(&state.store, &page).await?;
-    Ok((rows.into_iter().map(Charger::from).collect(), total as i64))
+    // The page's firmware and log states in one round trip.
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let mut transfers = state.store.transfers_of(&ids).await?;
+    let chargers = rows.into_iter().map(|row| {
+        let of = transfers.remove(&row.id).unwrap_or_default();
+        Charger::from(row).with_transfers(of)
+    });
+    Ok((chargers.collect(), total as i64))
 }

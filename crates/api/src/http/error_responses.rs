@@ -9,11 +9,15 @@ use serde_json::Value;
 /// What each path parameter names, as a 404 says it ("Not <this>"), by the path that ends in
 /// the parameter: the longest that fits wins (a team under a site is one with access to it).
 /// A path parameter missing here is a bug: [`not_found`] panics, so `cms up` does not start.
-pub const PATH_PARAMETERS: [(&str, &str); 18] = [
+pub const PATH_PARAMETERS: [(&str, &str); 19] = [
     ("/chargers/{charger_uuid}", "a charger the caller sees"),
     ("/meters/chargee/{chargee}", "a charger the caller sees"),
     ("/connectors/{connector_id}", "a connector number"),
     ("/actions/{action}", "an action"),
+    (
+        "/reservations/{reservation_id}",
+        "a reservation of the charger",
+    ),
     ("/sites/{site_uuid}", "a site the caller sees"),
     (
         "/sites/{site_uuid}/teams/{team_uuid}",

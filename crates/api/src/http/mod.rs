@@ -24,6 +24,7 @@ mod openapi;
 mod ops;
 mod pagination;
 mod providers;
+mod reservations;
 pub mod schema;
 mod secret_settings;
 mod settings;
@@ -70,6 +71,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(chargers::routes())
         .merge(actions::routes())
+        .merge(reservations::routes())
         .merge(diagnostics::routes())
         .merge(settings::routes())
         .merge(meters::routes())

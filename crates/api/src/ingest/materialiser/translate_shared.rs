@@ -4,7 +4,11 @@
 //! notifications. Pure, as translate.rs is; keyed by the action's name, the payload read with
 //! serde into the few fields cms keeps (the gateway validated it against its version's schema).
 
+mod firmware;
+mod reservations;
+
 use cms_store::StateChange;
+use cms_store::firmware_logs::Transfer;
 
 /// What the record of `action` makes of the store: `None` when this module does not take the
 /// action (the version's own translation goes on), `Some(None)` when it takes it and it
@@ -15,10 +19,21 @@ pub(super) fn message_change(
     payload: &str,
     at: &str,
 ) -> Option<Option<StateChange>> {
-    let _ = (identity, payload, at);
-    #[allow(clippy::match_single_binding)] // the blocks' arms come in with them
     match action {
         // One arm a call (or a few of one block), each in its block's own function.
+        "FirmwareStatusNotification" | "SignedFirmwareStatusNotification" => Some(
+            firmware::status_change(identity, Transfer::Firmware, payload, at),
+        ),
+        "LogStatusNotification" | "DiagnosticsStatusNotification" => Some(firmware::status_change(
+            identity,
+            Transfer::LogUpload,
+            payload,
+            at,
+        )),
+        "ReservationStatusUpdate" => Some(reservations::status_update(identity, payload, at)),
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;
