@@ -28,6 +28,7 @@ pub mod proxy;
 pub mod quotas;
 mod redact;
 mod registry;
+pub mod security;
 mod session_end;
 pub mod sites;
 pub mod smart_charging;
