@@ -20,6 +20,7 @@ from ocpp.routing import after, on
 from ocpp.v201 import ChargePoint, call, call_result
 
 from ocpp201_base import Calls, Unexpected, now
+from ocpp201_security import SecurityAnswers
 
 # What --password-like secrets a station holds look like in its device model: the test checks
 # that cms never shows this value.
@@ -66,7 +67,7 @@ class Transaction:
         self.energy_wh = 1000
 
 
-class AnsweringStation(Calls, ChargePoint):
+class AnsweringStation(SecurityAnswers, Calls, ChargePoint):
     """The station: its device model and transactions outlive a connection (see `rebind`)."""
 
     def __init__(self, identity, connection, response_timeout):
@@ -279,6 +280,7 @@ class AnsweringStation(Calls, ChargePoint):
         "Heartbeat",
         "LogStatusNotification",
         "MeterValues",
+        "SignChargingStationCertificate",
         "StatusNotification",
     }
 
@@ -312,6 +314,8 @@ class AnsweringStation(Calls, ChargePoint):
             await self.send_call(call.MeterValues(evse_id=evse_id, meter_value=[reading]))
         elif requested_message == "StatusNotification":
             await self.status_notification(evse_id, 1, "Available")
+        elif requested_message == "SignChargingStationCertificate":
+            await self.sign_certificate()
 
     # -- what a station says of its own accord -------------------------------------------------
 

@@ -26,6 +26,7 @@ mod pagination;
 mod providers;
 pub mod schema;
 mod secret_settings;
+mod security_events;
 mod settings;
 mod settings_bodies;
 mod settings_v201;
@@ -33,6 +34,7 @@ mod site_teams;
 mod sites;
 mod smart_charging;
 mod state;
+mod station_certificates;
 mod stream_slots;
 mod streams;
 mod tariffs;
@@ -92,6 +94,8 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(oauth_grants::routes())
         .merge(webhooks::routes())
         .merge(webhook_deliveries::routes())
+        .merge(security_events::routes())
+        .merge(station_certificates::routes())
         .split_for_parts()
 }
 

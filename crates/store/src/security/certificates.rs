@@ -102,17 +102,23 @@ impl Store {
         .await?)
     }
 
-    /// Claims the renewal of a certificate at `now` unless it was asked for since
-    /// `asked_since`: `true` for the one caller that gets it.
+    /// Claims the renewal of a station's certificate at `now`, unless the station was asked
+    /// for one since `asked_since` (for this certificate or an earlier one: a renewal's new
+    /// certificate may end within the window too): `true` for the one caller that gets it.
     pub async fn claim_certificate_renewal(
         &self,
         certificate_id: i64,
         now: &str,
         asked_since: &str,
     ) -> Result<bool> {
+        // The row's own condition is checked again by PostgreSQL after a concurrent claim of
+        // the same row: one of two replicas gets it.
         let claimed = sqlx::query(
             "UPDATE station_certificates SET renewal_asked_at = $1
-             WHERE id = $2 AND (renewal_asked_at IS NULL OR renewal_asked_at < $3)",
+             WHERE id = $2 AND (renewal_asked_at IS NULL OR renewal_asked_at < $3)
+               AND NOT EXISTS (SELECT 1 FROM station_certificates o
+                 WHERE o.charger_id = station_certificates.charger_id AND o.id <> $2
+                   AND o.renewal_asked_at >= $3)",
         )
         .bind(now)
         .bind(certificate_id)

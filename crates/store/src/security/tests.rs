@@ -146,5 +146,23 @@ store_test!(
                 .await
                 .unwrap()
         );
+        // The renewed certificate ends soon too: not asked for within the day of the last ask.
+        let renewed = signed(two, "04", "2026-12-06T00:00:00.000000Z");
+        store.insert_station_certificate(&renewed).await.unwrap();
+        let ending = store
+            .station_certificates_ending("2026-12-21T00:00:00.000000Z")
+            .await
+            .unwrap();
+        let newest = ending
+            .iter()
+            .find(|e| e.identity == "CS-2")
+            .unwrap()
+            .certificate_id;
+        assert_ne!(newest, id);
+        let claim = |at, since| store.claim_certificate_renewal(newest, at, since);
+        let (at, since) = ("2026-11-23T11:00:00.000000Z", "2026-11-22T11:00:00.000000Z");
+        assert!(!claim(at, since).await.unwrap(), "asked within the day");
+        let (at, since) = ("2026-11-24T11:00:00.000000Z", "2026-11-23T11:00:00.000000Z");
+        assert!(claim(at, since).await.unwrap(), "a day later");
     }
 );

@@ -4,7 +4,10 @@
 //! notifications. Pure, as translate.rs is; keyed by the action's name, the payload read with
 //! serde into the few fields cms keeps (the gateway validated it against its version's schema).
 
+mod security;
+
 use cms_store::StateChange;
+use serde::Deserialize;
 
 /// What the record of `action` makes of the store: `None` when this module does not take the
 /// action (the version's own translation goes on), `Some(None)` when it takes it and it
@@ -15,10 +18,17 @@ pub(super) fn message_change(
     payload: &str,
     at: &str,
 ) -> Option<Option<StateChange>> {
-    let _ = (identity, payload, at);
-    #[allow(clippy::match_single_binding)] // the blocks' arms come in with them
     match action {
         // One arm a call (or a few of one block), each in its block's own function.
+        "SecurityEventNotification" => Some(security::security_event(identity, payload, at)),
+        "SignCertificate" => Some(security::sign_certificate(identity, payload, at)),
         _ => None,
     }
+}
+
+/// The payload as `T`; a record that does not read came from elsewhere than a gateway.
+fn read<'a, T: Deserialize<'a>>(payload: &'a str) -> Option<T> {
+    serde_json::from_str(payload)
+        .inspect_err(|e| tracing::warn!(error = %e, "skipping an unreadable station record"))
+        .ok()
 }
