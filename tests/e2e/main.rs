@@ -46,6 +46,7 @@ mod kafka_gateway_liveness;
 mod kafka_ocpp201;
 mod kafka_readiness;
 mod kafka_secrets;
+mod kafka_security;
 mod kafka_smart_charging;
 mod kafka_webhooks;
 mod keepalive;

@@ -12,7 +12,7 @@
 mod bad_frames;
 mod commanded;
 mod limits;
-mod security;
+pub(crate) mod security;
 
 use crate::support::peer::Peer;
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};

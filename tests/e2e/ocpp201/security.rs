@@ -19,7 +19,7 @@ use tempfile::TempDir;
 const IDENTITY: &str = "CS-201-SEC";
 
 /// A station CA made by the openssl command line (EC P-256, PKCS#8 key): `(ca.pem, ca.key)`.
-fn station_ca(dir: &Path) -> (String, String) {
+pub(crate) fn station_ca(dir: &Path) -> (String, String) {
     let (cert, key) = (dir.join("station-ca.pem"), dir.join("station-ca.key"));
     let out = Command::new("openssl")
         .args([
@@ -52,6 +52,34 @@ fn station_ca(dir: &Path) -> (String, String) {
     );
     let path = |p: &Path| p.to_str().expect("utf-8").to_string();
     (path(&cert), path(&key))
+}
+
+/// A CSR of the station `identity` made by the openssl command line (EC P-256), PEM.
+pub(crate) fn station_csr(dir: &Path, identity: &str) -> String {
+    let out = Command::new("openssl")
+        .args([
+            "req",
+            "-new",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args([
+            "-nodes",
+            "-subj",
+            &format!("/CN={identity}/O=Example CPO"),
+            "-keyout",
+        ])
+        .arg(dir.join(format!("{identity}.key")))
+        .output()
+        .expect("the openssl command line");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The serial of a PEM certificate file, as openssl prints it (hexadecimal).
