@@ -150,3 +150,6 @@ fn run_command(
     }
     out.map_err(|e| format!("the CA command's output: {e}"))
 }
+
+#[cfg(test)]
+mod tests;
