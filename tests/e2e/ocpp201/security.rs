@@ -252,3 +252,61 @@ async fn the_security_lists_keep_to_the_charger_s_team_and_scope() {
         assert!(body["errors"]["page"].is_array(), "{body}");
     }
 }
+
+/// A CSR for another station's identity: its SignCertificate is Accepted (the answer comes
+/// before the check), then cms refuses it, says so in its log and counts it, and sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_csr_for_another_identity_is_refused_and_nothing_is_sent() {
+    let dir = TempDir::new().unwrap();
+    let (ca, ca_key) = station_ca(dir.path());
+    let cms = Cms::up_with(&["--station-ca-cert", &ca, "--station-ca-key", &ca_key]).await;
+    let identity = "CS-201-SEC-NO";
+    let uuid = cms.add_charger(identity).await;
+    let api = Api::new(&cms, &cms.operator_token().await);
+    let mut station =
+        crate::support::station201::RawStation201::connect(cms.ocpp_addr(), identity).await;
+    station.boot().await;
+    let report = station.call_from_cms("GetBaseReport").await;
+    station
+        .answer(&report, json!({"status": "NotSupported"}))
+        .await;
+    let csr = station_csr(dir.path(), "CS-201-SOMEONE-ELSE");
+    let request = json!({"csr": csr, "certificateType": "ChargingStationCertificate"});
+    let answer = station
+        .call_text("SignCertificate", &request.to_string())
+        .await;
+    assert_eq!(answer[2], json!({"status": "Accepted"}), "{answer}");
+    eventually_within(Duration::from_secs(5), "the refusal counted", async || {
+        let metrics = api.metrics().await;
+        match metrics.sum("cms_station_csrs_refused_total", &[]) {
+            Some(1.0) => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    assert!(
+        cms.log()
+            .contains("certificate signing request was refused"),
+        "{}",
+        cms.log_tail()
+    );
+    // Nothing sent: a Heartbeat's answer is the next frame, no CALL of cms before it.
+    station.heartbeat().await;
+    assert!(
+        station.calls_from_cms.is_empty(),
+        "{:?}",
+        station.calls_from_cms
+    );
+    let path = format!("/api/v3/chargers/{uuid}/certificates");
+    assert_eq!(api.get_ok(&path).await["data"], json!([]));
+    let log = api
+        .get_ok(&format!("/api/v3/chargers/{uuid}/actions"))
+        .await;
+    let actions: Vec<&Value> = log["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["action"])
+        .collect();
+    assert_eq!(actions, [&json!("GetBaseReport")], "{log}");
+}
