@@ -16,6 +16,9 @@ use std::time::Duration;
 
 /// 2.0.1's type of the station's own certificate (the one cms signs; V2G ones are not).
 const STATION_CERTIFICATE: &str = "ChargingStationCertificate";
+/// The longest `certificateChain` each version's CertificateSigned schema takes.
+const LONGEST_CHAIN_V201: usize = 5500;
+const LONGEST_CHAIN_V16: usize = 10_000;
 
 pub(super) async fn sign(
     dispatch: &Dispatch,
@@ -57,6 +60,16 @@ async fn signed(
     };
     let version = store.charger_ocpp_version(charger_id).await;
     let version = charger_version(version.map_err(|e| e.to_string())?.as_deref());
+    let longest = match version {
+        OcppVersion::V201 => LONGEST_CHAIN_V201,
+        OcppVersion::V16 => LONGEST_CHAIN_V16,
+    };
+    if signed.chain_pem.len() > longest {
+        let length = signed.chain_pem.len();
+        return Err(format!(
+            "the chain has {length} characters, past the {longest} the station's CertificateSigned takes"
+        ));
+    }
     // 1.6's security extension has no certificateType.
     let body = match version {
         OcppVersion::V201 => json!({
