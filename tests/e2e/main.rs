@@ -49,6 +49,7 @@ mod kafka_ocpp201;
 mod kafka_readiness;
 mod kafka_reservations;
 mod kafka_secrets;
+mod kafka_security;
 mod kafka_smart_charging;
 mod kafka_webhooks;
 mod keepalive;

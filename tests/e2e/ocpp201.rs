@@ -15,6 +15,7 @@ mod display_messages;
 mod fwres;
 mod limits;
 pub(crate) mod local_lists;
+pub(crate) mod security;
 
 use crate::support::peer::Peer;
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};

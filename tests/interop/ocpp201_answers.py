@@ -24,6 +24,7 @@ from ocpp201_base import Calls, Unexpected, now
 from ocpp201_display import DisplayAnswers
 from ocpp201_fwres import FwresAnswers
 from ocpp201_lists import ListAnswers
+from ocpp201_security import SecurityAnswers
 
 # What --password-like secrets a station holds look like in its device model: the test checks
 # that cms never shows this value.
@@ -70,7 +71,9 @@ class Transaction:
         self.energy_wh = 1000
 
 
-class AnsweringStation(DisplayAnswers, FwresAnswers, ListAnswers, Calls, ChargePoint):
+class AnsweringStation(
+    DisplayAnswers, FwresAnswers, ListAnswers, SecurityAnswers, Calls, ChargePoint
+):
     """The station: its device model and transactions outlive a connection (see `rebind`)."""
 
     def __init__(self, identity, connection, response_timeout):
@@ -283,6 +286,7 @@ class AnsweringStation(DisplayAnswers, FwresAnswers, ListAnswers, Calls, ChargeP
         "Heartbeat",
         "LogStatusNotification",
         "MeterValues",
+        "SignChargingStationCertificate",
         "StatusNotification",
     }
 
@@ -316,6 +320,8 @@ class AnsweringStation(DisplayAnswers, FwresAnswers, ListAnswers, Calls, ChargeP
             await self.send_call(call.MeterValues(evse_id=evse_id, meter_value=[reading]))
         elif requested_message == "StatusNotification":
             await self.status_notification(evse_id, 1, "Available")
+        elif requested_message == "SignChargingStationCertificate":
+            await self.sign_certificate()
 
     # -- what a station says of its own accord -------------------------------------------------
 

@@ -23,6 +23,8 @@ makes at any time (ocpp201_answers.py says how). Stdout is one JSON object a lin
   commanded  boots, reports EVSE 1 connector 1 Available, then stays connected answering
              cms's calls until its stdin closes or --for seconds passed.
   lists      keeps a local authorisation list (ocpp201_lists.py says how).
+  security   a security event, a CSR signed and renewed, then a profile-3 connection with the
+             certificate (ocpp201_security.py; --security-dir, --tls-url, --server-ca).
 The times of the transactions are fixed (TIMES below), so that a test knows what to expect.
 
 Exit status: 0 when the scenario ran to its end with nothing unexpected (an answer of cms that
@@ -44,6 +46,7 @@ from ocpp.v201 import call
 from ocpp201_answers import AnsweringStation
 from ocpp201_base import SUBPROTOCOL, Connection, Unexpected, emit, now
 from ocpp201_lists import lists
+from ocpp201_security import security
 
 OPEN_TIMEOUT_S = 5
 CLOSE_TIMEOUT_S = 2
@@ -274,6 +277,7 @@ async def boot(session, args):
 
 SCENARIOS = {"boot": boot, "core": core, "offline": offline, "commanded": commanded}
 SCENARIOS["lists"] = lists  # ocpp201_lists.py
+SCENARIOS["security"] = security  # ocpp201_security.py
 
 
 async def run(args):
@@ -300,6 +304,11 @@ def main(argv):
     parser.add_argument("--id-token", default=ID_TOKEN)
     parser.add_argument("--unknown-token", default=UNKNOWN_TOKEN)
     parser.add_argument("--for", dest="seconds", type=float, default=60.0)
+    # `security` (ocpp201_security.py): where its keys and certificates go, the wss URL and the
+    # CA of the server's certificate for its profile-3 connection.
+    parser.add_argument("--security-dir")
+    parser.add_argument("--tls-url")
+    parser.add_argument("--server-ca")
     args = parser.parse_args(argv[1:])
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     try:

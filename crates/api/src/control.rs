@@ -3,6 +3,7 @@
 //! and the registry the gateways hold (and, in `cms up`, its gateway reading each change).
 
 pub(crate) mod actions;
+pub(crate) mod certificates;
 pub(crate) mod diagnostics;
 pub(crate) mod frames_from_bus;
 pub(crate) mod gateway_in_process;

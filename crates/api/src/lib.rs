@@ -12,6 +12,7 @@ pub use cms_store::actions::ActionTimes;
 pub use control::actions::{
     Dispatch, Named, charger_version, command_of_row, named, new_action, validate_request,
 };
+pub use control::certificates::{StationCertificatesConfig, StationSigner};
 pub use control::diagnostics::{ChargerDiagnostics, ConnectionAttempt, Frame, FramesRead};
 pub use control::gateway_in_process::GatewayInProcess;
 pub use control::local_lists::LocalListConfig;
@@ -92,6 +93,8 @@ pub struct ApiConfig {
     pub heartbeat_interval: std::time::Duration,
     /// How teams' webhooks are delivered (`--webhook-*`).
     pub webhooks: WebhookDelivery,
+    /// How stations' certificates are signed and renewed (`--station-ca-*`, `--station-cert-*`).
+    pub station_certificates: StationCertificatesConfig,
 }
 
 /// How teams' webhooks are delivered (docs/events.md).
@@ -234,7 +237,11 @@ impl Api {
         let materialiser =
             materialiser::Materialiser::new(store.clone(), cache.clone(), config.topics)
                 .keeping(fleet.clone())
-                .showing_prices(price_display::start(dispatch.clone()));
+                .showing_prices(price_display::start(dispatch.clone()))
+                .signing_certificates(control::certificates::start(
+                    dispatch.clone(),
+                    config.station_certificates.signer.clone(),
+                ));
         let materialiser = tokio::spawn(materialiser.run(subscriber));
         let reports = bus.follow(&[config.topics.command_results]).await?;
         let frames = Arc::new(control::frames_from_bus::FramesFromBus::new(
@@ -286,6 +293,11 @@ impl Api {
             tokio::spawn(smart_charging::balance_sites(
                 dispatch.clone(),
                 config.smart_charging,
+                stop_actions.clone(),
+            )),
+            tokio::spawn(control::certificates::renew_certificates(
+                dispatch.clone(),
+                config.station_certificates.clone(),
                 stop_actions.clone(),
             )),
             tokio::spawn(readiness::check_store(

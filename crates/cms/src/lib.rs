@@ -23,6 +23,7 @@ pub mod priority;
 pub mod quota_args;
 pub mod registry_feed;
 pub mod shutdown;
+pub mod station_ca_args;
 pub mod store_args;
 pub mod tls_args;
 pub mod up;

@@ -67,6 +67,8 @@ pub struct UpArgs {
     pub gateway_timeout: Duration,
     #[command(flatten)]
     pub webhooks: crate::webhook_args::WebhookArgs,
+    #[command(flatten)]
+    pub station_ca: crate::station_ca_args::StationCaArgs,
 }
 
 /// Gateway settings, shared by `cms up` and (later) `cms gateway`.
@@ -338,6 +340,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         access_cache_entries: args.access_cache_entries,
         heartbeat_interval: args.gateway.heartbeat_interval,
         webhooks: args.webhooks.delivery(),
+        station_certificates: args.station_ca.config().map_err(UpError::Tls)?,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;
     let feed = registry_feed::Feed::catch_up(&store).await?;

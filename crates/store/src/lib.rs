@@ -30,6 +30,7 @@ pub mod quotas;
 mod redact;
 mod registry;
 pub mod reservations;
+pub mod security;
 mod session_end;
 pub mod sites;
 pub mod smart_charging;

@@ -159,6 +159,19 @@ pub enum StateChange {
         status: String,
         at: String,
     },
+    /// A station's SecurityEventNotification (`security`).
+    SecurityEvent(crate::security::SecurityEvent),
+    /// A station's SignCertificate: kept nowhere; the API's signer (which the materialiser
+    /// hands it to once the batch is stored) checks and signs it.
+    CertificateRequested {
+        identity: String,
+        /// The CSR, PEM as the station sent it.
+        csr: String,
+        /// 2.0.1's `certificateType` (`ChargingStationCertificate` or `V2GCertificate`);
+        /// `None` when the station gave none (always, from 1.6 stations).
+        certificate_type: Option<String>,
+        at: String,
+    },
 }
 
 impl Store {
@@ -532,6 +545,9 @@ async fn apply_one<'a>(
         } => {
             crate::reservations::ended_by_station(db, identity, *reservation_id, status, at).await?
         }
+        SecurityEvent(event) => crate::security::keep_event(db, event).await?,
+        // For the signer, after the batch is stored.
+        CertificateRequested { .. } => {}
         TransactionStopped {
             identity,
             ocpp_transaction_id,

@@ -67,6 +67,7 @@ mod fingerprint;
 mod forwarded;
 mod metrics;
 mod server_tls;
+pub mod station_ca;
 #[cfg(feature = "test-util")]
 pub mod test_pki;
 mod watch;

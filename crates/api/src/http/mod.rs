@@ -27,6 +27,7 @@ mod providers;
 mod reservations;
 pub mod schema;
 mod secret_settings;
+mod security_events;
 mod settings;
 mod settings_bodies;
 mod settings_v201;
@@ -34,6 +35,7 @@ mod site_teams;
 mod sites;
 mod smart_charging;
 mod state;
+mod station_certificates;
 mod stream_slots;
 mod streams;
 mod tariffs;
@@ -94,6 +96,8 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(oauth_grants::routes())
         .merge(webhooks::routes())
         .merge(webhook_deliveries::routes())
+        .merge(security_events::routes())
+        .merge(station_certificates::routes())
         .split_for_parts()
 }
 

@@ -58,6 +58,8 @@ pub struct Materialiser {
     price_display: Option<mpsc::Sender<PriceEvent>>,
     /// Told which chargers each stored batch touched.
     fleet: Option<Arc<FleetState>>,
+    /// Where stations' CSRs go to be signed (`crate::control::certificates`).
+    certificates: Option<mpsc::Sender<crate::control::certificates::CertificateRequest>>,
 }
 
 impl Materialiser {
@@ -70,6 +72,7 @@ impl Materialiser {
             minutes_read: events::MinutesRead::default(),
             price_display: None,
             fleet: None,
+            certificates: None,
         }
     }
 
@@ -82,6 +85,15 @@ impl Materialiser {
     /// Hands transactions' events to the prices' display (`crate::control::price_display`).
     pub fn showing_prices(mut self, sender: mpsc::Sender<PriceEvent>) -> Self {
         self.price_display = Some(sender);
+        self
+    }
+
+    /// Hands stations' CSRs to the signer (`crate::control::certificates`).
+    pub fn signing_certificates(
+        mut self,
+        sender: mpsc::Sender<crate::control::certificates::CertificateRequest>,
+    ) -> Self {
+        self.certificates = Some(sender);
         self
     }
 
@@ -120,6 +132,7 @@ impl Materialiser {
             }
             sinks::price_stopped(&self.store, &changes).await;
             sinks::show_prices(self.price_display.as_ref(), &changes);
+            crate::control::certificates::note_batch(self.certificates.as_ref(), &changes);
             for last in last_of_each_partition(&batch) {
                 if let Err(e) = subscriber.commit(last) {
                     tracing::warn!(error = %e, "commit failed; records may be replayed");

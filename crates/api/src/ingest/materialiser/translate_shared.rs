@@ -6,9 +6,11 @@
 
 mod firmware;
 mod reservations;
+mod security;
 
 use cms_store::StateChange;
 use cms_store::firmware_logs::Transfer;
+use serde::Deserialize;
 
 /// What the record of `action` makes of the store: `None` when this module does not take the
 /// action (the version's own translation goes on), `Some(None)` when it takes it and it
@@ -31,9 +33,17 @@ pub(super) fn message_change(
             at,
         )),
         "ReservationStatusUpdate" => Some(reservations::status_update(identity, payload, at)),
+        "SecurityEventNotification" => Some(security::security_event(identity, payload, at)),
+        "SignCertificate" => Some(security::sign_certificate(identity, payload, at)),
         _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests;
+/// The payload as `T`; a record that does not read came from elsewhere than a gateway.
+fn read<'a, T: Deserialize<'a>>(payload: &'a str) -> Option<T> {
+    serde_json::from_str(payload)
+        .inspect_err(|e| tracing::warn!(error = %e, "skipping an unreadable station record"))
+        .ok()
+}
