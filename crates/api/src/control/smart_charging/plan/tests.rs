@@ -36,6 +36,7 @@ fn charger(id: i64) -> BalancedCharger {
         session: Some(format!("session-{id}")),
         priority: 0,
         smart_licensed: true,
+        ocpp_version: None,
     }
 }
 
@@ -45,6 +46,7 @@ fn charging(id: i64) -> ChargingConnector {
         connector_id: 1,
         max_amperage: None,
         transaction_id: id * 10,
+        station_transaction_id: None,
         started_at: ago(60),
     }
 }
