@@ -55,6 +55,9 @@ pub struct ChargingConnector {
     /// A 2.0.1 station's own transaction id (its TxProfile's `transactionId`); none for 1.6.
     pub station_transaction_id: Option<String>,
     pub started_at: String,
+    /// The lowest external limit (a 2.0.1 station's NotifyChargingLimit, in A) on its EVSE or
+    /// its whole station: it draws no more, whatever its share.
+    pub external_limit_amps: Option<f64>,
 }
 
 /// The latest reading of a connector of a held site (connector 0: the charger's own, where a
@@ -238,7 +241,10 @@ impl Store {
     pub async fn charging_connectors(&self, balancer: &str) -> Result<Vec<ChargingConnector>> {
         let rows = sqlx::query(&format!(
             "SELECT t.charger_id, t.connector_id, k.max_amperage, t.ocpp_transaction_id,
-               t.station_transaction_id, t.started_at
+               t.station_transaction_id, t.started_at,
+               (SELECT MIN(x.limit_amps) FROM station_charging_limits x
+                WHERE x.charger_id = t.charger_id AND x.evse_id IN (0, t.connector_id))
+                 AS external_limit_amps
              FROM transactions t JOIN chargers c ON c.id = t.charger_id {HELD}
              LEFT JOIN connectors k ON k.charger_id = t.charger_id
                AND k.connector_id = t.connector_id
@@ -259,6 +265,7 @@ impl Store {
                 transaction_id: row.try_get("ocpp_transaction_id")?,
                 station_transaction_id: row.try_get("station_transaction_id")?,
                 started_at: row.try_get("started_at")?,
+                external_limit_amps: row.try_get("external_limit_amps")?,
             };
             // Of two open transactions on one connector, the newer is the one going on.
             match connectors.last_mut() {

@@ -4,6 +4,8 @@
 //! notifications. Pure, as translate.rs is; keyed by the action's name, the payload read with
 //! serde into the few fields cms keeps (the gateway validated it against its version's schema).
 
+mod smart_charging;
+
 use cms_store::StateChange;
 
 /// What the record of `action` makes of the store: `None` when this module does not take the
@@ -15,10 +17,13 @@ pub(super) fn message_change(
     payload: &str,
     at: &str,
 ) -> Option<Option<StateChange>> {
-    let _ = (identity, payload, at);
-    #[allow(clippy::match_single_binding)] // the blocks' arms come in with them
     match action {
         // One arm a call (or a few of one block), each in its block's own function.
+        "NotifyChargingLimit"
+        | "ClearedChargingLimit"
+        | "NotifyEVChargingNeeds"
+        | "NotifyEVChargingSchedule"
+        | "ReportChargingProfiles" => Some(smart_charging::change(identity, action, payload, at)),
         _ => None,
     }
 }

@@ -345,3 +345,44 @@ store_test!(
         assert!(charging[0].station_transaction_id.is_none());
     }
 );
+
+store_test!(
+    an_external_limit_on_the_evse_or_the_station_caps_what_the_balancer_reads,
+    |store| {
+        use crate::smart_charging::station_reports::{StationReport, Told};
+        let (charger, _) = charging_site(&store).await;
+        let identity: String = sqlx::query_scalar("SELECT identity FROM chargers WHERE id = $1")
+            .bind(charger)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let external = |evse_id: i64, source: &str, amps: f64| {
+            crate::StateChange::StationChargingReport(Box::new(StationReport {
+                identity: identity.clone(),
+                at: T0.into(),
+                told: Told::ChargingLimit {
+                    evse_id,
+                    source: source.into(),
+                    grid_critical: None,
+                    limit_amps: Some(amps),
+                    charging_schedule: None,
+                },
+            }))
+        };
+        store
+            .claim_smart_charging_sites("a", T0, T10, T10)
+            .await
+            .unwrap();
+        let read =
+            || async { store.charging_connectors("a").await.unwrap()[0].external_limit_amps };
+        assert_eq!(read().await, None);
+        store.apply(&[external(1, "EMS", 13.0)]).await.unwrap();
+        assert_eq!(read().await, Some(13.0));
+        // The station's own (EVSE 0) counts for each EVSE; the lower one holds.
+        store.apply(&[external(0, "SO", 11.0)]).await.unwrap();
+        assert_eq!(read().await, Some(11.0));
+        // Another EVSE's does not.
+        store.apply(&[external(2, "EMS", 6.0)]).await.unwrap();
+        assert_eq!(read().await, Some(11.0));
+    }
+);
