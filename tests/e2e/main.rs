@@ -47,6 +47,7 @@ mod kafka_ocpp201;
 mod kafka_readiness;
 mod kafka_secrets;
 mod kafka_smart_charging;
+mod kafka_smart_charging_v201;
 mod kafka_webhooks;
 mod keepalive;
 mod licenses;

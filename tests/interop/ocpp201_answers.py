@@ -20,6 +20,7 @@ from ocpp.routing import after, on
 from ocpp.v201 import ChargePoint, call, call_result
 
 from ocpp201_base import Calls, Unexpected, now
+from ocpp201_smart import SmartAnswers
 
 # What --password-like secrets a station holds look like in its device model: the test checks
 # that cms never shows this value.
@@ -66,7 +67,7 @@ class Transaction:
         self.energy_wh = 1000
 
 
-class AnsweringStation(Calls, ChargePoint):
+class AnsweringStation(SmartAnswers, Calls, ChargePoint):
     """The station: its device model and transactions outlive a connection (see `rebind`)."""
 
     def __init__(self, identity, connection, response_timeout):

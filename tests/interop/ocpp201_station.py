@@ -22,6 +22,8 @@ makes at any time (ocpp201_answers.py says how). Stdout is one JSON object a lin
              order 2, 0, 3, 1.
   commanded  boots, reports EVSE 1 connector 1 Available, then stays connected answering
              cms's calls until its stdin closes or --for seconds passed.
+  smart      (ocpp201_smart.py) boots, starts a transaction on EVSE 1, sends NotifyChargingLimit
+             and NotifyEVChargingNeeds, then stays connected as `commanded` does.
 The times of the transactions are fixed (TIMES below), so that a test knows what to expect.
 
 Exit status: 0 when the scenario ran to its end with nothing unexpected (an answer of cms that
@@ -42,6 +44,7 @@ from ocpp.v201 import call
 
 from ocpp201_answers import AnsweringStation
 from ocpp201_base import SUBPROTOCOL, Connection, Unexpected, emit, now
+from ocpp201_smart import smart
 
 OPEN_TIMEOUT_S = 5
 CLOSE_TIMEOUT_S = 2
@@ -271,11 +274,13 @@ async def boot(session, args):
 
 
 SCENARIOS = {"boot": boot, "core": core, "offline": offline, "commanded": commanded}
+SCENARIOS["smart"] = smart  # ocpp201_smart.py: a transaction, block K's notifications
 
 
 async def run(args):
     session = Session(args)
-    limit = args.seconds + 10 if args.scenario == "commanded" else SCENARIO_TIMEOUT_S
+    waits = args.scenario in ("commanded", "smart")
+    limit = args.seconds + 10 if waits else SCENARIO_TIMEOUT_S
     try:
         await asyncio.wait_for(SCENARIOS[args.scenario](session, args), limit)
     except asyncio.TimeoutError:
