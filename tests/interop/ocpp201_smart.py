@@ -254,7 +254,8 @@ class SmartAnswers:
     """AnsweringStation's answers to block K's calls: SetChargingProfile Accepted and held (by
     EVSE and id; a TxProfile only for a transaction it runs, else Rejected), ClearChargingProfile
     Accepted for a profile it holds (by id), else Unknown; GetChargingProfiles Accepted, then
-    one ReportChargingProfiles per EVSE of what it holds (NoProfiles when none);
+    one ReportChargingProfiles per EVSE of what it holds of the purpose asked (NoProfiles when
+    none);
     GetCompositeSchedule Rejected (it computes none)."""
 
     def held_profiles(self):
@@ -279,17 +280,26 @@ class SmartAnswers:
             del held[key]
         return call_result.ClearChargingProfile(status="Accepted" if cleared else "Unknown")
 
+    def matching(self, criteria, evse_id):
+        """The profiles held on `evse_id` (any when None) of the criteria's purpose, by EVSE."""
+        purpose = criteria.get("charging_profile_purpose")
+        by_evse = {}
+        for (evse, _id), profile in self.held_profiles().items():
+            if evse_id is not None and evse != evse_id:
+                continue
+            if purpose is not None and profile["charging_profile_purpose"] != purpose:
+                continue
+            by_evse.setdefault(evse, []).append(profile)
+        return by_evse
+
     @on("GetChargingProfiles")
     def on_get_charging_profiles(self, request_id, charging_profile, evse_id=None, **_):
-        wanted = [k for k in self.held_profiles() if evse_id is None or k[0] == evse_id]
+        wanted = self.matching(charging_profile, evse_id)
         return call_result.GetChargingProfiles(status="Accepted" if wanted else "NoProfiles")
 
     @after("GetChargingProfiles")
     async def after_get_charging_profiles(self, request_id, charging_profile, evse_id=None, **_):
-        by_evse = {}
-        for (evse, _id), profile in self.held_profiles().items():
-            if evse_id is None or evse == evse_id:
-                by_evse.setdefault(evse, []).append(profile)
+        by_evse = self.matching(charging_profile, evse_id)
         evses = sorted(by_evse)
         for n, evse in enumerate(evses):
             await self.send_call(
@@ -311,7 +321,8 @@ async def smart(session, args):
     """Boots, reports EVSE 1 Available, tells NotifyChargingLimit (EMS, 13 A on EVSE 1), starts
     transaction TX-SMART-IDENTITY on EVSE 1 (the id token authorised), tells
     NotifyEVChargingNeeds (AC three-phase, 6 to 32 A, 30 kWh), and stays connected answering
-    cms's calls until its stdin closes or --for seconds passed."""
+    cms's calls until its stdin closes or --for seconds passed; a line `clear-limit` on its
+    stdin sends ClearedChargingLimit (EMS, EVSE 1)."""
     import asyncio
     import sys
     import threading
@@ -365,9 +376,13 @@ async def smart(session, args):
     loop = asyncio.get_running_loop()
     stdin_closed = asyncio.Event()
 
+    cleared = call.ClearedChargingLimit(charging_limit_source="EMS", evse_id=1)
+
     def wait_stdin():
-        for _ in sys.stdin:
-            pass
+        # `clear-limit`: the EMS lifts its limit (ClearedChargingLimit).
+        for line in sys.stdin:
+            if line.strip() == "clear-limit":
+                asyncio.run_coroutine_threadsafe(station.send_call(cleared), loop)
         loop.call_soon_threadsafe(stdin_closed.set)
 
     threading.Thread(target=wait_stdin, daemon=True).start()
