@@ -51,6 +51,7 @@ mod kafka_reservations;
 mod kafka_secrets;
 mod kafka_security;
 mod kafka_smart_charging;
+mod kafka_smart_charging_v201;
 mod kafka_webhooks;
 mod keepalive;
 mod licenses;

@@ -16,6 +16,7 @@ mod fwres;
 mod limits;
 pub(crate) mod local_lists;
 pub(crate) mod security;
+mod smart_charging;
 
 use crate::support::peer::Peer;
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};

@@ -25,6 +25,7 @@ from ocpp201_display import DisplayAnswers
 from ocpp201_fwres import FwresAnswers
 from ocpp201_lists import ListAnswers
 from ocpp201_security import SecurityAnswers
+from ocpp201_smart import SmartAnswers
 
 # What --password-like secrets a station holds look like in its device model: the test checks
 # that cms never shows this value.
@@ -72,7 +73,7 @@ class Transaction:
 
 
 class AnsweringStation(
-    DisplayAnswers, FwresAnswers, ListAnswers, SecurityAnswers, Calls, ChargePoint
+    DisplayAnswers, FwresAnswers, ListAnswers, SecurityAnswers, SmartAnswers, Calls, ChargePoint
 ):
     """The station: its device model and transactions outlive a connection (see `rebind`)."""
 

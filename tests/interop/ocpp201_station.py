@@ -25,6 +25,8 @@ makes at any time (ocpp201_answers.py says how). Stdout is one JSON object a lin
   lists      keeps a local authorisation list (ocpp201_lists.py says how).
   security   a security event, a CSR signed and renewed, then a profile-3 connection with the
              certificate (ocpp201_security.py; --security-dir, --tls-url, --server-ca).
+  smart      (ocpp201_smart.py) boots, starts a transaction on EVSE 1, sends NotifyChargingLimit
+             and NotifyEVChargingNeeds, then stays connected as `commanded` does.
 The times of the transactions are fixed (TIMES below), so that a test knows what to expect.
 
 Exit status: 0 when the scenario ran to its end with nothing unexpected (an answer of cms that
@@ -47,6 +49,7 @@ from ocpp201_answers import AnsweringStation
 from ocpp201_base import SUBPROTOCOL, Connection, Unexpected, emit, now
 from ocpp201_lists import lists
 from ocpp201_security import security
+from ocpp201_smart import smart
 
 OPEN_TIMEOUT_S = 5
 CLOSE_TIMEOUT_S = 2
@@ -278,11 +281,12 @@ async def boot(session, args):
 SCENARIOS = {"boot": boot, "core": core, "offline": offline, "commanded": commanded}
 SCENARIOS["lists"] = lists  # ocpp201_lists.py
 SCENARIOS["security"] = security  # ocpp201_security.py
+SCENARIOS["smart"] = smart  # ocpp201_smart.py: a transaction, block K's notifications
 
 
 async def run(args):
     session = Session(args)
-    commanded_by_stdin = args.scenario in ("commanded", "lists")
+    commanded_by_stdin = args.scenario in ("commanded", "lists", "smart")
     limit = args.seconds + 10 if commanded_by_stdin else SCENARIO_TIMEOUT_S
     try:
         await asyncio.wait_for(SCENARIOS[args.scenario](session, args), limit)

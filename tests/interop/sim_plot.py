@@ -157,7 +157,11 @@ def plot(path, sim):
         y = lanes_top + n * lane_height + (lane_height - 14) // 2
         swatch = png_plot.lighten(PALETTE[n % len(PALETTE)], 0.5)
         canvas.rect(legend_x, y, legend_x + 28, y + 13, swatch)
-        canvas.text(legend_x + 36, y, f"{ev.identity} (MAX {ev.connector_max:g} A)")
+        # A 2.0.1 station of a mixed site (ocpp201_smart.py) says so.
+        rating = f"MAX {ev.connector_max:g} A"
+        if getattr(ev, "subprotocol", None) == "ocpp2.0.1":
+            rating = f"{ev.connector_max:g} A, 2.0.1"
+        canvas.text(legend_x + 36, y, f"{ev.identity} ({rating})")
     canvas.save(path)
 
 

@@ -18,6 +18,7 @@ from sim_charge_point import SimChargePoint, boot_request
 from sim_checks import Failures
 from sim_report import emit, report
 from sim_scenario import BASE_LOAD, SAMPLE_EVERY, play
+from ocpp201_smart import Station201
 from sim_station import Station
 
 RECORD_EVERY = 0.25
@@ -41,8 +42,9 @@ class Sim:
         self.meter_sending = True
         meter = setup["meter"]
         self.meter = Station(self, meter["identity"], meter["password"], 0, 0, is_meter=True)
+        # `"ocpp": "2.0.1"`: a 2.0.1 station (ocpp201_smart.py) on the same site.
         self.evs = [
-            Station(
+            (Station201 if c.get("ocpp") == "2.0.1" else Station)(
                 self,
                 c["identity"],
                 c["password"],
@@ -139,15 +141,16 @@ class Sim:
         basic = f"{station.identity}:{station.password}".encode()
         ws = await websockets.connect(
             url,
-            subprotocols=["ocpp1.6"],
+            subprotocols=[getattr(station, "subprotocol", "ocpp1.6")],
             additional_headers={"Authorization": "Basic " + base64.b64encode(basic).decode()},
             open_timeout=OPEN_TIMEOUT_S,
             proxy=None,
         )
         self.sockets.append(ws)
-        station.cp = SimChargePoint(station, ws)
+        v201 = isinstance(station, Station201)
+        station.cp = station.charge_point(ws) if v201 else SimChargePoint(station, ws)
         self.spawn(self.serve(station))
-        answer = await station.send(boot_request(station))
+        answer = await station.send(station.boot_request() if v201 else boot_request(station))
         if answer is None or answer.status != RegistrationStatus.accepted:
             raise RuntimeError(f"{station.identity}: BootNotification answered {answer!r}")
         await station.status_notification(0, ChargePointStatus.available)

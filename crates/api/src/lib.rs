@@ -157,7 +157,7 @@ pub struct Api {
     /// sweeping overdue ones, delivering webhooks, telling of chargers overdue with their heartbeat, keeping the chargers' local lists, balancing the smart charging
     /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`, keeping
     /// the fleet's state.
-    action_tasks: [JoinHandle<()>; 12],
+    action_tasks: [JoinHandle<()>; 13],
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -136,6 +136,9 @@ pub enum StateChange {
         timestamp: String,
         at: String,
     },
+    /// What a 2.0.1 station told of its smart charging (`smart_charging::station_reports`;
+    /// boxed: it is large, and rare).
+    StationChargingReport(Box<crate::smart_charging::station_reports::StationReport>),
     /// A 2.0.1 station's TransactionEvent (`station_events`; boxed: it is large).
     TransactionEvent(Box<crate::station_events::TransactionEvent>),
     /// A gateway's report on an action (boxed: it is large, and rare beside the rest).
@@ -521,6 +524,9 @@ async fn apply_one<'a>(
         } => {
             let status = (*evse_id, *connector_id, ocpp_status.as_str());
             crate::station_events::evse_status(db, identity, status, timestamp, at).await?
+        }
+        StationChargingReport(report) => {
+            crate::smart_charging::station_reports::keep(db, report).await?
         }
         // Taken in with the batch's others, after the rest (`Store::apply`).
         TransactionEvent(_) => {}

@@ -5,6 +5,7 @@ pub(crate) mod actions;
 pub mod auth;
 pub(crate) mod charger_rows;
 pub(crate) mod chargers;
+mod charging_limits;
 mod conditional;
 mod diagnostics;
 mod error;
@@ -91,6 +92,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(transactions::routes())
         .merge(transaction_meter_values::routes())
         .merge(local_list_state::routes())
+        .merge(charging_limits::routes())
         .merge(team_transactions::routes())
         .merge(oauth::routes())
         .merge(oauth_grants::routes())

@@ -40,6 +40,9 @@ pub struct BalancedCharger {
     /// Whether it holds the `smart` licence: without it the balancer leaves it out, counting
     /// it at its maximum.
     pub smart_licensed: bool,
+    /// `chargers.ocpp_version` (`1.6`, `2.0.1`; none before it first connected): the profiles'
+    /// shape. A 2.0.1 station's EVSEs are its connectors.
+    pub ocpp_version: Option<String>,
 }
 
 /// A connector of a held site with a transaction going on.
@@ -49,7 +52,12 @@ pub struct ChargingConnector {
     pub connector_id: i64,
     pub max_amperage: Option<i64>,
     pub transaction_id: i64,
+    /// A 2.0.1 station's own transaction id (its TxProfile's `transactionId`); none for 1.6.
+    pub station_transaction_id: Option<String>,
     pub started_at: String,
+    /// The lowest external limit (a 2.0.1 station's NotifyChargingLimit, in A) on its EVSE or
+    /// its whole station: it draws no more, whatever its share.
+    pub external_limit_amps: Option<f64>,
 }
 
 /// The latest reading of a connector of a held site (connector 0: the charger's own, where a
@@ -200,7 +208,7 @@ impl Store {
     pub async fn balanced_chargers(&self, balancer: &str) -> Result<Vec<BalancedCharger>> {
         let rows = sqlx::query(&format!(
             "SELECT c.id, c.site_id, c.identity, c.session, c.connection_status,
-               COALESCE(p.priority, 0) AS priority, c.license_smart
+               COALESCE(p.priority, 0) AS priority, c.license_smart, c.ocpp_version
              FROM chargers c {HELD}
              LEFT JOIN smart_charging_priorities p ON p.charger_id = c.id
              ORDER BY c.id"
@@ -220,6 +228,7 @@ impl Store {
                         .filter(|_| online),
                     priority: row.try_get("priority")?,
                     smart_licensed: crate::flag(row, "license_smart")?,
+                    ocpp_version: row.try_get("ocpp_version")?,
                 })
             })
             .collect()
@@ -232,7 +241,10 @@ impl Store {
     pub async fn charging_connectors(&self, balancer: &str) -> Result<Vec<ChargingConnector>> {
         let rows = sqlx::query(&format!(
             "SELECT t.charger_id, t.connector_id, k.max_amperage, t.ocpp_transaction_id,
-               t.started_at
+               t.station_transaction_id, t.started_at,
+               (SELECT MIN(x.limit_amps) FROM station_charging_limits x
+                WHERE x.charger_id = t.charger_id AND x.evse_id IN (0, t.connector_id))
+                 AS external_limit_amps
              FROM transactions t JOIN chargers c ON c.id = t.charger_id {HELD}
              LEFT JOIN connectors k ON k.charger_id = t.charger_id
                AND k.connector_id = t.connector_id
@@ -251,7 +263,9 @@ impl Store {
                 connector_id: row.try_get("connector_id")?,
                 max_amperage: row.try_get("max_amperage")?,
                 transaction_id: row.try_get("ocpp_transaction_id")?,
+                station_transaction_id: row.try_get("station_transaction_id")?,
                 started_at: row.try_get("started_at")?,
+                external_limit_amps: row.try_get("external_limit_amps")?,
             };
             // Of two open transactions on one connector, the newer is the one going on.
             match connectors.last_mut() {

@@ -7,6 +7,7 @@
 
 pub mod balancer;
 mod mode;
+pub mod station_reports;
 #[cfg(test)]
 mod tests;
 

@@ -10,13 +10,15 @@
 
 mod allocate;
 mod plan;
+mod profiles_v201;
 mod readings;
 
 pub use plan::Pacing;
 
-use crate::control::actions::{ActionTimes, Dispatch, Target};
+use crate::control::actions::{ActionTimes, Dispatch, Target, charger_version};
 use chrono::Utc;
-use cms_bus::{ActionReport, ActionStatus, RequestedBy};
+use cms_bus::{ActionName, ActionReport, ActionStatus, RequestedBy};
+use cms_ocpp::{OcppVersion, v201};
 use cms_store::format_record_time;
 use cms_store::smart_charging::balancer::{
     BalancedCharger, ChargingConnector, ConnectorComputation, LatestReading, SentLimit,
@@ -182,6 +184,19 @@ impl Balancer {
             .map(|r| ((r.charger_id, r.connector_id), r))
             .collect();
         let in_flight = self.in_flight.lock().expect("in flight").clone();
+        let words = Words {
+            versions: chargers
+                .iter()
+                .map(|c| (c.charger_id, charger_version(c.ocpp_version.as_deref())))
+                .collect(),
+            station_transactions: charging
+                .iter()
+                .filter_map(|c| {
+                    let id = c.station_transaction_id.clone()?;
+                    Some(((c.charger_id, c.transaction_id), id))
+                })
+                .collect(),
+        };
         let mut in_fail_safe = 0;
         for site in &sites {
             let on_site = |charger_id: &i64| site_of.get(charger_id) == Some(&site.site_id);
@@ -240,7 +255,7 @@ impl Balancer {
                     .set(headroom);
             }
             // One site's failure (the store busy, say) is not the others'.
-            if let Err(e) = self.carry_out(site.site_id, plan).await {
+            if let Err(e) = self.carry_out(site.site_id, plan, &words).await {
                 tracing::error!(error = %e, site = %site.site_uuid, "cannot balance a site this round");
             }
         }
@@ -248,7 +263,12 @@ impl Balancer {
         Ok(())
     }
 
-    async fn carry_out(&mut self, site_id: i64, plan: Plan) -> cms_store::Result<()> {
+    async fn carry_out(
+        &mut self,
+        site_id: i64,
+        plan: Plan,
+        words: &Words,
+    ) -> cms_store::Result<()> {
         let store = self.dispatch.store.clone();
         let Plan {
             computation,
@@ -263,13 +283,19 @@ impl Balancer {
                         .await?
                 }
                 Step::Send(limit, identity) => {
-                    let request = set_charging_profile(&limit);
-                    self.send(limit, &identity, "SetChargingProfile", request)
+                    let Some(request) = words.set_charging_profile(&limit) else {
+                        // Its transaction ended since the round read it: the next round
+                        // forgets the limit.
+                        continue;
+                    };
+                    let version = words.version(limit.charger_id);
+                    self.send(limit, &identity, "SetChargingProfile", (request, version))
                         .await?
                 }
                 Step::Clear(limit, identity) => {
-                    let request = json!({"id": PROFILE_ID_BASE + limit.connector_id});
-                    self.send(limit, &identity, "ClearChargingProfile", request)
+                    let request = words.clear_charging_profile(&limit);
+                    let version = words.version(limit.charger_id);
+                    self.send(limit, &identity, "ClearChargingProfile", (request, version))
                         .await?
                 }
             }
@@ -297,7 +323,7 @@ impl Balancer {
         limit: SentLimit,
         identity: &str,
         action: &'static str,
-        request: Value,
+        (request, version): (Value, OcppVersion),
     ) -> cms_store::Result<()> {
         let store = self.dispatch.store.clone();
         let now = format_record_time(Utc::now());
@@ -309,12 +335,18 @@ impl Balancer {
             identity,
             session: &limit.session,
         };
+        let call = match version {
+            OcppVersion::V201 => {
+                v201::Command::from_name(action).map_or(action.into(), ActionName::V201)
+            }
+            OcppVersion::V16 => action.into(),
+        };
         let taken = self
             .dispatch
             .take_command(
                 limit.action_uuid.clone(),
                 &target,
-                action.into(),
+                call,
                 request,
                 RequestedBy::system(),
                 CALL_TIMES,
@@ -428,6 +460,51 @@ async fn settle(
             &at,
         )
         .await
+}
+
+/// What the round knows of each charger's words: its OCPP version and, for a 2.0.1 station,
+/// the station's own id of each transaction (by charger and the store's transaction id).
+struct Words {
+    versions: HashMap<i64, OcppVersion>,
+    station_transactions: HashMap<(i64, i64), String>,
+}
+
+impl Words {
+    fn version(&self, charger_id: i64) -> OcppVersion {
+        self.versions
+            .get(&charger_id)
+            .copied()
+            .unwrap_or(OcppVersion::V16)
+    }
+
+    fn speaks_v201(&self, charger_id: i64) -> bool {
+        self.version(charger_id) == OcppVersion::V201
+    }
+
+    /// The limit's SetChargingProfile in its charger's version; `None` for a 2.0.1 TxProfile
+    /// whose transaction is no longer known.
+    fn set_charging_profile(&self, limit: &SentLimit) -> Option<Value> {
+        if !self.speaks_v201(limit.charger_id) {
+            return Some(set_charging_profile(limit));
+        }
+        let transaction = match limit.transaction_id {
+            Some(id) => Some(
+                self.station_transactions
+                    .get(&(limit.charger_id, id))?
+                    .as_str(),
+            ),
+            None => None,
+        };
+        Some(profiles_v201::set_charging_profile(limit, transaction))
+    }
+
+    fn clear_charging_profile(&self, limit: &SentLimit) -> Value {
+        if self.speaks_v201(limit.charger_id) {
+            profiles_v201::clear_charging_profile(limit)
+        } else {
+            json!({"id": PROFILE_ID_BASE + limit.connector_id})
+        }
+    }
 }
 
 /// The SetChargingProfile of a limit: one period from the start, in amps per phase. Relative,

@@ -7,6 +7,7 @@
 mod firmware;
 mod reservations;
 mod security;
+mod smart_charging;
 
 use cms_store::StateChange;
 use cms_store::firmware_logs::Transfer;
@@ -35,6 +36,11 @@ pub(super) fn message_change(
         "ReservationStatusUpdate" => Some(reservations::status_update(identity, payload, at)),
         "SecurityEventNotification" => Some(security::security_event(identity, payload, at)),
         "SignCertificate" => Some(security::sign_certificate(identity, payload, at)),
+        "NotifyChargingLimit"
+        | "ClearedChargingLimit"
+        | "NotifyEVChargingNeeds"
+        | "NotifyEVChargingSchedule"
+        | "ReportChargingProfiles" => Some(smart_charging::change(identity, action, payload, at)),
         _ => None,
     }
 }

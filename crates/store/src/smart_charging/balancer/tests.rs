@@ -293,3 +293,96 @@ store_test!(
         );
     }
 );
+
+store_test!(
+    a_2_0_1_stations_evse_charges_as_a_connector_with_the_stations_transaction_id,
+    |store| {
+        // A 2.0.1 station beside the 1.6 charger: its EVSE 1 charging, from its TransactionEvent.
+        use crate::station_events::{EventType, TransactionEvent};
+        let (_, site) = charging_site(&store).await;
+        let station = charger_id(&store, "CS-201").await;
+        sqlx::query(
+            "UPDATE chargers SET site_id = $1, connection_status = 'online', session = 's2',
+               ocpp_version = '2.0.1' WHERE id = $2",
+        )
+        .bind(site)
+        .bind(station)
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let started = TransactionEvent {
+            identity: "CS-201".into(),
+            station_transaction_id: "tx-201".into(),
+            seq_no: 0,
+            event_type: EventType::Started,
+            evse_id: Some(1),
+            id_tag: None,
+            id_tag_status: None,
+            reservation_id: None,
+            stopped_reason: None,
+            timestamp: T0.into(),
+            energy: Vec::new(),
+            latest: None,
+            at: T0.into(),
+        };
+        store
+            .apply(&[crate::StateChange::TransactionEvent(Box::new(started))])
+            .await
+            .unwrap();
+        store
+            .claim_smart_charging_sites("a", T0, T10, T10)
+            .await
+            .unwrap();
+        let chargers = store.balanced_chargers("a").await.unwrap();
+        let versions: Vec<Option<&str>> =
+            chargers.iter().map(|c| c.ocpp_version.as_deref()).collect();
+        assert_eq!(versions, [None, Some("2.0.1")]);
+        let charging = store.charging_connectors("a").await.unwrap();
+        assert_eq!(charging.len(), 2, "the 1.6 connector and the 2.0.1 EVSE");
+        let evse = charging.iter().find(|c| c.charger_id == station).unwrap();
+        assert_eq!(evse.connector_id, 1);
+        assert_eq!(evse.station_transaction_id.as_deref(), Some("tx-201"));
+        assert!(charging[0].station_transaction_id.is_none());
+    }
+);
+
+store_test!(
+    an_external_limit_on_the_evse_or_the_station_caps_what_the_balancer_reads,
+    |store| {
+        use crate::smart_charging::station_reports::{StationReport, Told};
+        let (charger, _) = charging_site(&store).await;
+        let identity: String = sqlx::query_scalar("SELECT identity FROM chargers WHERE id = $1")
+            .bind(charger)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let external = |evse_id: i64, source: &str, amps: f64| {
+            crate::StateChange::StationChargingReport(Box::new(StationReport {
+                identity: identity.clone(),
+                at: T0.into(),
+                told: Told::ChargingLimit {
+                    evse_id,
+                    source: source.into(),
+                    grid_critical: None,
+                    limit_amps: Some(amps),
+                    charging_schedule: None,
+                },
+            }))
+        };
+        store
+            .claim_smart_charging_sites("a", T0, T10, T10)
+            .await
+            .unwrap();
+        let read =
+            || async { store.charging_connectors("a").await.unwrap()[0].external_limit_amps };
+        assert_eq!(read().await, None);
+        store.apply(&[external(1, "EMS", 13.0)]).await.unwrap();
+        assert_eq!(read().await, Some(13.0));
+        // The station's own (EVSE 0) counts for each EVSE; the lower one holds.
+        store.apply(&[external(0, "SO", 11.0)]).await.unwrap();
+        assert_eq!(read().await, Some(11.0));
+        // Another EVSE's does not.
+        store.apply(&[external(2, "EMS", 6.0)]).await.unwrap();
+        assert_eq!(read().await, Some(11.0));
+    }
+);

@@ -49,7 +49,14 @@ pub(super) fn charging<'a>(
             let max_amps = connector
                 .max_amperage
                 .filter(|&a| a > 0)
-                .map_or(pacing.default_max_amps, |a| a as f64);
+                .map_or(pacing.default_max_amps, |a| a as f64)
+                // An external limit on a 2.0.1 station's EVSE caps what it draws: the rest
+                // goes to the others. Never below the minimum, which its share is made of.
+                .min(
+                    connector
+                        .external_limit_amps
+                        .map_or(f64::INFINITY, |l| l.max(inputs.site.min_amps)),
+                );
             let held = inputs
                 .limits
                 .get(&key)

@@ -36,6 +36,7 @@ fn charger(id: i64) -> BalancedCharger {
         session: Some(format!("session-{id}")),
         priority: 0,
         smart_licensed: true,
+        ocpp_version: None,
     }
 }
 
@@ -45,7 +46,9 @@ fn charging(id: i64) -> ChargingConnector {
         connector_id: 1,
         max_amperage: None,
         transaction_id: id * 10,
+        station_transaction_id: None,
         started_at: ago(60),
+        external_limit_amps: None,
     }
 }
 
@@ -586,4 +589,22 @@ fn a_cut_out_of_fairness_is_paced_and_holds_the_raises_it_makes_room_for() {
     }
     // 36 A for two: 18 each; charger 2's raise waits for the cut.
     assert_eq!(sent(&case.plan()), vec![(1, 18.0)]);
+}
+
+#[test]
+fn an_external_limit_below_its_share_caps_an_evse_and_the_rest_goes_to_the_others() {
+    // Four connectors share 96 A (24 A each); a 2.0.1 station's EMS holds EVSE 4 at 10 A.
+    let mut case = Case::new("static", 4);
+    case.limits.clear();
+    case.charging[3].external_limit_amps = Some(10.0);
+    assert_eq!(
+        sent(&case.plan()),
+        vec![(1, 28.6), (2, 28.6), (3, 28.6), (4, 10.0)]
+    );
+    // One below the minimum still gets the minimum (what the site counts it at).
+    case.charging[3].external_limit_amps = Some(2.0);
+    assert_eq!(
+        sent(&case.plan()),
+        vec![(1, 30.0), (2, 30.0), (3, 30.0), (4, 6.0)]
+    );
 }
