@@ -12,6 +12,7 @@
 mod bad_frames;
 mod commanded;
 mod limits;
+mod prices;
 
 use crate::support::peer::Peer;
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};

@@ -20,6 +20,7 @@ from ocpp.routing import after, on
 from ocpp.v201 import ChargePoint, call, call_result
 
 from ocpp201_base import Calls, Unexpected, now
+from ocpp201_prices import PriceAnswers
 
 # What --password-like secrets a station holds look like in its device model: the test checks
 # that cms never shows this value.
@@ -46,11 +47,17 @@ def component_of(name, evse):
     return component
 
 
+def variable_of(variable):
+    """A model's variable name, `Name` or `Name:Instance`, as a VariableType."""
+    name, _, instance = variable.partition(":")
+    return {"name": name, "instance": instance} if instance else {"name": name}
+
+
 def report_data(entry):
     name, evse, variable, value, mutability, data_type = entry
     return {
         "component": component_of(name, evse),
-        "variable": {"name": variable},
+        "variable": variable_of(variable),
         "variable_attribute": [{"type": "Actual", "value": value, "mutability": mutability}],
         "variable_characteristics": {"data_type": data_type, "supports_monitoring": False},
     }
@@ -66,7 +73,7 @@ class Transaction:
         self.energy_wh = 1000
 
 
-class AnsweringStation(Calls, ChargePoint):
+class AnsweringStation(PriceAnswers, Calls, ChargePoint):
     """The station: its device model and transactions outlive a connection (see `rebind`)."""
 
     def __init__(self, identity, connection, response_timeout):
@@ -86,7 +93,9 @@ class AnsweringStation(Calls, ChargePoint):
         names = {(c, e) for c, e, _ in self.model}
         if (component["name"], evse) not in names:
             return None, "UnknownComponent"
-        key = (component["name"], evse, variable["name"])
+        instance = variable.get("instance")
+        name = f'{variable["name"]}:{instance}' if instance else variable["name"]
+        key = (component["name"], evse, name)
         if key not in self.model:
             return None, "UnknownVariable"
         return key, None

@@ -22,6 +22,7 @@ makes at any time (ocpp201_answers.py says how). Stdout is one JSON object a lin
              order 2, 0, 3, 1.
   commanded  boots, reports EVSE 1 connector 1 Available, then stays connected answering
              cms's calls until its stdin closes or --for seconds passed.
+  prices     tariff and cost (ocpp201_prices.py says how).
 The times of the transactions are fixed (TIMES below), so that a test knows what to expect.
 
 Exit status: 0 when the scenario ran to its end with nothing unexpected (an answer of cms that
@@ -42,6 +43,7 @@ from ocpp.v201 import call
 
 from ocpp201_answers import AnsweringStation
 from ocpp201_base import SUBPROTOCOL, Connection, Unexpected, emit, now
+from ocpp201_prices import prices
 
 OPEN_TIMEOUT_S = 5
 CLOSE_TIMEOUT_S = 2
@@ -270,7 +272,13 @@ async def boot(session, args):
     await session.disconnect()
 
 
-SCENARIOS = {"boot": boot, "core": core, "offline": offline, "commanded": commanded}
+SCENARIOS = {
+    "boot": boot,
+    "core": core,
+    "offline": offline,
+    "commanded": commanded,
+    "prices": prices,
+}
 
 
 async def run(args):
