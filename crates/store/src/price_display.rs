@@ -170,3 +170,6 @@ pub struct ChargerDisplay {
     pub tariff: String,
     pub time_zone: String,
 }
+
+#[cfg(test)]
+mod tests;
