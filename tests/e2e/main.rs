@@ -44,6 +44,7 @@ mod kafka_faults;
 mod kafka_fleet;
 mod kafka_gateway_liveness;
 mod kafka_ocpp201;
+mod kafka_prices_v201;
 mod kafka_readiness;
 mod kafka_secrets;
 mod kafka_smart_charging;

@@ -12,7 +12,7 @@
 mod bad_frames;
 mod commanded;
 mod limits;
-mod prices;
+pub(crate) mod prices;
 
 use crate::support::peer::Peer;
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};
@@ -103,7 +103,7 @@ impl Bench {
 }
 
 /// Fails unless python3 can import the interop packages.
-async fn require_python_packages() {
+pub(crate) async fn require_python_packages() {
     let check = "import ocpp.v201, websockets";
     let out = crate::support::python::python3(&["-c", check], Duration::from_secs(20)).await;
     match out {
@@ -118,7 +118,7 @@ async fn require_python_packages() {
 }
 
 /// Runs a station that ends by itself; fails unless it exited `code`.
-async fn run_to_end(mut station: Peer, code: i32) -> Peer {
+pub(crate) async fn run_to_end(mut station: Peer, code: i32) -> Peer {
     let status = station.wait_exit(SCRIPT_TIMEOUT).await;
     station.assert_exit(status, code);
     station

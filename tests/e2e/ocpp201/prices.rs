@@ -4,41 +4,63 @@
 //! and currency after its base report, its driver's price at Authorize and at the start, what
 //! the session costs while it runs and its total at the end: the API's transaction `cost`.
 
-use super::{Bench, require_python_packages, run_to_end};
+use super::{Bench, SHOWN, require_python_packages, run_to_end};
 use crate::support::peer::Peer;
 use crate::support::rest::{create_tariff, operators_site, team_of_type, uuid_of};
 use crate::support::station201::{answer_of, python_station};
-use serde_json::json;
+use crate::support::{Api, eventually_within};
+use serde_json::{Value, json};
+use std::time::Duration;
 
 /// 0.30 a kWh and 0.50 a session, before 20% VAT: shown as 0.36 and 0.60.
 const PRICE_TEXT: &str = "0.36 EUR/kWh, 0.60 EUR per session";
 
-/// Prices `bench`'s site with that tariff and shows them on its chargers.
-pub(crate) async fn show_prices(bench: &Bench) {
-    let team = uuid_of(&team_of_type(&bench.api, "operators").await);
+/// Prices the operators' site with that tariff and shows prices on its chargers.
+pub(crate) async fn show_prices(api: &Api) {
+    let team = uuid_of(&team_of_type(api, "operators").await);
     let tariff = json!({"name": "Energy", "currency": "EUR", "elements": [{"price_components": [
         {"type": "ENERGY", "price": "0.30", "vat": 20, "step_size": 1},
         {"type": "FLAT", "price": "0.50", "vat": 20, "step_size": 1}]}]});
-    let tariff = create_tariff(&bench.api, &team, &tariff).await;
-    let site = format!("/api/v3/sites/{}", operators_site(&bench.api).await);
+    let tariff = create_tariff(api, &team, &tariff).await;
+    let site = format!("/api/v3/sites/{}", operators_site(api).await);
     let shown = json!({"tariff_uuid": tariff, "show_prices": true});
-    bench.api.expect(200, "PUT", &site, Some(&shown)).await;
+    api.expect(200, "PUT", &site, Some(&shown)).await;
 }
 
-/// What the station was told, checked against what the API shows of its transaction.
-pub(crate) async fn assert_prices_told(bench: &Bench, station: &mut Peer) {
+/// The charger `uuid`'s transaction `station_id` once priced, as the API shows it.
+async fn priced(api: &Api, uuid: &str, station_id: &str, within: Duration) -> Value {
+    let path = format!("/api/v3/chargers/{uuid}/transactions");
+    eventually_within(within, &format!("{station_id} priced"), async || {
+        let page = api.get_ok(&path).await;
+        let data = page["data"].as_array().cloned().unwrap_or_default();
+        match data
+            .iter()
+            .find(|t| t["station_transaction_id"] == station_id)
+        {
+            Some(t) if t["cost"]["incl_vat"].is_string() => Ok(t.clone()),
+            _ => Err(page.to_string()),
+        }
+    })
+    .await
+}
+
+/// What the station (which ran `prices`) was told, checked against what the API shows.
+pub(crate) async fn assert_prices_told(
+    api: &Api,
+    uuid: &str,
+    identity: &str,
+    station: &mut Peer,
+    within: Duration,
+) {
     let printed = station.printed();
-    let told = &printed
-        .iter()
-        .find(|l| l.get("tariff_cost").is_some())
-        .unwrap_or_else(|| panic!("no tariff_cost line: {printed:?}"))["tariff_cost"]
-        .clone();
+    let told = printed.iter().find(|l| l.get("tariff_cost").is_some());
+    let told =
+        told.unwrap_or_else(|| panic!("no tariff_cost line: {printed:?}"))["tariff_cost"].clone();
     assert_eq!(told["TariffFallbackMessage"], PRICE_TEXT, "{told}");
     assert_eq!(told["Currency"], "EUR", "{told}");
+    let total_fallback = told["TotalCostFallbackMessage"].as_str();
     assert!(
-        told["TotalCostFallbackMessage"]
-            .as_str()
-            .is_some_and(|t| !t.is_empty() && t != "unset"),
+        total_fallback.is_some_and(|t| !t.is_empty() && t != "unset"),
         "{told}"
     );
 
@@ -52,10 +74,12 @@ pub(crate) async fn assert_prices_told(bench: &Bench, station: &mut Peer) {
         started["idTokenInfo"]["personalMessage"], message,
         "{started}"
     );
-    // The meter path's answer stays the empty one.
+    // The meter path's answer stays the empty one; the end's has no total.
     assert_eq!(answer_of(station, "TransactionEvent", 1), json!({}));
+    let ended = answer_of(station, "TransactionEvent", 2);
+    assert_eq!(ended["totalCost"], Value::Null, "{ended}");
 
-    let transaction_id = format!("TX-PRICE-{}", bench.identity);
+    let transaction_id = format!("TX-PRICE-{identity}");
     let costs = station.lines_where("received", "CostUpdated");
     assert!(costs.len() >= 2, "a running and a final cost: {costs:?}");
     for cost in &costs {
@@ -63,9 +87,7 @@ pub(crate) async fn assert_prices_told(bench: &Bench, station: &mut Peer) {
     }
     let running = costs[0]["payload"]["totalCost"].as_f64();
     assert!(running.is_some_and(|c| c > 0.0), "{:?}", costs[0]);
-    let transaction = bench
-        .transaction(&transaction_id, |t| t["cost"]["incl_vat"].is_string())
-        .await;
+    let transaction = priced(api, uuid, &transaction_id, within).await;
     // 5 kWh at 0.30 and the session's 0.50, 20% VAT: 2.40.
     assert_eq!(transaction["cost"]["incl_vat"], "2.40", "{transaction}");
     let last = &costs.last().expect("a final cost")["payload"]["totalCost"];
@@ -77,8 +99,9 @@ async fn python_station_is_told_prices_and_costs() {
     require_python_packages().await;
     let bench = Bench::start("CP-201-PRICE").await;
     bench.cms.license(&bench.identity, false, true).await;
-    show_prices(&bench).await;
+    show_prices(&bench.api).await;
     let station = python_station(&bench.url(), &bench.identity, "prices", &[]);
     let mut station = run_to_end(station, 0).await;
-    assert_prices_told(&bench, &mut station).await;
+    let (api, uuid) = (&bench.api, &bench.uuid);
+    assert_prices_told(api, uuid, &bench.identity, &mut station, SHOWN).await;
 }
