@@ -31,6 +31,12 @@ pub(crate) const STATION_SHOWS: &str = "s.show_prices = 1 AND c.license_pro = 1
                                'TariffCostCtrlr/Enabled:Tariff', 'TariffCostCtrlr/Enabled:Cost')
                 AND LOWER(cv.value) = 'true')";
 
+/// Every driver at the site is priced by its tariff (with [`STATION_SHOWS`], what a 2.0.1
+/// station's price text needs): no provider of the owner has a tariff of its own that may price
+/// a driver at an `id_tags` site instead, which the gateway, answering at once, cannot tell.
+pub(crate) const PRICED_BY_SITE: &str = "NOT (s.authorization_mode = 'id_tags' AND EXISTS (
+        SELECT 1 FROM providers p WHERE p.team_id = s.team_id AND p.tariff_id IS NOT NULL))";
+
 impl Store {
     /// Whether any site shows prices on its chargers.
     pub async fn any_site_shows_prices(&self) -> Result<bool> {

@@ -22,7 +22,8 @@ pub struct RegistryEntry {
     /// Its proxy servers (websocket URL, role), in the order listed.
     pub proxy_servers: Vec<(String, String)>,
     /// The site's tariff (its body, JSON) when the charger is a 2.0.1 station that shows
-    /// prices (`price_display::STATION_SHOWS`): what the driver's price text is made of.
+    /// prices and its site's tariff prices every driver there (`price_display::STATION_SHOWS`,
+    /// `PRICED_BY_SITE`): what the driver's price text is made of.
     pub shown_tariff: Option<String>,
 }
 
@@ -46,11 +47,12 @@ impl Store {
             Option<String>,
             Option<String>,
         );
-        let shows = crate::price_display::STATION_SHOWS;
+        use crate::price_display::{PRICED_BY_SITE, STATION_SHOWS};
         let rows: Vec<LogRow> = sqlx::query_as(&format!(
             "SELECT ch.seq, ch.identity, c.id, c.password_hash, c.security_profile,
                     s.authorization_mode, s.team_id, c.vendor_role,
-                    (SELECT tf.body FROM tariffs tf WHERE tf.id = s.tariff_id AND {shows})
+                    (SELECT tf.body FROM tariffs tf WHERE tf.id = s.tariff_id
+                       AND {STATION_SHOWS} AND {PRICED_BY_SITE})
              FROM charger_registry_changes ch
              LEFT JOIN chargers c ON c.identity = ch.identity
              LEFT JOIN sites s ON s.id = c.site_id

@@ -40,3 +40,11 @@ CREATE TRIGGER charger_variables_prices_registry_update AFTER UPDATE OF value ON
                       'TariffCostCtrlr/Enabled:Tariff', 'TariffCostCtrlr/Enabled:Cost')
           AND NEW.value IS DISTINCT FROM OLD.value)
     EXECUTE FUNCTION charger_variables_prices_registry_log();
+
+-- A provider's own tariff prices its drivers' sessions at the owner's `id_tags` sites, which the
+-- gateway cannot tell when it answers: such a site's stations are told no price text
+-- (cms_store::price_display::PRICED_BY_SITE), so a provider taking or dropping a tariff changes
+-- their registration.
+CREATE TRIGGER providers_prices_registry_update AFTER UPDATE OF tariff_id ON providers
+    FOR EACH ROW WHEN (NEW.tariff_id IS DISTINCT FROM OLD.tariff_id)
+    EXECUTE FUNCTION providers_registry_log();

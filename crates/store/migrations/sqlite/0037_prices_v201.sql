@@ -31,3 +31,14 @@ WHEN NEW.key IN ('TariffCostCtrlr/Available:Tariff', 'TariffCostCtrlr/Available:
 BEGIN
     INSERT INTO charger_registry_changes (identity) SELECT identity FROM chargers WHERE id = NEW.charger_id;
 END;
+
+-- A provider's own tariff prices its drivers' sessions at the owner's `id_tags` sites, which the
+-- gateway cannot tell when it answers: such a site's stations are told no price text
+-- (cms_store::price_display::PRICED_BY_SITE), so a provider taking or dropping a tariff changes
+-- their registration.
+CREATE TRIGGER providers_prices_registry_update AFTER UPDATE OF tariff_id ON providers
+WHEN NEW.tariff_id IS NOT OLD.tariff_id
+BEGIN
+    INSERT INTO charger_registry_changes (identity) SELECT c.identity FROM chargers c
+        JOIN sites s ON s.id = c.site_id WHERE s.team_id = NEW.team_id;
+END;

@@ -113,6 +113,41 @@ store_test!(
         store.apply(&[tariff_enabled("true")]).await.unwrap();
         assert!(shown_tariff(&store, "CS-PRICE").await.0.is_some());
 
+        // A provider of the owner with a tariff of its own may price a driver at an
+        // `id_tags` site: the gateway cannot tell, and tells no price there.
+        let provider = crate::providers::NewProvider {
+            name: "Roaming".into(),
+            country_code: "NL".into(),
+            party_id: "RMG".into(),
+            tariff_id: None,
+        };
+        let provider = store.create_provider(team, &provider).await.unwrap();
+        sqlx::query("UPDATE sites SET authorization_mode = 'id_tags' WHERE uuid = $1")
+            .bind(&site)
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        assert!(
+            shown_tariff(&store, "CS-PRICE").await.0.is_some(),
+            "no own tariff"
+        );
+        sqlx::query("UPDATE providers SET tariff_id = $1 WHERE uuid = $2")
+            .bind(tariff.id)
+            .bind(&provider.uuid)
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        assert_eq!(shown_tariff(&store, "CS-PRICE").await.0, None);
+        sqlx::query("UPDATE sites SET authorization_mode = 'open' WHERE uuid = $1")
+            .bind(&site)
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        assert!(
+            shown_tariff(&store, "CS-PRICE").await.0.is_some(),
+            "an open site"
+        );
+
         // Without the `pro` licence, none either.
         store
             .set_charger_licenses(charger, None, Some(false))
