@@ -46,6 +46,7 @@ mod kafka_fleet;
 mod kafka_gateway_liveness;
 mod kafka_local_lists_v201;
 mod kafka_ocpp201;
+mod kafka_prices_v201;
 mod kafka_readiness;
 mod kafka_reservations;
 mod kafka_secrets;

@@ -15,6 +15,7 @@ mod display_messages;
 mod fwres;
 mod limits;
 pub(crate) mod local_lists;
+pub(crate) mod prices;
 pub(crate) mod security;
 mod smart_charging;
 
@@ -107,7 +108,7 @@ impl Bench {
 }
 
 /// Fails unless python3 can import the interop packages.
-async fn require_python_packages() {
+pub(crate) async fn require_python_packages() {
     let check = "import ocpp.v201, websockets";
     let out = crate::support::python::python3(&["-c", check], Duration::from_secs(20)).await;
     match out {
@@ -122,7 +123,7 @@ async fn require_python_packages() {
 }
 
 /// Runs a station that ends by itself; fails unless it exited `code`.
-async fn run_to_end(mut station: Peer, code: i32) -> Peer {
+pub(crate) async fn run_to_end(mut station: Peer, code: i32) -> Peer {
     let status = station.wait_exit(SCRIPT_TIMEOUT).await;
     station.assert_exit(status, code);
     station

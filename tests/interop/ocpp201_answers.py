@@ -26,6 +26,7 @@ from ocpp201_fwres import FwresAnswers
 from ocpp201_lists import ListAnswers
 from ocpp201_security import SecurityAnswers
 from ocpp201_smart import SmartAnswers
+from ocpp201_prices import PriceAnswers
 
 # What --password-like secrets a station holds look like in its device model: the test checks
 # that cms never shows this value.
@@ -52,11 +53,17 @@ def component_of(name, evse):
     return component
 
 
+def variable_of(variable):
+    """A model's variable name, `Name` or `Name:Instance`, as a VariableType."""
+    name, _, instance = variable.partition(":")
+    return {"name": name, "instance": instance} if instance else {"name": name}
+
+
 def report_data(entry):
     name, evse, variable, value, mutability, data_type = entry
     return {
         "component": component_of(name, evse),
-        "variable": {"name": variable},
+        "variable": variable_of(variable),
         "variable_attribute": [{"type": "Actual", "value": value, "mutability": mutability}],
         "variable_characteristics": {"data_type": data_type, "supports_monitoring": False},
     }
@@ -73,7 +80,14 @@ class Transaction:
 
 
 class AnsweringStation(
-    DisplayAnswers, FwresAnswers, ListAnswers, SecurityAnswers, SmartAnswers, Calls, ChargePoint
+    DisplayAnswers,
+    FwresAnswers,
+    ListAnswers,
+    PriceAnswers,
+    SecurityAnswers,
+    SmartAnswers,
+    Calls,
+    ChargePoint,
 ):
     """The station: its device model and transactions outlive a connection (see `rebind`)."""
 
@@ -94,7 +108,9 @@ class AnsweringStation(
         names = {(c, e) for c, e, _ in self.model}
         if (component["name"], evse) not in names:
             return None, "UnknownComponent"
-        key = (component["name"], evse, variable["name"])
+        instance = variable.get("instance")
+        name = f'{variable["name"]}:{instance}' if instance else variable["name"]
+        key = (component["name"], evse, name)
         if key not in self.model:
             return None, "UnknownVariable"
         return key, None

@@ -27,6 +27,7 @@ makes at any time (ocpp201_answers.py says how). Stdout is one JSON object a lin
              certificate (ocpp201_security.py; --security-dir, --tls-url, --server-ca).
   smart      (ocpp201_smart.py) boots, starts a transaction on EVSE 1, sends NotifyChargingLimit
              and NotifyEVChargingNeeds, then stays connected as `commanded` does.
+  prices     tariff and cost (ocpp201_prices.py says how).
 The times of the transactions are fixed (TIMES below), so that a test knows what to expect.
 
 Exit status: 0 when the scenario ran to its end with nothing unexpected (an answer of cms that
@@ -50,6 +51,7 @@ from ocpp201_base import SUBPROTOCOL, Connection, Unexpected, emit, now
 from ocpp201_lists import lists
 from ocpp201_security import security
 from ocpp201_smart import smart
+from ocpp201_prices import prices
 
 OPEN_TIMEOUT_S = 5
 CLOSE_TIMEOUT_S = 2
@@ -282,6 +284,7 @@ SCENARIOS = {"boot": boot, "core": core, "offline": offline, "commanded": comman
 SCENARIOS["lists"] = lists  # ocpp201_lists.py
 SCENARIOS["security"] = security  # ocpp201_security.py
 SCENARIOS["smart"] = smart  # ocpp201_smart.py: a transaction, block K's notifications
+SCENARIOS["prices"] = prices  # ocpp201_prices.py
 
 
 async def run(args):

@@ -9,6 +9,7 @@ pub(crate) mod frames_from_bus;
 pub(crate) mod gateway_in_process;
 pub(crate) mod local_lists;
 pub(crate) mod price_display;
+pub(crate) mod price_display_v201;
 pub(crate) mod pricing;
 pub(crate) mod registry;
 pub(crate) mod reservations;

@@ -19,6 +19,9 @@ pub struct Registration {
     pub authorization: SiteAuthorization,
     /// The other central systems its traffic is relayed to; `None`: none.
     pub proxy: Option<crate::ProxySetup>,
+    /// The driver's price at a 2.0.1 station whose site shows prices on it
+    /// (`0.36 EUR/kWh, ...`): the idTokenInfo's `personalMessage` of an accepted token.
+    pub price_text: Option<String>,
 }
 
 /// The authorization of a charger's site.
@@ -48,6 +51,7 @@ pub fn registry_record(topics: &Topics, identity: &str, state: &RegistryState) -
             "password_hash": registration.password_hash,
             "security_profile": registration.security_profile,
             "proxy": registration.proxy.as_ref().map(crate::ProxySetup::to_json),
+            "price_text": registration.price_text,
             "authorization": match &registration.authorization {
                 SiteAuthorization::Open => serde_json::json!({"mode": "open"}),
                 SiteAuthorization::IdTags { teams } => {
@@ -99,6 +103,8 @@ pub fn registry_state(value: &[u8]) -> RegistryState {
         security_profile,
         authorization,
         proxy: crate::ProxySetup::from_json(&value["proxy"]),
+        // A record from before prices were shown on 2.0.1 stations has none.
+        price_text: value["price_text"].as_str().map(str::to_string),
     })
 }
 
@@ -112,6 +118,7 @@ mod tests {
             security_profile,
             authorization: SiteAuthorization::Open,
             proxy: None,
+            price_text: None,
         })
     }
 
@@ -133,6 +140,7 @@ mod tests {
                     Some("ROLE_FOLLOWER"),
                     &[("wss://up.example/ocpp".into(), "leader".into())],
                 ),
+                price_text: Some("0.36 EUR/kWh, 0.61 EUR per session".into()),
             }),
             RegistryState::Unregistered,
         ] {

@@ -67,6 +67,12 @@ impl Authority {
         }
     }
 
+    /// The driver's price text at `identity` when its site shows prices there (a 2.0.1
+    /// station's `personalMessage`).
+    pub fn price_text(&self, identity: &str) -> Option<String> {
+        self.registry.price_text(identity)
+    }
+
     /// Authorize.req: may `id_tag` charge at this charger now? `ConcurrentTx` when the tag is
     /// charging at another charger of this gateway.
     pub fn authorize(&self, identity: &str, id_tag: &str, now: DateTime<Utc>) -> Verdict {
@@ -159,6 +165,7 @@ pub fn open_authority(identity: &str) -> Authority {
         security_profile: 0,
         authorization: SiteAuthorization::Open,
         proxy: None,
+        price_text: None,
     };
     registry.apply_state(identity, cms_bus::RegistryState::Registered(registration));
     Authority::new(registry, Arc::default())

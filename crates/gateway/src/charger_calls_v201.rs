@@ -132,7 +132,16 @@ fn accept(
             match &verdict {
                 // Nothing to say about an event without a token: the hot path's `{}`.
                 None => Cow::Borrowed(answer::EMPTY),
-                Some(verdict) => Cow::Owned(answer::id_token_answer(&info(verdict))),
+                Some(verdict) => {
+                    // The driver's price as the session starts (docs/tariffs.md).
+                    let started = event.event_type == TransactionEventType::Started;
+                    let price = started.then(|| price_text(ctx, verdict)).flatten();
+                    let info = IdTokenInfo {
+                        personal_message: price.as_deref(),
+                        ..info(verdict)
+                    };
+                    Cow::Owned(answer::id_token_answer(&info))
+                }
             }
         }
         Checked::Authorize { id_token } => {
@@ -141,7 +150,12 @@ fn accept(
             if verdict.0 != AuthorizationStatus::Accepted {
                 push_authorize_refused(&mut headers, verdict.0.as_str());
             }
-            Cow::Owned(answer::id_token_answer(&info(&verdict)))
+            let price = price_text(ctx, &verdict);
+            let info = IdTokenInfo {
+                personal_message: price.as_deref(),
+                ..info(&verdict)
+            };
+            Cow::Owned(answer::id_token_answer(&info))
         }
         Checked::BootNotification { .. } => {
             // A station reaches its boot only registered and admitted (the upgrade refuses the
@@ -187,6 +201,19 @@ fn info((status, verdict): &(AuthorizationStatus, Verdict)) -> IdTokenInfo<'_> {
         status: *status,
         cache_expiry: verdict.expiry_date,
         group_id_token: verdict.parent_id_tag.as_deref(),
+        personal_message: None,
+    }
+}
+
+/// The price an accepted driver is told at a station whose site shows prices, from the
+/// registry's memory (docs/tariffs.md "Prices on the charger"); none for a refused token.
+fn price_text(
+    ctx: &CallContext<'_>,
+    (status, _): &(AuthorizationStatus, Verdict),
+) -> Option<String> {
+    match status {
+        AuthorizationStatus::Accepted => ctx.authority.price_text(ctx.identity),
+        _ => None,
     }
 }
 

@@ -71,6 +71,7 @@ impl ChargerDirectory for Fixed {
                     security_profile: profile,
                     authorization: Default::default(),
                     proxy: None,
+                    price_text: None,
                 }))
             }
             _ => Ok(None),

@@ -71,6 +71,11 @@ impl RegistryDirectory {
         }
     }
 
+    /// The driver's price text at a registered 2.0.1 station whose site shows prices, if any.
+    pub fn price_text(&self, identity: &str) -> Option<String> {
+        self.chargers.get(identity)?.price_text.clone()
+    }
+
     /// The proxy set-up of a registered charger, if it is relayed.
     pub fn proxy(&self, identity: &str) -> Option<ProxySetup> {
         self.chargers.get(identity)?.proxy.clone()
@@ -154,6 +159,7 @@ mod tests {
                 security_profile: u8::from(password_hash.is_some()),
                 authorization: SiteAuthorization::Open,
                 proxy: None,
+                price_text: None,
             }),
             None => RegistryState::Unregistered,
         };
@@ -188,12 +194,14 @@ mod tests {
             security_profile: 0,
             authorization: SiteAuthorization::Open,
             proxy: None,
+            price_text: None,
         };
         let with_password = Registration {
             password_hash: Some(hash.into()),
             security_profile: 1,
             authorization: SiteAuthorization::Open,
             proxy: None,
+            price_text: None,
         };
         assert_eq!(
             directory.lookup("CP-1").await.unwrap(),

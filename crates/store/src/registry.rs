@@ -21,6 +21,10 @@ pub struct RegistryEntry {
     pub vendor_role: Option<String>,
     /// Its proxy servers (websocket URL, role), in the order listed.
     pub proxy_servers: Vec<(String, String)>,
+    /// The site's tariff (its body, JSON) when the charger is a 2.0.1 station that shows
+    /// prices and its site's tariff prices every driver there (`price_display::STATION_SHOWS`,
+    /// `PRICED_BY_SITE`): what the driver's price text is made of.
+    pub shown_tariff: Option<String>,
 }
 
 impl Store {
@@ -41,15 +45,19 @@ impl Store {
             Option<String>,
             Option<i64>,
             Option<String>,
+            Option<String>,
         );
-        let rows: Vec<LogRow> = sqlx::query_as(
+        use crate::price_display::{PRICED_BY_SITE, STATION_SHOWS};
+        let rows: Vec<LogRow> = sqlx::query_as(&format!(
             "SELECT ch.seq, ch.identity, c.id, c.password_hash, c.security_profile,
-                    s.authorization_mode, s.team_id, c.vendor_role
+                    s.authorization_mode, s.team_id, c.vendor_role,
+                    (SELECT tf.body FROM tariffs tf WHERE tf.id = s.tariff_id
+                       AND {STATION_SHOWS} AND {PRICED_BY_SITE})
              FROM charger_registry_changes ch
              LEFT JOIN chargers c ON c.identity = ch.identity
              LEFT JOIN sites s ON s.id = c.site_id
-             WHERE ch.seq > $1 ORDER BY ch.seq LIMIT $2",
-        )
+             WHERE ch.seq > $1 ORDER BY ch.seq LIMIT $2"
+        ))
         .bind(seq)
         .bind(limit)
         .fetch_all(self.db())
@@ -62,7 +70,17 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(
-                |(seq, identity, id, password_hash, security_profile, mode, owner, vendor_role)| {
+                |(
+                    seq,
+                    identity,
+                    id,
+                    password_hash,
+                    security_profile,
+                    mode,
+                    owner,
+                    vendor_role,
+                    shown_tariff,
+                )| {
                     let registration = id.map(|id| {
                         let id_tag_teams = (mode.as_deref() == Some("id_tags")).then(|| {
                             let mut teams = vec![owner.unwrap_or_default()];
@@ -79,6 +97,7 @@ impl Store {
                             proxy_servers: servers
                                 .map(|(_, u, r)| (u.clone(), r.clone()))
                                 .collect(),
+                            shown_tariff,
                         }
                     });
                     RegistryChange {

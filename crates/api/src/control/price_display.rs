@@ -4,9 +4,11 @@
 //! transaction starts), what the session has cost so far (`RunningCost`) and in the end
 //! (`FinalCost`). They go through the actions' path like any call, so each is in the charger's
 //! audit log. The materialiser, which sees every transaction once across the API replicas,
-//! hands the events over; a worker looks up whether the prices are shown and sends.
+//! hands the events over; a worker looks up whether the prices are shown and sends. A 2.0.1
+//! station's events go to `price_display_v201` (OCPP 2.0.1's own tariff and cost messages).
 
 use crate::control::actions::{Dispatch, Target};
+use crate::control::price_display_v201 as v201;
 use chrono::Utc;
 use cms_bus::RequestedBy;
 use cms_store::price_display::PriceDisplay;
@@ -20,7 +22,7 @@ use tokio::sync::mpsc;
 /// The whitepaper's vendor id.
 pub const VENDOR_ID: &str = "org.openchargealliance.costmsg";
 /// A running transaction's cost is sent at most this often (on a kept meter reading).
-const RUNNING_COST_EVERY: Duration = Duration::from_secs(300);
+pub(crate) const RUNNING_COST_EVERY: Duration = Duration::from_secs(300);
 /// Events waiting for the worker; past it they are dropped and counted, never awaited.
 const QUEUE: usize = 4096;
 
@@ -40,6 +42,18 @@ pub enum PriceEvent {
     },
     /// Its whole configuration was read (after a boot) and says it displays costs.
     Configured { identity: String },
+    /// A 2.0.1 station reported its device model with TariffCostCtrlr on.
+    StationConfigured { identity: String },
+    /// An energy reading of a 2.0.1 station's running transaction (by the station's id).
+    StationReading {
+        identity: String,
+        transaction_id: String,
+    },
+    /// A 2.0.1 station's transaction ended, after its cost was written.
+    StationEnded {
+        identity: String,
+        transaction_id: String,
+    },
 }
 
 /// Starts the worker; the sender is the materialiser's.
@@ -47,15 +61,33 @@ pub fn start(dispatch: Arc<Dispatch>) -> mpsc::Sender<PriceEvent> {
     let (sender, mut events) = mpsc::channel(QUEUE);
     tokio::spawn(async move {
         let mut running_sent: RunningSent = HashMap::new();
+        let mut stations = v201::Stations::default();
         let mut anywhere = ShownAnywhere::default();
         while let Some(event) = events.recv().await {
             // A reading comes a minute per charging connector: while no site shows prices,
             // it costs no look-up.
-            let reading = matches!(event, PriceEvent::Reading { .. });
+            let reading = matches!(
+                event,
+                PriceEvent::Reading { .. } | PriceEvent::StationReading { .. }
+            );
             if reading && !anywhere.now(&dispatch.store).await {
                 continue;
             }
-            if let Err(e) = handle(&dispatch, &mut running_sent, &event).await {
+            let handled = match &event {
+                PriceEvent::StationConfigured { identity } => {
+                    v201::configure(&dispatch, &mut stations, identity).await
+                }
+                PriceEvent::StationReading {
+                    identity,
+                    transaction_id,
+                } => v201::running(&dispatch, &mut stations, identity, transaction_id).await,
+                PriceEvent::StationEnded {
+                    identity,
+                    transaction_id,
+                } => v201::ended(&dispatch, &mut stations, identity, transaction_id).await,
+                _ => handle(&dispatch, &mut running_sent, &event).await,
+            };
+            if let Err(e) = handled {
                 tracing::warn!(?event, error = %e, "a price was not sent to the charger");
             }
         }
@@ -131,7 +163,7 @@ async fn handle(
             identity,
             connector_id,
         } => store.open_price_display(identity, *connector_id).await,
-        PriceEvent::Configured { .. } => return Ok(()),
+        _ => return Ok(()),
     };
     let Some(shown) = shown.map_err(|e| e.to_string())? else {
         return Ok(());
@@ -163,7 +195,7 @@ async fn handle(
             running_sent.remove(&(identity.clone(), t.connector_id));
             ("FinalCost", final_cost(dispatch, &shown).await?)
         }
-        PriceEvent::Configured { .. } => return Ok(()),
+        _ => return Ok(()),
     };
     send(dispatch, &shown, message, &data).await
 }
@@ -289,7 +321,7 @@ async fn final_cost(dispatch: &Dispatch, shown: &PriceDisplay) -> Result<Value, 
 }
 
 /// A decimal string as a JSON number, written as is.
-fn number(decimal: &str) -> Result<Value, String> {
+pub(crate) fn number(decimal: &str) -> Result<Value, String> {
     serde_json::from_str::<serde_json::Number>(decimal)
         .map(Value::Number)
         .map_err(|e| format!("{decimal:?}: {e}"))

@@ -103,8 +103,21 @@ pub fn registry_state(change: &RegistryChange) -> RegistryState {
                 None => SiteAuthorization::Open,
             },
             proxy: ProxySetup::new(entry.vendor_role.as_deref(), &entry.proxy_servers),
+            price_text: entry.shown_tariff.as_deref().and_then(price_text),
         }),
         None => RegistryState::Unregistered,
+    }
+}
+
+/// The price text of a tariff kept as JSON (docs/tariffs.md "Prices on the charger"); one that
+/// cannot be read (never expected: the API checked it) shows none.
+fn price_text(tariff: &str) -> Option<String> {
+    match serde_json::from_str::<cms_tariffs::Tariff>(tariff) {
+        Ok(tariff) => Some(cms_tariffs::price_text(&tariff)),
+        Err(e) => {
+            tracing::warn!(error = %e, "a site's tariff shows no price text");
+            None
+        }
     }
 }
 

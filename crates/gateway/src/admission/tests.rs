@@ -8,6 +8,7 @@ fn registration(profile: u8) -> Registration {
         security_profile: profile,
         authorization: Default::default(),
         proxy: None,
+        price_text: None,
     }
 }
 
@@ -136,6 +137,7 @@ fn an_unknown_profile_lets_nobody_in() {
         security_profile: 7,
         authorization: Default::default(),
         proxy: None,
+        price_text: None,
     };
     let none = ClientSubject::default();
     assert_eq!(

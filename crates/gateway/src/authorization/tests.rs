@@ -18,6 +18,7 @@ fn authority() -> (Authority, Arc<IdTagDirectory>) {
             security_profile: 0,
             authorization,
             proxy: None,
+            price_text: None,
         };
         registry.apply_state(identity, RegistryState::Registered(registration));
     };

@@ -29,6 +29,23 @@ impl Fixture {
         }
     }
 
+    /// A fixture whose charger's site shows prices: the registry holds its price text.
+    pub(crate) fn with_price_text(text: &str) -> Self {
+        let registry = std::sync::Arc::new(crate::registry::RegistryDirectory::default());
+        let registration = cms_bus::Registration {
+            password_hash: None,
+            security_profile: 0,
+            authorization: cms_bus::SiteAuthorization::Open,
+            proxy: None,
+            price_text: Some(text.to_string()),
+        };
+        registry.apply_state("CP-1", cms_bus::RegistryState::Registered(registration));
+        Fixture {
+            authority: Authority::new(registry, Default::default()),
+            ..Fixture::new()
+        }
+    }
+
     /// What a session of `version` hands a frame's handling.
     pub(crate) fn context(&self, version: OcppVersion) -> CallContext<'_> {
         CallContext {

@@ -103,6 +103,47 @@ fn an_event_with_a_token_is_answered_with_what_cms_knows_of_it() {
 }
 
 #[test]
+fn an_accepted_driver_is_told_the_price_at_authorize_and_at_the_start_only() {
+    const PRICE: &str = "0.36 EUR/kWh, 0.60 EUR per session";
+    let shown = serde_json::json!({"format": "UTF8", "content": PRICE});
+    let event = |kind: &str, token: bool| {
+        let token = match token {
+            true => r#","idToken":{"idToken":"TAG-1","type":"ISO14443"}"#,
+            false => "",
+        };
+        format!(
+            r#"[2,"te-{kind}","TransactionEvent",{{"eventType":"{kind}","timestamp":"2026-11-21T10:00:00Z","triggerReason":"Authorized","seqNo":0,"transactionInfo":{{"transactionId":"tx-1"}}{token}}}]"#
+        )
+    };
+    let authorize = r#"[2,"a-1","Authorize",{"idToken":{"idToken":"TAG-1","type":"ISO14443"}}]"#;
+    let priced = Fixture::with_price_text(PRICE);
+    let (_, _, answer) = published(handle(&priced, authorize));
+    assert_eq!(answer["idTokenInfo"]["personalMessage"], shown, "{answer}");
+    assert!(Action::Authorize.validate_response(&answer).is_ok());
+    let (_, _, answer) = published(handle(&priced, &event("Started", true)));
+    assert_eq!(answer["idTokenInfo"]["personalMessage"], shown, "{answer}");
+    assert!(Action::TransactionEvent.validate_response(&answer).is_ok());
+    // The end's total is the API's to give (a CostUpdated once priced); a reading's answer
+    // stays the meter path's empty one.
+    for (kind, token) in [("Updated", true), ("Ended", true)] {
+        let (_, _, answer) = published(handle(&priced, &event(kind, token)));
+        assert_eq!(answer["idTokenInfo"]["status"], "Accepted", "{answer}");
+        assert!(
+            answer["idTokenInfo"].get("personalMessage").is_none(),
+            "{answer}"
+        );
+    }
+    let (_, _, answer) = published(handle(&priced, &event("Updated", false)));
+    assert_eq!(answer, serde_json::json!({}));
+    // A site that does not show prices tells none.
+    let (_, _, answer) = published(handle(&Fixture::new(), authorize));
+    assert!(
+        answer["idTokenInfo"].get("personalMessage").is_none(),
+        "{answer}"
+    );
+}
+
+#[test]
 fn a_boot_is_accepted_with_the_heartbeat_interval_and_a_heartbeat_gets_the_clock() {
     let fixture = Fixture::new();
     let boot = r#"[2,"b-1","BootNotification",{"reason":"PowerUp","chargingStation":{"model":"M","vendorName":"V"}}]"#;

@@ -23,6 +23,7 @@ pub async fn start_gateway(
                 security_profile: 0,
                 authorization: SiteAuthorization::Open,
                 proxy: None,
+                price_text: None,
             }),
         );
     }

@@ -64,6 +64,9 @@ pub struct IdTokenInfo<'a> {
     /// The group the token belongs to (1.6's parentIdTag): tokens of one group may stop each
     /// other's transactions. Sent as an idToken of type `Central` (cms's own grouping).
     pub group_id_token: Option<&'a str>,
+    /// What the station shows the driver (`personalMessage`, UTF8): the price of a site that
+    /// shows prices (docs/tariffs.md "Prices on the charger").
+    pub personal_message: Option<&'a str>,
 }
 
 impl IdTokenInfo<'_> {
@@ -72,9 +75,13 @@ impl IdTokenInfo<'_> {
             status,
             cache_expiry: None,
             group_id_token: None,
+            personal_message: None,
         }
     }
 }
+
+/// The most characters a MessageContentType's `content` holds.
+const MESSAGE_CONTENT_MAX: usize = 512;
 
 /// `{"idTokenInfo":{...}}`: an AuthorizeResponse, or a TransactionEventResponse for an event
 /// that held an idToken.
@@ -90,6 +97,14 @@ pub fn id_token_answer(info: &IdTokenInfo<'_>) -> String {
         let group = serde_json::Value::from(group).to_string();
         out.push_str(&format!(
             r#","groupIdToken":{{"idToken":{group},"type":"Central"}}"#
+        ));
+    }
+    if let Some(message) = info.personal_message {
+        // MessageContentType holds at most 512 characters.
+        let content: String = message.chars().take(MESSAGE_CONTENT_MAX).collect();
+        let content = serde_json::Value::from(content).to_string();
+        out.push_str(&format!(
+            r#","personalMessage":{{"format":"UTF8","content":{content}}}"#
         ));
     }
     out.push_str("}}");
@@ -135,9 +150,16 @@ mod tests {
             status: AuthorizationStatus::Accepted,
             cache_expiry: Some(now),
             group_id_token: Some("FLEET \"7\""),
+            personal_message: Some("0.36 EUR/kWh, \"peak\" 0.61 EUR per session"),
         };
         fits(Action::Authorize, &id_token_answer(&full));
         fits(Action::TransactionEvent, &id_token_answer(&full));
+        let long = "x".repeat(600);
+        let long = IdTokenInfo {
+            personal_message: Some(&long),
+            ..full.clone()
+        };
+        fits(Action::Authorize, &id_token_answer(&long));
         fits(Action::DataTransfer, &data_transfer_unknown_vendor());
         for action in [
             Action::StatusNotification,
@@ -169,12 +191,24 @@ mod tests {
             status: AuthorizationStatus::Blocked,
             cache_expiry: Some(now),
             group_id_token: Some("FLEET"),
+            personal_message: None,
         };
         assert_eq!(
             id_token_answer(&grouped),
             concat!(
                 r#"{"idTokenInfo":{"status":"Blocked","cacheExpiryDateTime":"2026-11-21T10:00:00Z","#,
                 r#""groupIdToken":{"idToken":"FLEET","type":"Central"}}}"#
+            )
+        );
+        let priced = IdTokenInfo {
+            personal_message: Some("0.36 EUR/kWh, 0.61 EUR per session"),
+            ..IdTokenInfo::of(AuthorizationStatus::Accepted)
+        };
+        assert_eq!(
+            id_token_answer(&priced),
+            concat!(
+                r#"{"idTokenInfo":{"status":"Accepted","personalMessage":"#,
+                r#"{"format":"UTF8","content":"0.36 EUR/kWh, 0.61 EUR per session"}}}"#
             )
         );
         assert_eq!(

@@ -16,7 +16,6 @@ pub(crate) fn remember_readings(cache: &LatestValueCache, changes: &[StateChange
 }
 
 /// Writes the final cost of the batch's stopped transactions (those that took a tariff).
-/// (The prices' display below is 1.6's: a 2.0.1 transaction's events are not shown.)
 pub(super) async fn price_stopped(store: &Store, changes: &[StateChange]) {
     use crate::control::pricing::{write_final_cost, write_final_station_costs};
     let mut stations = Vec::new();
@@ -116,10 +115,50 @@ pub(super) fn show_prices(sender: Option<&mpsc::Sender<PriceEvent>>, changes: &[
                     identity: report.identity.clone(),
                 }
             }
+            StateChange::DeviceModelReported {
+                identity,
+                variables,
+                ..
+            } if has_tariff_cost(variables) => PriceEvent::StationConfigured {
+                identity: identity.clone(),
+            },
+            StateChange::TransactionEvent(event) => match station_event(event) {
+                Some(event) => event,
+                None => continue,
+            },
             _ => continue,
         };
         crate::control::price_display::offer(sender, event);
     }
+}
+
+/// A 2.0.1 transaction's end, or a reading kept while it runs, as the prices' display takes it.
+fn station_event(event: &cms_store::station_events::TransactionEvent) -> Option<PriceEvent> {
+    use cms_store::station_events::EventType;
+    let (identity, transaction_id) = (event.identity.clone(), event.station_transaction_id.clone());
+    match event.event_type {
+        EventType::Ended => Some(PriceEvent::StationEnded {
+            identity,
+            transaction_id,
+        }),
+        _ if !event.energy.is_empty() => Some(PriceEvent::StationReading {
+            identity,
+            transaction_id,
+        }),
+        _ => None,
+    }
+}
+
+/// Whether a 2.0.1 station's report says it handles tariffs or costs (TariffCostCtrlr's
+/// `Available` or `Enabled` true).
+fn has_tariff_cost(variables: &[cms_store::device_model::ReportedVariable]) -> bool {
+    variables.iter().any(|v| {
+        v.name.component == "TariffCostCtrlr"
+            && matches!(v.name.variable.as_str(), "Available" | "Enabled")
+            && v.value
+                .as_deref()
+                .is_some_and(|value| value.eq_ignore_ascii_case("true"))
+    })
 }
 
 /// Whether the report is of a whole configuration read that says the charger displays costs
