@@ -56,7 +56,16 @@ pub fn answer(action: &str) -> Option<&'static str> {
         | "Reset"
         | "SendLocalList"
         | "SetChargingProfile"
-        | "TriggerMessage" => r#"{"status":"Accepted"}"#,
+        | "TriggerMessage"
+        // The 1.6 security extension's.
+        | "CertificateSigned"
+        | "DeleteCertificate"
+        | "ExtendedTriggerMessage"
+        | "InstallCertificate"
+        | "SignedUpdateFirmware" => r#"{"status":"Accepted"}"#,
+        "GetInstalledCertificateIds" => r#"{"status":"NotFound"}"#,
+        // No log to upload.
+        "GetLog" => r#"{"status":"Rejected"}"#,
         "UnlockConnector" => r#"{"status":"Unlocked"}"#,
         // No schedule to offer: Accepted would need one.
         "GetCompositeSchedule" => r#"{"status":"Rejected"}"#,

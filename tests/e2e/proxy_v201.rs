@@ -186,6 +186,10 @@ async fn a_gateway_apart_from_the_api_relays_its_201_station_to_the_leader() {
     // Set up mid-session: API → registry topic → gateway. Once there, the station's calls
     // reach the leader: a heartbeat cms asks of it (TriggerMessage) shows when.
     let api = fleet.rest().await;
+    api.wait_for_charger(&uuid, "2.0.1, online", |c| {
+        c["ocpp_version"] == "2.0.1" && c["connection_status"] == "online"
+    })
+    .await;
     let leaders = json!([server(&leader, "leader")]);
     set_proxy(&api, &uuid, "ROLE_FOLLOWER", leaders).await;
     let trigger = format!("/api/v3/chargers/{uuid}/actions/trigger-message?wait=10");

@@ -142,8 +142,11 @@ async fn kafka_a_16_charger_speaks_the_security_extension() {
         sent_payloads.push((action, sent[0]["payload"].clone()));
     }
 
-    // The 7 of cms, through the REST API, each answered and in the audit log.
+    // The 7 of cms, through the REST API, each answered and in the audit log (once the API
+    // consumed the connection: the actions go to the charger's session).
     let api = fleet.rest().await;
+    api.wait_for_charger(&uuid, "online", |c| c["connection_status"] == "online")
+        .await;
     for (segment, action, body, answer) in our_calls() {
         let path = format!("/api/v3/chargers/{uuid}/actions/{segment}?wait=30");
         let done = api.expect(200, "POST", &path, Some(&body)).await;

@@ -23,7 +23,7 @@ class DisplayAnswers:
             self._display = {}
         return self._display
 
-    def matching(self, ids=None, priority=None, state=None):
+    def displayed(self, ids=None, priority=None, state=None):
         return [
             info
             for message_id, info in sorted(self.display.items())
@@ -39,12 +39,12 @@ class DisplayAnswers:
 
     @on("GetDisplayMessages")
     def on_get_display_messages(self, request_id, id=None, priority=None, state=None, **_):
-        found = self.matching(id, priority, state)
+        found = self.displayed(id, priority, state)
         return call_result.GetDisplayMessages(status="Accepted" if found else "Unknown")
 
     @after("GetDisplayMessages")
     async def after_get_display_messages(self, request_id, id=None, priority=None, state=None, **_):
-        found = self.matching(id, priority, state)
+        found = self.displayed(id, priority, state)
         if found:
             await self.send_call(
                 call.NotifyDisplayMessages(request_id=request_id, message_info=found, tbc=False)

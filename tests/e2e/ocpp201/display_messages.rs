@@ -33,6 +33,12 @@ async fn a_message_is_set_read_back_and_cleared_on_a_201_station() {
             l["sent"] == "BootNotification"
         })
         .await;
+    // The API takes the station's version from its connection, once stored.
+    (bench.api)
+        .wait_for_charger(&bench.uuid, "2.0.1, online", |c| {
+            c["ocpp_version"] == "2.0.1" && c["connection_status"] == "online"
+        })
+        .await;
     let token = bench.cms.operator_token().await;
     let commands = Commands::at(&bench.cms.http_url(""), &token);
     let uuid = &bench.uuid;
