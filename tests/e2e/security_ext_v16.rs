@@ -96,9 +96,15 @@ fn our_calls() -> [(&'static str, &'static str, Value, Value); 7] {
 }
 
 fn charge_point(url: &str, identity: &str) -> Peer {
+    charge_point_with(url, identity, &[])
+}
+
+/// [`charge_point`] with the script's options (`--csr FILE`, `--for S`).
+fn charge_point_with(url: &str, identity: &str, options: &[&str]) -> Peer {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop");
     let script = dir.join("ocpp16_security_ext.py");
-    let args = [script.to_str().expect("utf-8 path"), url, identity];
+    let mut args = vec![script.to_str().expect("utf-8 path"), url, identity];
+    args.extend_from_slice(options);
     let needs = "the security extension's test needs python3 with the packages of \
                  tests/interop/requirements.txt (scripts/test installs them)";
     let name = format!("the Python 1.6 charge point {identity}");
@@ -279,4 +285,91 @@ async fn an_extension_call_breaking_its_schema_gets_16s_call_error_and_the_conne
         Some(2.0),
         "the refused call and the accepted one"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_16_chargers_csr_is_signed_by_the_station_ca_sent_in_certificate_signed_and_renewed() {
+    use crate::ocpp201::security::{station_ca, station_csr};
+    let dir = tempfile::TempDir::new().unwrap();
+    let (ca, ca_key) = station_ca(dir.path());
+    // Certificates of a day, renewed 30 days before they end: renewed at once, once.
+    let cms = Cms::up_with(&[
+        "--station-ca-cert",
+        &ca,
+        "--station-ca-key",
+        &ca_key,
+        "--station-cert-days",
+        "1",
+        "--station-cert-sweep-interval",
+        "1s",
+    ])
+    .await;
+    let identity = "CP-SEC-EXT-SIGNED";
+    let uuid = cms.add_charger(identity).await;
+    let csr = dir.path().join("charger.csr");
+    std::fs::write(&csr, station_csr(dir.path(), identity)).unwrap();
+    let options = ["--csr", csr.to_str().expect("utf-8 path")];
+    let mut charger = charge_point_with(&cms.ocpp_url(identity), identity, &options);
+    // The 1.6 CertificateSigned: the chain alone (no certificateType, which 1.6 does not have).
+    let signed = charger
+        .wait_within(READY, "a CertificateSigned", |l| {
+            l["received"] == "CertificateSigned"
+        })
+        .await;
+    let chain = signed["payload"]["certificateChain"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a chain: {signed}"));
+    assert!(
+        signed["payload"].get("certificateType").is_none(),
+        "{signed}"
+    );
+    let pem = dir.path().join("signed.pem");
+    std::fs::write(&pem, chain).unwrap();
+    // Issued by the station CA, to the charger: checked by openssl, another stack than cms's.
+    let verified = std::process::Command::new("openssl")
+        .args(["verify", "-CAfile", &ca])
+        .arg(&pem)
+        .output()
+        .expect("the openssl command line");
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+    let subject = std::process::Command::new("openssl")
+        .args(["x509", "-noout", "-subject", "-in"])
+        .arg(&pem)
+        .output()
+        .expect("the openssl command line");
+    let subject = String::from_utf8_lossy(&subject.stdout).into_owned();
+    assert!(subject.contains(&format!("CN = {identity}")), "{subject}");
+    // About to end, it is renewed the 1.6 way: ExtendedTriggerMessage SignChargePointCertificate,
+    // the charger's new CSR, a second CertificateSigned; both listed.
+    let asked = charger
+        .wait_within(READY, "the renewal asked", |l| {
+            l["received"] == "ExtendedTriggerMessage"
+        })
+        .await;
+    assert_eq!(
+        asked["payload"]["requestedMessage"], "SignChargePointCertificate",
+        "{asked}"
+    );
+    let deadline = Instant::now() + READY;
+    while charger.lines_where("received", "CertificateSigned").len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no second CertificateSigned: {}",
+            charger.describe()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let api = Api::new(&cms, &cms.operator_token().await);
+    let path = format!("/api/v3/chargers/{uuid}/certificates");
+    crate::support::eventually("both certificates listed", async || {
+        let listed = api.get_ok(&path).await;
+        let two = listed["data"].as_array().map(Vec::len) == Some(2);
+        two.then_some(()).ok_or(format!("{listed}"))
+    })
+    .await;
+    charger.assert_nothing_unexpected();
 }

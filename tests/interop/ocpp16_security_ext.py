@@ -2,19 +2,20 @@
 """A third-party OCPP 1.6J charge point speaking the Open Charge Alliance's security extension
 ("Improved security for OCPP 1.6-J"), for cms's end-to-end test tests/e2e/security_ext_v16.rs.
 
-Usage: ocpp16_security_ext.py URL IDENTITY [--for S]
+Usage: ocpp16_security_ext.py URL IDENTITY [--for S] [--csr FILE]
 
 Built on the `ocpp` package's v16 ChargePoint (pinned in requirements.txt beside this file),
 which validates every CALL and CALLRESULT, both ways, against the OCA's schemas (those of the
 extension included). It connects to URL (the whole ws:// URL, identity included) offering
 `ocpp1.6`; sends BootNotification, then the extension's 4 calls (SecurityEventNotification,
-SignCertificate, SignedFirmwareStatusNotification, LogStatusNotification); prints `ready`; then
+SignCertificate, SignedFirmwareStatusNotification, LogStatusNotification; its CSR the PEM of
+--csr FILE, else a stand-in); prints `ready`; then
 answers the extension's 7 calls of a central system (and GetConfiguration, which cms sends
 after a boot, with no keys) until its stdin closes or --for seconds passed:
   CertificateSigned Accepted; DeleteCertificate Accepted; GetInstalledCertificateIds Accepted
   with one certificate (HASH); InstallCertificate Accepted;
   ExtendedTriggerMessage Accepted, then, for SignChargePointCertificate, a SignCertificate of
-  a new CSR (RENEWED_CSR): its renewal;
+  a new CSR (RENEWED_CSR; with --csr, that file's again): its renewal;
   GetLog Accepted with filename `security-<requestId>.log`, then LogStatusNotification
   Uploaded with the requestId;
   SignedUpdateFirmware Accepted, then SignedFirmwareStatusNotification Downloading with the
@@ -55,6 +56,7 @@ HASH = {
 
 class SecurityExtChargePoint(ChargePoint):
     next_call = 0
+    renewal_csr = RENEWED_CSR
 
     async def send_call(self, request):
         """Sends `request` (schema-checked by the package both ways); prints it with cms's
@@ -100,7 +102,7 @@ class SecurityExtChargePoint(ChargePoint):
     @after(Action.extended_trigger_message)
     async def renew(self, requested_message, **_):
         if requested_message == "SignChargePointCertificate":
-            await self.send_call(call.SignCertificate(csr=RENEWED_CSR))
+            await self.send_call(call.SignCertificate(csr=self.renewal_csr))
 
     @on(Action.get_installed_certificate_ids)
     def on_get_installed_certificate_ids(self, certificate_type):
@@ -146,7 +148,12 @@ async def scenario(args):
     await charger.send_call(
         call.SecurityEventNotification(type="SettingSystemTime", timestamp=now(), tech_info="NTP")
     )
-    await charger.send_call(call.SignCertificate(csr=CSR))
+    csr = CSR
+    if args.csr is not None:
+        with open(args.csr, encoding="ascii") as file:
+            csr = file.read()
+        charger.renewal_csr = csr
+    await charger.send_call(call.SignCertificate(csr=csr))
     # The package's classes require requestId, which the schemas leave optional.
     await charger.send_call(call.SignedFirmwareStatusNotification(status="Idle", request_id=1))
     await charger.send_call(call.LogStatusNotification(status="Idle", request_id=1))
@@ -187,6 +194,7 @@ def main(argv):
     parser.add_argument("url")
     parser.add_argument("identity")
     parser.add_argument("--for", dest="seconds", type=float, default=60.0)
+    parser.add_argument("--csr", metavar="FILE")
     args = parser.parse_args(argv[1:])
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     asyncio.run(run(args))
