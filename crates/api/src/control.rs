@@ -10,6 +10,7 @@ pub(crate) mod gateway_in_process;
 pub(crate) mod local_lists;
 pub(crate) mod price_display;
 pub(crate) mod price_display_v201;
+pub(crate) mod price_messages;
 pub(crate) mod pricing;
 pub(crate) mod registry;
 pub(crate) mod reservations;

@@ -35,7 +35,7 @@ use serde_json::{Map, Number, Value};
 pub(crate) use compile::{compile, compile_draft06};
 
 use crate::error::{ErrorCode, Violation, excerpt};
-use crate::v16::parse_timestamp;
+use crate::v16::timestamp::parse_timestamp;
 
 /// One way a payload breaks its schema.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,6 +9,7 @@
 
 use crate::control::actions::{Dispatch, Target};
 use crate::control::price_display_v201 as v201;
+use crate::control::price_messages::{RUNNING_COST_EVERY, number};
 use chrono::Utc;
 use cms_bus::RequestedBy;
 use cms_store::price_display::PriceDisplay;
@@ -21,8 +22,6 @@ use tokio::sync::mpsc;
 
 /// The whitepaper's vendor id.
 pub const VENDOR_ID: &str = "org.openchargealliance.costmsg";
-/// A running transaction's cost is sent at most this often (on a kept meter reading).
-pub(crate) const RUNNING_COST_EVERY: Duration = Duration::from_secs(300);
 /// Events waiting for the worker; past it they are dropped and counted, never awaited.
 const QUEUE: usize = 4096;
 
@@ -318,13 +317,6 @@ async fn final_cost(dispatch: &Dispatch, shown: &PriceDisplay) -> Result<Value, 
         "priceText": format!("{incl} {currency} incl. VAT ({excl} {currency} excl. VAT)"),
         "qrCodeText": "",
     }))
-}
-
-/// A decimal string as a JSON number, written as is.
-pub(crate) fn number(decimal: &str) -> Result<Value, String> {
-    serde_json::from_str::<serde_json::Number>(decimal)
-        .map(Value::Number)
-        .map_err(|e| format!("{decimal:?}: {e}"))
 }
 
 /// Sends the message to the charger's session, when it is online; its end is not awaited (it

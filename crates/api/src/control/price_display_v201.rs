@@ -7,7 +7,7 @@
 //! gateway's (the idTokenInfo's `personalMessage`, from the registry). Each call goes through the
 //! actions' path, so it is in the station's audit log.
 
-use super::price_display::{RUNNING_COST_EVERY, number};
+use super::price_messages::{RUNNING_COST_EVERY, number};
 use crate::control::actions::{Dispatch, Target};
 use chrono::Utc;
 use cms_bus::RequestedBy;

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{Format, Node};
-use crate::v16::parse_timestamp;
+use crate::v16::timestamp::parse_timestamp;
 
 /// A path into the payload: member names, `*` for every item of an array. A table holds at
 /// most [`MAX_TARGETS`] paths; captured values land in the slot of the path's index.

@@ -13,7 +13,7 @@ pub mod secrets;
 mod security_ext;
 pub(crate) mod spec_enum;
 mod status;
-mod timestamp;
+pub(crate) mod timestamp;
 mod transaction;
 
 #[cfg(test)]
