@@ -34,9 +34,14 @@ macro_rules! actions {
         impl $name {
             pub const ALL: [$name; [$($name::$variant),+].len()] = [$($name::$variant),+];
 
-            /// The one with exactly this name (case-sensitive, as on the wire).
+            /// The one with exactly this name (case-sensitive, as on the wire): one `match`, so
+            /// that a frame's action (MeterValues, TransactionEvent above all) costs no scan of
+            /// the list, however many calls the list holds.
             pub fn from_name(name: &str) -> Option<$name> {
-                $name::ALL.into_iter().find(|a| a.as_str() == name)
+                match name {
+                    $(stringify!($variant) => Some($name::$variant),)+
+                    _ => None,
+                }
             }
 
             pub fn as_str(self) -> &'static str {
