@@ -5,6 +5,7 @@
 mod control;
 mod http;
 mod ingest;
+mod ocpi;
 mod readiness;
 
 use cms_http_server::{HttpLimits, OPS_LIMITS, Served, serve_as, serve_with};
@@ -93,8 +94,20 @@ pub struct ApiConfig {
     pub heartbeat_interval: std::time::Duration,
     /// How teams' webhooks are delivered (`--webhook-*`).
     pub webhooks: WebhookDelivery,
+    /// OCPI 2.2.1 with the teams' providers (docs/ocpi.md).
+    pub ocpi: OcpiSettings,
     /// How stations' certificates are signed and renewed (`--station-ca-*`, `--station-cert-*`).
     pub station_certificates: StationCertificatesConfig,
+}
+
+/// How cms speaks OCPI with providers (docs/ocpi.md).
+#[derive(Debug, Clone, Default)]
+pub struct OcpiSettings {
+    /// The address eMSPs reach cms's OCPI endpoints at, e.g. `https://cms.example.com`
+    /// (`--ocpi-public-url`); `None`: the request's own scheme and `Host`.
+    pub public_url: Option<String>,
+    /// Parties' URLs may be `http` and name private addresses (`--ocpi-allow-private`).
+    pub allow_private: bool,
 }
 
 /// How teams' webhooks are delivered (docs/events.md).
@@ -348,6 +361,7 @@ impl Api {
             ops_listener: ops_listener.is_some(),
             metrics_on_rest: http::MetricsOnRest::new(ops_listener.is_some(), config.metrics_token),
             webhook_allow_private: config.webhooks.allow_private,
+            ocpi: config.ocpi.clone(),
         });
         let ops = ops_listener.map(|(listener, addr)| {
             let router = http::api_ops_router(state.clone());

@@ -57,6 +57,8 @@ pub struct ApiCmdArgs {
     #[command(flatten)]
     pub webhooks: crate::webhook_args::WebhookArgs,
     #[command(flatten)]
+    pub ocpi: crate::ocpi_args::OcpiArgs,
+    #[command(flatten)]
     pub station_ca: crate::station_ca_args::StationCaArgs,
     /// Must match the gateways' prefix.
     #[arg(long, env = "CMS_TOPIC_PREFIX", default_value = "cms")]
@@ -92,6 +94,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
         access_cache_entries: args.access_cache_entries,
         heartbeat_interval: args.heartbeat_interval,
         webhooks: args.webhooks.delivery(),
+        ocpi: args.ocpi.settings(),
         station_certificates: args.station_ca.config()?,
     };
     let api = Api::start(api_config, store.clone(), Arc::new(bus.clone()), metrics)

@@ -17,6 +17,7 @@ pub mod id_tag_cli;
 pub mod kafka;
 pub mod oauth_cli;
 pub mod observability;
+pub mod ocpi_args;
 pub mod ops_args;
 pub mod paging;
 pub mod priority;

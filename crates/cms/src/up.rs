@@ -68,6 +68,8 @@ pub struct UpArgs {
     #[command(flatten)]
     pub webhooks: crate::webhook_args::WebhookArgs,
     #[command(flatten)]
+    pub ocpi: crate::ocpi_args::OcpiArgs,
+    #[command(flatten)]
     pub station_ca: crate::station_ca_args::StationCaArgs,
 }
 
@@ -340,6 +342,7 @@ pub async fn run(args: UpArgs) -> Result<(), UpError> {
         access_cache_entries: args.access_cache_entries,
         heartbeat_interval: args.gateway.heartbeat_interval,
         webhooks: args.webhooks.delivery(),
+        ocpi: args.ocpi.settings(),
         station_certificates: args.station_ca.config().map_err(UpError::Tls)?,
     };
     let api = Api::start(api_config, store.clone(), bus.clone(), metrics).await?;

@@ -23,6 +23,7 @@ mod latest_readings;
 pub mod local_lists;
 pub mod meters;
 pub mod oauth;
+pub mod ocpi;
 pub mod price_display;
 pub mod providers;
 pub mod proxy;

@@ -127,6 +127,7 @@ pub fn router(state: AppState) -> Router {
     let access = state.clone();
     Router::new()
         .merge(api)
+        .merge(crate::ocpi::router())
         .layer(axum::middleware::from_fn(refuse_nul))
         .layer(axum::middleware::from_fn_with_state(
             access,

@@ -58,4 +58,6 @@ pub struct Shared {
     pub metrics_on_rest: MetricsOnRest,
     /// Whether webhook URLs may name private addresses, over http too (`--webhook-allow-private`).
     pub webhook_allow_private: bool,
+    /// How cms speaks OCPI with providers.
+    pub ocpi: crate::OcpiSettings,
 }

@@ -58,6 +58,7 @@ impl Bench {
             access_cache_entries: DEFAULT_ACCESS_CACHE_ENTRIES,
             heartbeat_interval: crate::DEFAULT_HEARTBEAT_INTERVAL,
             webhooks: Default::default(),
+            ocpi: Default::default(),
             station_certificates: Default::default(),
         };
         let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()

@@ -90,6 +90,7 @@ async fn twenty_thousand_chargers_with_a_thousand_changes_a_second() {
         access_cache_entries: DEFAULT_ACCESS_CACHE_ENTRIES,
         heartbeat_interval: crate::DEFAULT_HEARTBEAT_INTERVAL,
         webhooks: Default::default(),
+        ocpi: Default::default(),
         station_certificates: Default::default(),
     };
     let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()

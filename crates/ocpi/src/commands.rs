@@ -1,0 +1,1 @@
+//! The commands module's objects (OCPI 2.2.1).

@@ -1,0 +1,1 @@
+//! The credentials module's objects (OCPI 2.2.1).

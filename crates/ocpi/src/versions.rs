@@ -1,0 +1,1 @@
+//! The versions module's objects (OCPI 2.2.1).

@@ -1,0 +1,1 @@
+//! OCPI cdrs: what the store keeps for it.

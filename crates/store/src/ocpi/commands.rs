@@ -1,0 +1,1 @@
+//! OCPI commands: what the store keeps for it.

@@ -1,0 +1,1 @@
+//! OCPI locations: what the store keeps for it.

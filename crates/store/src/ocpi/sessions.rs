@@ -1,0 +1,1 @@
+//! OCPI sessions: what the store keeps for it.

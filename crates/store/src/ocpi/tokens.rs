@@ -1,0 +1,1 @@
+//! OCPI tokens: what the store keeps for it.
