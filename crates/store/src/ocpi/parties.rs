@@ -67,3 +67,67 @@ impl Store {
         .await?)
     }
 }
+
+/// A party's connection as written: at token A's issue, at registration, at a rotation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartyConnection {
+    /// The SHA-256 of the token the party calls cms with ([`super::token_hash`]).
+    pub incoming_token_hash: String,
+    pub outgoing_token: Option<String>,
+    /// `pending` or `registered`.
+    pub status: String,
+    pub versions_url: Option<String>,
+    pub endpoints: Option<String>,
+    pub roles: Option<String>,
+}
+
+impl Store {
+    /// Writes the provider's connection, replacing the one it had.
+    pub async fn ocpi_save_party(
+        &self,
+        provider_id: i64,
+        connection: &PartyConnection,
+    ) -> Result<()> {
+        let now = crate::now_record_time();
+        sqlx::query(
+            "INSERT INTO ocpi_parties (provider_id, incoming_token_hash, outgoing_token, status,
+               versions_url, endpoints, roles, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
+             ON CONFLICT (provider_id) DO UPDATE SET
+               incoming_token_hash = EXCLUDED.incoming_token_hash,
+               outgoing_token = EXCLUDED.outgoing_token, status = EXCLUDED.status,
+               versions_url = EXCLUDED.versions_url, endpoints = EXCLUDED.endpoints,
+               roles = EXCLUDED.roles, updated_at = EXCLUDED.updated_at",
+        )
+        .bind(provider_id)
+        .bind(&connection.incoming_token_hash)
+        .bind(&connection.outgoing_token)
+        .bind(&connection.status)
+        .bind(&connection.versions_url)
+        .bind(&connection.endpoints)
+        .bind(&connection.roles)
+        .bind(&now)
+        .execute(self.db())
+        .await?;
+        Ok(())
+    }
+
+    /// Forgets the provider's connection (unregistered): its tokens no longer open anything.
+    pub async fn ocpi_delete_party(&self, provider_id: i64) -> Result<bool> {
+        let done = sqlx::query("DELETE FROM ocpi_parties WHERE provider_id = $1")
+            .bind(provider_id)
+            .execute(self.db())
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Every registered party (the dispatcher's recipients).
+    pub async fn ocpi_registered_parties(&self) -> Result<Vec<Party>> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT {PARTY_COLUMNS} FROM ocpi_parties o JOIN providers p ON p.id = o.provider_id
+             WHERE o.status = 'registered' ORDER BY o.id"
+        ))
+        .fetch_all(self.db())
+        .await?)
+    }
+}
