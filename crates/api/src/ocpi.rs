@@ -4,11 +4,12 @@
 //! `X-Correlation-ID` echoed.
 
 pub(crate) mod auth;
+pub(crate) mod client;
 pub(crate) mod reply;
 
 mod cdrs;
 mod commands;
-mod credentials;
+pub(crate) mod credentials;
 mod locations;
 mod sessions;
 mod tariffs;

@@ -171,6 +171,21 @@ impl Client {
         headers: &[(&'static str, String)],
         body: String,
     ) -> Result<Answer, String> {
+        self.request(reqwest::Method::POST, url, headers, Some(body), BODY_LIMIT)
+            .await
+    }
+
+    /// Sends a `method` request with `headers` and, if any, `body` as JSON; at most
+    /// `answer_limit` bytes of the answer are read (OCPI's handshake reads whole JSON answers
+    /// through the same guards as webhooks: cms-roaming, the API's OCPI client).
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: Option<String>,
+        answer_limit: usize,
+    ) -> Result<Answer, String> {
         let parsed = Url::parse(url).map_err(|_| format!("{url} is not a valid URL"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(format!("{url} is not an http(s) URL"));
@@ -187,18 +202,19 @@ impl Client {
                 ));
             }
         }
-        let mut request = self
-            .http
-            .post(parsed)
-            .header("content-type", "application/json")
-            .body(body);
+        let mut request = self.http.request(method, parsed);
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body);
+        }
         for (name, value) in headers {
             request = request.header(*name, value);
         }
         let mut response = request.send().await.map_err(describe)?;
         let status = response.status().as_u16();
         let mut read = Vec::new();
-        while read.len() < BODY_LIMIT {
+        while read.len() < answer_limit {
             match response.chunk().await {
                 Ok(Some(chunk)) => read.extend_from_slice(&chunk),
                 Ok(None) => break,
@@ -206,7 +222,7 @@ impl Client {
                 Err(_) => break,
             }
         }
-        read.truncate(BODY_LIMIT);
+        read.truncate(answer_limit);
         Ok(Answer {
             status,
             body: String::from_utf8_lossy(&read).into_owned(),

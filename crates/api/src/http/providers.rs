@@ -185,7 +185,7 @@ pub async fn create(
 }
 
 /// The team's provider, for a member of the team.
-async fn team_provider(
+pub(crate) async fn team_provider(
     state: &AppState,
     caller: &Caller,
     team_uuid: &str,

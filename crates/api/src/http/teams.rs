@@ -275,7 +275,7 @@ pub async fn delete_domain(
 }
 
 /// The team `team_uuid` if the caller belongs to it, else 404.
-pub(super) async fn member_team(
+pub(crate) async fn member_team(
     state: &AppState,
     caller: &Caller,
     team_uuid: &str,

@@ -50,13 +50,18 @@ impl FromRequestParts<AppState> for BaseUrl {
     type Rejection = OcpiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, OcpiError> {
-        if let Some(url) = &state.ocpi.public_url {
-            return Ok(BaseUrl(url.clone()));
-        }
-        let host = (parts.headers.get(HOST))
-            .and_then(|value| value.to_str().ok())
-            .ok_or_else(|| OcpiError::invalid("The request has no Host header."))?;
-        let scheme = if state.tls { "https" } else { "http" };
-        Ok(BaseUrl(format!("{scheme}://{host}")))
+        base_url(state, &parts.headers)
+            .map(BaseUrl)
+            .ok_or_else(|| OcpiError::invalid("The request has no Host header."))
     }
+}
+
+/// `--ocpi-public-url`, or the scheme and `Host` of a request with `headers`.
+pub fn base_url(state: &AppState, headers: &axum::http::HeaderMap) -> Option<String> {
+    if let Some(url) = &state.ocpi.public_url {
+        return Some(url.clone());
+    }
+    let host = headers.get(HOST)?.to_str().ok()?;
+    let scheme = if state.tls { "https" } else { "http" };
+    Some(format!("{scheme}://{host}"))
 }
