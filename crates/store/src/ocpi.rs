@@ -20,3 +20,6 @@ pub fn token_hash(token: &str) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
