@@ -8,7 +8,7 @@ use crate::http::auth::Caller;
 use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::providers::team_provider;
-use crate::http::schema::{Data, EmptyBody, ValidationErrorBody};
+use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
 use crate::http::teams::member_team;
 use crate::ocpi::auth::base_url;
 use crate::ocpi::client::PartyClient;
@@ -80,7 +80,7 @@ pub struct CpoRequest {
     params(("team_uuid" = String, Path, format = "uuid")),
     responses(
         (status = 200, body = Data<CpoBody>),
-        (status = 404, description = "The team has not set one"),
+        (status = 404, body = ErrorBody, description = "Not a team of the caller, or the team has not set one"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -106,7 +106,7 @@ pub async fn show_identity(
     request_body = CpoRequest,
     responses(
         (status = 200, body = Data<CpoBody>),
-        (status = 422, body = ValidationErrorBody, description = "A field is invalid"),
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -200,7 +200,7 @@ async fn connection_body(state: &AppState, party: Party) -> Result<ConnectionBod
     ),
     responses(
         (status = 200, body = Data<ConnectionBody>),
-        (status = 404, description = "Not a provider of the team, or it has no connection"),
+        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider, or the provider has no connection"),
     ),
     security(("bearer" = ["teams:read"]), ("oauth2" = ["teams:read"]))
 )]
@@ -228,7 +228,7 @@ pub async fn show_connection(
     ),
     responses(
         (status = 200, description = "Unregistered", body = EmptyBody),
-        (status = 404, description = "Not a provider of the team, or it has no connection"),
+        (status = 404, body = ErrorBody, description = "Not a team of the caller, or not its provider, or the provider has no connection"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -280,7 +280,7 @@ pub struct TokenABody {
     ),
     responses(
         (status = 201, body = Data<TokenABody>),
-        (status = 409, description = "The provider is registered (unregister first), or the team has no OCPI identity"),
+        (status = 409, body = ErrorBody, description = "The provider is registered (unregister first), or the team has no OCPI identity"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
@@ -340,8 +340,8 @@ pub struct RegisterRequest {
     request_body = RegisterRequest,
     responses(
         (status = 200, body = Data<ConnectionBody>),
-        (status = 409, description = "The provider is registered (unregister first), or the team has no OCPI identity"),
-        (status = 422, body = ValidationErrorBody, description = "A field is invalid, or the eMSP could not be registered with (`versions_url` says why)"),
+        (status = 409, body = ErrorBody, description = "The provider is registered (unregister first), or the team has no OCPI identity"),
+        (status = 422, body = ValidationErrorBody, description = "A field of the body is invalid, or the eMSP could not be registered with (`versions_url` says why)"),
     ),
     security(("bearer" = ["teams:write"]), ("oauth2" = ["teams:write"]))
 )]
