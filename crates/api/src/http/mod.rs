@@ -195,16 +195,24 @@ async fn refuse_nul(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     let uri = request.uri();
+    // OCPI's endpoints answer in OCPI's envelope (crate::ocpi::reply).
+    let ocpi = uri.path().starts_with("/ocpi/");
     if uri.path().contains("%00")
         || percent_encoding::percent_decode_str(uri.path())
             .decode_utf8()
             .is_err()
     {
+        if ocpi {
+            return crate::ocpi::reply::OcpiError::not_found("Not Found.").into_response();
+        }
         return ApiError::NotFound("Not Found.".into()).into_response();
     }
     if uri.query().is_some_and(|q| q.contains("%00")) {
-        return ApiError::BadRequest("The query string must not contain NUL characters.".into())
-            .into_response();
+        let why = "The query string must not contain NUL characters.";
+        if ocpi {
+            return crate::ocpi::reply::OcpiError::invalid(why).into_response();
+        }
+        return ApiError::BadRequest(why.into()).into_response();
     }
     next.run(request).await
 }
