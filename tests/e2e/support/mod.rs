@@ -11,6 +11,7 @@ pub mod commanded;
 pub mod fleet;
 mod metrics;
 pub mod monitoring;
+pub mod ocpi_emsp;
 pub mod payloads201;
 pub mod peer;
 mod process;
