@@ -337,9 +337,12 @@ async fn a_remote_start_runs_a_session_pushed_while_running_and_a_cdr_of_the_api
     let started = emsp.command("START_SESSION", fields).await;
     assert_eq!(started["ok"], true, "{started}");
     assert_eq!(started["answer"]["data"]["result"], "ACCEPTED", "{started}");
-    let remote = json!({"connectorId": 1, "idTag": "EMSP-TAG-3"});
     charger
-        .wait_received("RemoteStartTransaction", &remote)
+        .wait_for("the RemoteStartTransaction", |l| {
+            l["received"] == "RemoteStartTransaction"
+                && l["payload"]["idTag"] == "EMSP-TAG-3"
+                && l["payload"]["connectorId"] == 1
+        })
         .await;
     let uid = started["uid"].as_str().unwrap();
     let result = emsp.wait_command_result(uid).await;
