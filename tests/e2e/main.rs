@@ -64,6 +64,7 @@ mod monitoring;
 mod oauth;
 mod ocpi_bad_input;
 mod ocpi_registration;
+mod ocpi_emsp;
 mod ocpp201;
 mod ocpp_answers;
 mod ocpp_versions;

@@ -12,6 +12,7 @@ pub mod fleet;
 mod metrics;
 pub mod monitoring;
 pub mod ocpi;
+pub mod ocpi_emsp;
 pub mod payloads201;
 pub mod peer;
 mod process;
