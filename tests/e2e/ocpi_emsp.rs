@@ -115,7 +115,7 @@ async fn provider(api: &Api, team: &str, party_id: &str) -> String {
 /// Token A for the provider: the token and cms's versions URL.
 async fn token_a(api: &Api, team: &str, provider: &str) -> (String, String) {
     let path = format!("/api/v3/teams/{team}/providers/{provider}/ocpi/token");
-    let answer = api.expect(200, "POST", &path, Some(&json!({}))).await;
+    let answer = api.expect(201, "POST", &path, None).await;
     let token = answer["data"]["token"].as_str().expect("a token A");
     let url = answer["data"]["versions_url"]
         .as_str()
