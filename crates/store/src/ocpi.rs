@@ -3,6 +3,7 @@
 
 pub mod cdrs;
 pub mod commands;
+pub mod dispatcher;
 pub mod locations;
 pub mod parties;
 pub mod pushes;
