@@ -26,6 +26,7 @@ mod ops;
 mod pagination;
 mod providers;
 mod reservations;
+mod roaming_pushes;
 pub mod schema;
 mod secret_settings;
 mod security_events;
@@ -85,6 +86,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(id_tags::routes())
         .merge(tariffs::routes())
         .merge(providers::routes())
+        .merge(roaming_pushes::routes())
         .merge(streams::routes())
         .merge(fleet::routes())
         .merge(fleet_stream::routes())
