@@ -101,13 +101,42 @@ pub struct ApiConfig {
 }
 
 /// How cms speaks OCPI with providers (docs/ocpi.md).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct OcpiSettings {
     /// The address eMSPs reach cms's OCPI endpoints at, e.g. `https://cms.example.com`
     /// (`--ocpi-public-url`); `None`: the request's own scheme and `Host`.
     pub public_url: Option<String>,
     /// Parties' URLs may be `http` and name private addresses (`--ocpi-allow-private`).
     pub allow_private: bool,
+    /// One push attempt's time-out (`--ocpi-push-timeout`).
+    pub push_timeout: std::time::Duration,
+    /// The waits before each retry of a push (`--ocpi-retry-delays`).
+    pub retry_delays: Vec<std::time::Duration>,
+    /// How often running sessions are pushed (`--ocpi-session-interval`).
+    pub session_interval: std::time::Duration,
+}
+
+impl Default for OcpiSettings {
+    fn default() -> Self {
+        OcpiSettings {
+            public_url: None,
+            allow_private: false,
+            push_timeout: std::time::Duration::from_secs(10),
+            retry_delays: cms_roaming::RETRY_DELAYS.to_vec(),
+            session_interval: std::time::Duration::from_secs(60),
+        }
+    }
+}
+
+/// This process's OCPI dispatcher: one of the API processes pushes at a time (a lease in the
+/// store, held under a name of this process's own).
+fn ocpi_dispatcher(settings: &OcpiSettings) -> cms_roaming::DispatcherConfig {
+    let node = format!("api-{}", uuid::Uuid::new_v4().simple());
+    let mut config = cms_roaming::DispatcherConfig::new(node, settings.allow_private);
+    config.push_timeout = settings.push_timeout;
+    config.retry_delays = settings.retry_delays.clone();
+    config.session_interval = settings.session_interval;
+    config
 }
 
 /// How teams' webhooks are delivered (docs/events.md).
@@ -167,10 +196,10 @@ pub struct Api {
     latest_follower: Option<JoinHandle<()>>,
     stop_actions: CancellationToken,
     /// Following the access change log and the reports, relaying the command line's actions,
-    /// sweeping overdue ones, delivering webhooks, telling of chargers overdue with their heartbeat, keeping the chargers' local lists, balancing the smart charging
+    /// sweeping overdue ones, delivering webhooks, pushing to OCPI parties, telling of chargers overdue with their heartbeat, keeping the chargers' local lists, balancing the smart charging
     /// sites, ending the sessions of silent gateways, pinging the store for `/readyz`, keeping
     /// the fleet's state.
-    action_tasks: [JoinHandle<()>; 13],
+    action_tasks: [JoinHandle<()>; 14],
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -286,6 +315,11 @@ impl Api {
             tokio::spawn(cms_webhooks::run(
                 store.clone(),
                 webhook_dispatcher(&config.webhooks),
+                stop_actions.clone(),
+            )),
+            tokio::spawn(cms_roaming::run(
+                store.clone(),
+                ocpi_dispatcher(&config.ocpi),
                 stop_actions.clone(),
             )),
             tokio::spawn(gateway_liveness::sweep_silent_gateways(

@@ -4,6 +4,7 @@
 pub mod cdrs;
 pub mod commands;
 pub mod cpo;
+pub mod dispatcher;
 pub mod locations;
 pub mod parties;
 pub mod pushes;

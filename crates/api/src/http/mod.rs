@@ -27,6 +27,7 @@ mod pagination;
 mod providers;
 mod reservations;
 mod roaming;
+mod roaming_pushes;
 pub mod schema;
 mod secret_settings;
 mod security_events;
@@ -87,6 +88,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(tariffs::routes())
         .merge(providers::routes())
         .merge(roaming::routes())
+        .merge(roaming_pushes::routes())
         .merge(streams::routes())
         .merge(fleet::routes())
         .merge(fleet_stream::routes())

@@ -35,6 +35,8 @@ impl HandshakeError {
 /// A party's API as cms reaches it.
 pub struct PartyClient {
     http: Client,
+    /// Plain `http` and private addresses allowed (`--ocpi-allow-private`).
+    allow_private: bool,
 }
 
 /// What a party's versions URL leads to: its 2.2.1 details' URL and endpoints.
@@ -55,6 +57,7 @@ impl PartyClient {
     pub fn new(allow_private: bool) -> PartyClient {
         PartyClient {
             http: Client::new(allow_private, Duration::from_secs(10)),
+            allow_private,
         }
     }
 
@@ -106,6 +109,13 @@ impl PartyClient {
         body: Option<String>,
     ) -> Result<T, HandshakeError> {
         let what = format!("{method} {url}");
+        // As the pushes (cms-roaming): a party's tokens never travel in clear on the open
+        // network.
+        if !self.allow_private && !url.starts_with("https://") {
+            return Err(HandshakeError::unusable(format!(
+                "{what}: a party's URL must be https (or start cms with --ocpi-allow-private)"
+            )));
+        }
         let headers = [
             ("authorization", header_value(token)),
             ("x-request-id", uuid::Uuid::new_v4().to_string()),

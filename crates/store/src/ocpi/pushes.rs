@@ -1,6 +1,12 @@
 //! The outbox of what cms pushes to its OCPI parties: written in the transaction of the change
 //! it tells, sent by the OCPI dispatcher (cms-roaming), in order per (provider, object).
 
+mod log;
+mod sending;
+
+pub use log::PushRecord;
+pub use sending::{DuePush, PushAttempt, PushOutcome};
+
 use crate::Result;
 use crate::time::now_record_time;
 use sqlx::AnyConnection;
@@ -24,7 +30,11 @@ pub struct NewPush {
 
 /// Writes `pushes` into the outbox, due now.
 pub async fn enqueue(db: &mut AnyConnection, pushes: &[NewPush]) -> Result<()> {
-    let now = now_record_time();
+    enqueue_at(db, pushes, &now_record_time()).await
+}
+
+/// Writes `pushes` into the outbox, due at `now` (a record time).
+pub async fn enqueue_at(db: &mut AnyConnection, pushes: &[NewPush], now: &str) -> Result<()> {
     for push in pushes {
         sqlx::query(
             "INSERT INTO ocpi_pushes (provider_id, object_key, module, method, path, body,
@@ -37,7 +47,7 @@ pub async fn enqueue(db: &mut AnyConnection, pushes: &[NewPush]) -> Result<()> {
         .bind(&push.method)
         .bind(&push.path)
         .bind(&push.body)
-        .bind(&now)
+        .bind(now)
         .execute(&mut *db)
         .await?;
     }

@@ -12,6 +12,8 @@ mod log;
 mod sending;
 
 pub use fan_out::FannedOut;
+// The OCPI dispatcher reads the outbox by the same rule (crate::ocpi::dispatcher).
+pub(crate) use fan_out::settled;
 pub use log::{AttemptRecord, DeliveryRecord};
 pub use sending::{Attempt, DueDelivery, Outcome};
 

@@ -1,8 +1,9 @@
 //! The outbox: events written in the same transaction as the change that caused them, so that
 //! an event is never told of a change the store does not have, nor a change kept without its
 //! event. The dispatcher (cms-webhooks) fans them out to the subscriptions that should have
-//! them. Nothing is written while no team has an enabled webhook: the batches of a fleet
-//! without subscribers pay one indexed look-up each.
+//! them, and the OCPI dispatcher (cms-roaming) turns them into pushes to the registered
+//! parties. Nothing is written while no team has an enabled webhook nor a registered party:
+//! the batches of a fleet without either pay two indexed look-ups each.
 //!
 //! An event's id is made from what it is about (`evt_` and a hash of its kind and key), not
 //! drawn at random: a batch the materialiser applies again after a crash (the bus replays what
@@ -57,14 +58,16 @@ struct ChargerRef {
     team_id: Option<i64>,
 }
 
-/// Whether any team has an enabled webhook: nothing is written otherwise.
+/// Whether any team has an enabled webhook or a provider registered over OCPI (whose pushes
+/// the OCPI dispatcher makes from these events): nothing is written otherwise.
 async fn anyone_listens(db: &mut AnyConnection) -> Result<bool> {
-    Ok(
-        sqlx::query("SELECT 1 FROM webhooks WHERE enabled = 1 LIMIT 1")
-            .fetch_optional(&mut *db)
-            .await?
-            .is_some(),
+    Ok(sqlx::query(
+        "SELECT 1 WHERE EXISTS (SELECT 1 FROM webhooks WHERE enabled = 1)
+           OR EXISTS (SELECT 1 FROM ocpi_parties WHERE status = 'registered')",
     )
+    .fetch_optional(&mut *db)
+    .await?
+    .is_some())
 }
 
 async fn charger_ref(db: &mut AnyConnection, identity: &str) -> Result<Option<ChargerRef>> {

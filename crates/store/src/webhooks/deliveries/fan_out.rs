@@ -53,7 +53,7 @@ fn earlier(now: &str, by: chrono::Duration) -> String {
 /// the actions' reports), each in order but not in order with the others: an event written less
 /// than [`SETTLE`] ago, or still unready (a stopped transaction's, until priced), may yet be
 /// preceded by one of another writer received before it.
-fn settled(events: Vec<AnyRow>, now: &str) -> Result<Vec<AnyRow>> {
+pub(crate) fn settled(events: Vec<AnyRow>, now: &str) -> Result<Vec<AnyRow>> {
     let young = earlier(now, SETTLE);
     let stale = earlier(now, chrono::Duration::minutes(1));
     let mut pending: Option<String> = None;

@@ -59,6 +59,42 @@ store_test!(nothing_is_kept_while_no_team_listens, |store| {
     assert!(events(&store).await.is_empty());
 });
 
+store_test!(
+    a_registered_ocpi_party_listens_and_a_pending_one_does_not,
+    |store| {
+        use crate::ocpi::parties::PartyConnection;
+        use crate::providers::NewProvider;
+        charger_id(&store, "CP-1").await;
+        let team: i64 = sqlx::query_scalar("SELECT team_id FROM sites ORDER BY id LIMIT 1")
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let new = NewProvider {
+            name: "EMP".into(),
+            country_code: "NL".into(),
+            party_id: "EMP".into(),
+            tariff_id: None,
+        };
+        let provider = store.create_provider(team, &new).await.unwrap();
+        let mut party = PartyConnection {
+            incoming_token_hash: crate::ocpi::token_hash("token-a"),
+            outgoing_token: None,
+            status: "pending".into(),
+            versions_url: None,
+            endpoints: None,
+            roles: None,
+        };
+        store.ocpi_save_party(provider.id, &party).await.unwrap();
+        store.apply(&[connected("s-1")]).await.unwrap();
+        assert!(events(&store).await.is_empty(), "a pending party does not");
+        party.status = "registered".into();
+        store.ocpi_save_party(provider.id, &party).await.unwrap();
+        store.apply(&[connected("s-2")]).await.unwrap();
+        let types: Vec<String> = events(&store).await.into_iter().map(|e| e.0).collect();
+        assert_eq!(types, ["charger.connected"], "a registered party does");
+    }
+);
+
 store_test!(a_replayed_batch_keeps_its_events_once, |store| {
     charger_id(&store, "CP-1").await;
     listen(&store).await;
