@@ -10,6 +10,7 @@
 use crate::support::commanded::CommandedCharger;
 use crate::support::ocpi::{Ocpi, OcpiAnswer, token_header};
 use crate::support::rest::{create_site, operators_site, team_of_type, uuid_of};
+use crate::support::station201::RawStation201;
 use crate::support::{Api, Cms, eventually};
 use axum::Json;
 use axum::extract::State;
@@ -218,7 +219,7 @@ async fn result_of_newest(cms: &Cms, roaming: &Roaming, charger_uuid: &str) -> (
     assert_eq!(push.path, command.response_url);
     assert_eq!(push.object_key, format!("command:{}", command.id));
     let body: Value = serde_json::from_str(push.body.as_deref().unwrap()).unwrap();
-    let kept = json!({"command": command.command, "response": command.response,
+    let kept = json!({"id": command.id, "command": command.command, "response": command.response,
                       "token_uid": command.token_uid, "session_id": command.session_id,
                       "reservation_id": command.reservation_id, "action_uuid": action});
     (kept, body)
@@ -396,6 +397,89 @@ async fn an_emsps_reservation_is_a_cms_reservation_and_is_cancelled() {
         .await;
     assert_eq!(charger.received_of("CancelReservation").len(), 1);
     charger.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_201_station_is_sent_the_201_calls_and_its_answers_are_the_results() {
+    let cms = Cms::up_with(&["--ocpi-allow-private"]).await;
+    let roaming = Roaming::register(&cms).await;
+    let evse = cms.add_charger("CS-OCPI-201").await;
+    let mut station = RawStation201::connect(cms.ocpp_addr(), "CS-OCPI-201").await;
+    station.boot().await;
+    let online = |c: &Value| c["connection_status"] == "online" && c["ocpp_version"] == "2.0.1";
+    roaming
+        .api
+        .wait_for_charger(&evse, "online, 2.0.1", online)
+        .await;
+    let report = station.call_from_cms("GetBaseReport").await;
+    station.answer(&report, json!({"status": "Accepted"})).await;
+    let location = operators_site(&roaming.api).await;
+
+    // A token longer than 1.6's 20 characters: 2.0.1 takes 36.
+    let uid = "APP-201-0000000000000000001";
+    let start = json!({"response_url": roaming.response_url("START_SESSION", 1),
+        "token": Roaming::token(uid), "location_id": location, "evse_uid": evse,
+        "connector_id": "1"});
+    roaming.answered("START_SESSION", &start, "ACCEPTED").await;
+    let call = station.call_from_cms("RequestStartTransaction").await;
+    let remote_start_id = call[3]["remoteStartId"].as_i64().expect("a remoteStartId");
+    assert_eq!(
+        call[3],
+        json!({"idToken": {"idToken": uid, "type": "Central"}, "evseId": 1,
+               "remoteStartId": remote_start_id})
+    );
+    let refusal = json!({"status": "Rejected", "statusInfo": {"reasonCode": "TxInProgress"}});
+    station.answer(&call, refusal).await;
+    let (kept, result) = result_of_newest(&cms, &roaming, &evse).await;
+    assert_eq!(kept["id"], remote_start_id, "the command's own id");
+    assert_eq!(result["result"], "REJECTED", "{result}");
+    assert!(
+        result["message"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("TxInProgress"),
+        "{result}"
+    );
+
+    let unlock = json!({"response_url": roaming.response_url("UNLOCK_CONNECTOR", 2),
+        "location_id": location, "evse_uid": evse, "connector_id": "1"});
+    roaming
+        .answered("UNLOCK_CONNECTOR", &unlock, "ACCEPTED")
+        .await;
+    let call = station.call_from_cms("UnlockConnector").await;
+    assert_eq!(call[3], json!({"evseId": 1, "connectorId": 1}));
+    station
+        .answer(&call, json!({"status": "UnlockFailed"}))
+        .await;
+    let (_, result) = result_of_newest(&cms, &roaming, &evse).await;
+    assert_eq!(result["result"], "FAILED", "{result}");
+
+    // A reservation the station refuses: EVSE_OCCUPIED, and the cms reservation refused.
+    let expiry = chrono::Utc::now() + chrono::Duration::hours(2);
+    let expiry = expiry.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let reserve = json!({"response_url": roaming.response_url("RESERVE_NOW", 3),
+        "token": Roaming::token(uid), "expiry_date": expiry, "reservation_id": "r-201",
+        "location_id": location});
+    roaming.answered("RESERVE_NOW", &reserve, "ACCEPTED").await;
+    let call = station.call_from_cms("ReserveNow").await;
+    let id = call[3]["id"].as_i64().expect("cms's reservation id");
+    assert_eq!(
+        call[3],
+        json!({"id": id, "expiryDateTime": expiry,
+               "idToken": {"idToken": uid, "type": "Central"}})
+    );
+    station.answer(&call, json!({"status": "Occupied"})).await;
+    let (_, result) = result_of_newest(&cms, &roaming, &evse).await;
+    assert_eq!(result["result"], "EVSE_OCCUPIED", "{result}");
+    let path = format!("/api/v3/chargers/{evse}/reservations/{id}");
+    eventually("the reservation refused", async || {
+        let shown = roaming.api.get_ok(&path).await;
+        match shown["data"]["status"] == "refused" {
+            true => Ok(()),
+            false => Err(shown.to_string()),
+        }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,6 +4,7 @@
 //! CommandResponse (ACCEPTED once the action is taken), and the CommandResult follows when the
 //! action ends (cms_roaming::translate::commands). docs/ocpi-parts/C-commands.md.
 
+mod requests;
 mod reserve;
 mod session;
 mod target;

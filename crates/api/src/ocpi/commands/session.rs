@@ -1,6 +1,7 @@
 //! START_SESSION, STOP_SESSION and UNLOCK_CONNECTOR: a remote start, a remote stop and an
 //! unlock of the charger's OCPP version, answered ACCEPTED once the action is taken.
 
+use super::requests;
 use super::target::{self, Target};
 use super::{NOT_CONNECTED, accepted, new_command, rejected, take};
 use crate::http::AppState;
@@ -9,16 +10,11 @@ use cms_bus::ActionName;
 use cms_ocpi::commands::{
     CommandResponse, CommandResponseType, CommandType, StartSession, StopSession, UnlockConnector,
 };
-use cms_ocpp::{OcppVersion, v16, v201};
+use cms_ocpp::OcppVersion;
 use cms_store::StoreError;
 use cms_store::id_tags::IdTagFields;
 use cms_store::ocpi::commands::NewCommand;
 use cms_store::ocpi::parties::Party;
-use serde_json::json;
-
-/// The 2.0.1 idToken type of a remote start: cms's id tags are the central system's own
-/// tokens, whatever the card (as a reservation's, crate::control::reservations).
-use crate::control::reservations::ID_TOKEN_TYPE;
 
 /// START_SESSION: RemoteStartTransaction (1.6) or RequestStartTransaction (2.0.1) with the
 /// token's uid, which is made one of the provider's id tags first when it is not one.
@@ -53,32 +49,7 @@ pub async fn start(
         ..new_command(party, CommandType::StartSession, &body.response_url)
     };
     let uid = body.token.uid;
-    let request = |id: i64| match version {
-        OcppVersion::V16 => {
-            let mut request = json!({"idTag": uid});
-            if let Some(connector) = connector {
-                request["connectorId"] = json!(connector);
-            }
-            (
-                ActionName::V16(v16::Command::RemoteStartTransaction),
-                request,
-            )
-        }
-        OcppVersion::V201 => {
-            // The command's row id: unique, and the station's TransactionEvent names it.
-            let mut request = json!({
-                "idToken": {"idToken": uid, "type": ID_TOKEN_TYPE},
-                "remoteStartId": id,
-            });
-            if let Some(evse_id) = connector {
-                request["evseId"] = json!(evse_id);
-            }
-            (
-                ActionName::V201(v201::Command::RequestStartTransaction),
-                request,
-            )
-        }
-    };
+    let request = |id: i64| requests::start(version, &uid, connector, id);
     sent(state, new, &evse, request).await
 }
 
@@ -103,18 +74,10 @@ pub async fn stop(
         return Ok(rejected(state, "The session has ended already."));
     }
     let version = crate::control::actions::charger_version(session.ocpp_version.as_deref());
-    let (action, request) = match (version, &session.station_transaction_id) {
-        (OcppVersion::V16, _) => (
-            ActionName::V16(v16::Command::RemoteStopTransaction),
-            json!({"transactionId": session.ocpp_transaction_id}),
-        ),
-        (OcppVersion::V201, Some(station_id)) => (
-            ActionName::V201(v201::Command::RequestStopTransaction),
-            json!({"transactionId": station_id}),
-        ),
-        (OcppVersion::V201, None) => {
-            return Ok(rejected(state, "The station never named this transaction."));
-        }
+    let station_id = session.station_transaction_id.as_deref();
+    let Some((action, request)) = requests::stop(version, session.ocpp_transaction_id, station_id)
+    else {
+        return Ok(rejected(state, "The station never named this transaction."));
     };
     let new = NewCommand {
         charger_id: Some(session.charger_id),
@@ -141,22 +104,15 @@ pub async fn unlock(
         Err(why) => return Ok(rejected(state, why)),
     };
     let connector = target::connector(&body.connector_id)?;
-    let (action, request) = match version {
-        OcppVersion::V16 => (
-            ActionName::V16(v16::Command::UnlockConnector),
-            json!({"connectorId": connector}),
-        ),
-        OcppVersion::V201 => {
-            let within = (state.store)
-                .ocpi_evse_connector(evse.charger_id, connector)
-                .await?
-                .unwrap_or(1);
-            (
-                ActionName::V201(v201::Command::UnlockConnector),
-                json!({"evseId": connector, "connectorId": within}),
-            )
-        }
+    // A 2.0.1 EVSE's connector: the one its newest StatusNotification named, else 1.
+    let within = match version {
+        OcppVersion::V16 => 1,
+        OcppVersion::V201 => (state.store)
+            .ocpi_evse_connector(evse.charger_id, connector)
+            .await?
+            .unwrap_or(1),
     };
+    let (action, request) = requests::unlock(version, connector, within);
     let new = NewCommand {
         charger_id: Some(evse.charger_id),
         location_id: Some(body.location_id.clone()),
