@@ -63,6 +63,7 @@ mod metrics;
 mod monitoring;
 mod oauth;
 mod ocpi_bad_input;
+mod ocpi_commands;
 mod ocpi_emsp;
 mod ocpi_pushes;
 mod ocpi_registration;
