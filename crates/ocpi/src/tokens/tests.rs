@@ -36,26 +36,73 @@ fn a_missing_field_a_bad_enum_or_a_length_past_the_spec_is_named() {
         body.as_object_mut().unwrap().remove(field);
         Token::from_json(body).unwrap_err()
     };
-    for field in ["uid", "type", "contract_id", "issuer", "valid", "whitelist", "last_updated"] {
-        assert!(without(field).contains(field), "{field}: {}", without(field));
+    for field in [
+        "uid",
+        "type",
+        "contract_id",
+        "issuer",
+        "valid",
+        "whitelist",
+        "last_updated",
+    ] {
+        assert!(
+            without(field).contains(field),
+            "{field}: {}",
+            without(field)
+        );
     }
     let with = |field: &str, value: Value| {
         let mut body = full();
         body[field] = value;
         Token::from_json(body)
     };
-    assert!(with("whitelist", json!("SOMETIMES")).unwrap_err().contains("SOMETIMES"));
+    assert!(
+        with("whitelist", json!("SOMETIMES"))
+            .unwrap_err()
+            .contains("SOMETIMES")
+    );
     assert!(with("type", json!("rfid")).is_err(), "enums are upper case");
-    assert!(with("uid", json!("x".repeat(37))).unwrap_err().contains("uid"));
+    assert!(
+        with("uid", json!("x".repeat(37)))
+            .unwrap_err()
+            .contains("uid")
+    );
     assert!(with("uid", json!("")).unwrap_err().contains("uid"));
     assert!(with("uid", json!("x".repeat(36))).is_ok());
-    assert!(with("country_code", json!("DEU")).unwrap_err().contains("country_code"));
-    assert!(with("party_id", json!("TN")).unwrap_err().contains("party_id"));
-    assert!(with("issuer", json!("é".repeat(64))).is_ok(), "64 characters");
-    assert!(with("issuer", json!("é".repeat(65))).unwrap_err().contains("issuer"));
-    assert!(with("group_id", json!("tab\there")).unwrap_err().contains("group_id"));
-    assert!(with("language", json!("ita")).unwrap_err().contains("language"));
-    assert!(with("last_updated", json!("yesterday")).unwrap_err().contains("yesterday"));
+    assert!(
+        with("country_code", json!("DEU"))
+            .unwrap_err()
+            .contains("country_code")
+    );
+    assert!(
+        with("party_id", json!("TN"))
+            .unwrap_err()
+            .contains("party_id")
+    );
+    assert!(
+        with("issuer", json!("é".repeat(64))).is_ok(),
+        "64 characters"
+    );
+    assert!(
+        with("issuer", json!("é".repeat(65)))
+            .unwrap_err()
+            .contains("issuer")
+    );
+    assert!(
+        with("group_id", json!("tab\there"))
+            .unwrap_err()
+            .contains("group_id")
+    );
+    assert!(
+        with("language", json!("ita"))
+            .unwrap_err()
+            .contains("language")
+    );
+    assert!(
+        with("last_updated", json!("yesterday"))
+            .unwrap_err()
+            .contains("yesterday")
+    );
     assert!(with("valid", json!("yes")).is_err());
     assert!(Token::from_json(json!([1, 2])).is_err());
 }
@@ -68,7 +115,10 @@ fn a_patch_keeps_what_it_does_not_name_and_must_carry_last_updated() {
         .unwrap();
     assert!(!patched.valid);
     assert_eq!(patched.issuer, token.issuer);
-    assert_eq!(crate::time::format(patched.last_updated), "2019-06-19T02:11:11Z");
+    assert_eq!(
+        crate::time::format(patched.last_updated),
+        "2019-06-19T02:11:11Z"
+    );
     let err = token.patched(&json!({"valid": false})).unwrap_err();
     assert!(err.contains("last_updated"), "{err}");
     let err = token
