@@ -62,6 +62,7 @@ mod meter_values;
 mod metrics;
 mod monitoring;
 mod oauth;
+mod ocpi_tokens;
 mod ocpp201;
 mod ocpp_answers;
 mod ocpp_versions;
