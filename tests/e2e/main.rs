@@ -67,6 +67,7 @@ mod ocpi_commands;
 mod ocpi_emsp;
 mod ocpi_pushes;
 mod ocpi_registration;
+mod ocpi_tokens;
 mod ocpp201;
 mod ocpp_answers;
 mod ocpp_versions;

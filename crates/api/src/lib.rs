@@ -17,7 +17,7 @@ pub use control::certificates::{StationCertificatesConfig, StationSigner};
 pub use control::diagnostics::{ChargerDiagnostics, ConnectionAttempt, Frame, FramesRead};
 pub use control::gateway_in_process::GatewayInProcess;
 pub use control::local_lists::LocalListConfig;
-pub use control::registry::{RegistryPublisher, id_tag_entry, registry_state};
+pub use control::registry::{RegistryPublisher, id_tag_entry, party_link, registry_state};
 pub use control::smart_charging::SmartChargingConfig;
 #[doc(hidden)]
 pub use http::error_responses;

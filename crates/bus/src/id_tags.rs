@@ -1,7 +1,8 @@
 //! Records of the id-tags topic: key = `<team id>/<ID TAG>` (the tag in ASCII uppercase, as
 //! chargers compare tags), value = the tag's state
-//! (`{"team_id":..,"id_tag":..,"status":..,"expiry_date":..,"parent_id_tag":..}`); an empty
-//! value is a tombstone (the tag was deleted).
+//! (`{"team_id":..,"id_tag":..,"status":..,"expiry_date":..,"parent_id_tag":..}`, and for an
+//! OCPI token `"ocpi":{"type":..,"whitelist":..}`); an empty value is a tombstone (the tag was
+//! deleted). The same topic carries the providers' OCPI party links (`ocpi_parties.rs`).
 
 use crate::{Headers, Record, Topics};
 use bytes::Bytes;
@@ -48,6 +49,16 @@ pub struct IdTagEntry {
     /// Unix seconds; past it an Accepted tag is answered `Expired`.
     pub expiry_date: Option<i64>,
     pub parent_id_tag: Option<String>,
+    /// For an OCPI token (docs/ocpi.md, "Tokens"): what tells a gateway whether to ask the
+    /// token's eMSP before answering.
+    pub ocpi: Option<TokenTerms>,
+}
+
+/// An OCPI token's type and whitelist, as the eMSP wrote them (`RFID`, `NEVER`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenTerms {
+    pub token_type: String,
+    pub whitelist: String,
 }
 
 /// The record of a tag of `team_id` whose key is `key` (uppercase); `None`: deleted.
@@ -58,14 +69,20 @@ pub fn id_tag_record(
     entry: Option<&IdTagEntry>,
 ) -> Record {
     let value = match entry {
-        Some(entry) => serde_json::json!({
-            "team_id": entry.team_id,
-            "id_tag": entry.id_tag,
-            "status": entry.status.as_str(),
-            "expiry_date": entry.expiry_date,
-            "parent_id_tag": entry.parent_id_tag,
-        })
-        .to_string(),
+        Some(entry) => {
+            let mut value = serde_json::json!({
+                "team_id": entry.team_id,
+                "id_tag": entry.id_tag,
+                "status": entry.status.as_str(),
+                "expiry_date": entry.expiry_date,
+                "parent_id_tag": entry.parent_id_tag,
+            });
+            if let Some(terms) = &entry.ocpi {
+                value["ocpi"] =
+                    serde_json::json!({"type": terms.token_type, "whitelist": terms.whitelist});
+            }
+            value.to_string()
+        }
         None => String::new(),
     };
     Record {
@@ -88,6 +105,13 @@ pub fn id_tag_entry(key: &[u8], value: &[u8]) -> Option<(i64, String, Option<IdT
             status: IdTagStatus::parse(value["status"].as_str()?)?,
             expiry_date: value["expiry_date"].as_i64(),
             parent_id_tag: value["parent_id_tag"].as_str().map(str::to_string),
+            ocpi: (|| {
+                let terms = &value["ocpi"];
+                Some(TokenTerms {
+                    token_type: terms["type"].as_str()?.to_string(),
+                    whitelist: terms["whitelist"].as_str()?.to_string(),
+                })
+            })(),
         })
     })();
     Some((team_id, tag.to_string(), entry))
@@ -106,13 +130,14 @@ mod tests {
             status: IdTagStatus::Blocked,
             expiry_date: Some(1_800_000_000),
             parent_id_tag: Some("FLEET".into()),
+            ocpi: None,
         };
         let record = id_tag_record(&topics, 7, "ABC-1", Some(&entry));
         assert_eq!(record.topic, "t.id-tags");
         assert_eq!(&record.key[..], b"7/ABC-1");
         assert_eq!(
             id_tag_entry(&record.key, &record.value),
-            Some((7, "ABC-1".into(), Some(entry)))
+            Some((7, "ABC-1".into(), Some(entry.clone())))
         );
         let deleted = id_tag_record(&topics, 7, "ABC-1", None);
         assert_eq!(
@@ -120,5 +145,17 @@ mod tests {
             Some((7, "ABC-1".into(), None))
         );
         assert_eq!(id_tag_entry(b"no-team", b""), None);
+        let token = IdTagEntry {
+            ocpi: Some(TokenTerms {
+                token_type: "APP_USER".into(),
+                whitelist: "NEVER".into(),
+            }),
+            ..entry
+        };
+        let record = id_tag_record(&topics, 7, "ABC-1", Some(&token));
+        assert_eq!(
+            id_tag_entry(&record.key, &record.value),
+            Some((7, "ABC-1".into(), Some(token)))
+        );
     }
 }

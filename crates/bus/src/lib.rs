@@ -12,6 +12,7 @@ mod connections;
 pub mod contract;
 mod id_tags;
 mod in_process;
+mod ocpi_parties;
 mod proxy;
 pub mod proxy_url;
 mod publishing;
@@ -36,14 +37,15 @@ pub use charger_messages::{
 };
 pub use connections::ConnectionEvent;
 pub use contract::{CONTRACT_VERSION, header};
-pub use id_tags::{IdTagEntry, IdTagStatus, id_tag_entry, id_tag_record};
+pub use id_tags::{IdTagEntry, IdTagStatus, TokenTerms, id_tag_entry, id_tag_record};
 pub use in_process::{InProcessBus, InProcessConfig};
+pub use ocpi_parties::{PartyLinkEntry, party_link_entry, party_link_record};
 pub use proxy::{ProxySetup, Upstream, VendorRole};
 pub use proxy_url::ProxyUrl;
 pub use publishing::Publishing;
 pub use record::{Delivered, Header, Headers, Message, Record};
 pub use registry::{
-    Registration, RegistryState, SiteAuthorization, registry_record, registry_state,
+    OcpiLocation, Registration, RegistryState, SiteAuthorization, registry_record, registry_state,
 };
 pub use sealing::SecretsKey;
 pub use topics::Topics;

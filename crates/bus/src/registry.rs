@@ -22,6 +22,19 @@ pub struct Registration {
     /// The driver's price at a 2.0.1 station whose site shows prices on it
     /// (`0.36 EUR/kWh, ...`): the idTokenInfo's `personalMessage` of an accepted token.
     pub price_text: Option<String>,
+    /// Where a charger of an `id_tags` site is as OCPI names it: what a real-time
+    /// authorisation of a token asks about (docs/ocpi.md, "Tokens"). Boxed: most chargers
+    /// have none, and every registration holds the field.
+    pub ocpi_location: Option<Box<OcpiLocation>>,
+}
+
+/// A charger as OCPI names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OcpiLocation {
+    /// The Location's id: the site's uuid.
+    pub location_id: String,
+    /// The EVSE's uid: the charger's uuid.
+    pub evse_uid: String,
 }
 
 /// The authorization of a charger's site.
@@ -52,6 +65,9 @@ pub fn registry_record(topics: &Topics, identity: &str, state: &RegistryState) -
             "security_profile": registration.security_profile,
             "proxy": registration.proxy.as_ref().map(crate::ProxySetup::to_json),
             "price_text": registration.price_text,
+            "ocpi_location": registration.ocpi_location.as_ref().map(|l| serde_json::json!({
+                "location_id": l.location_id, "evse_uid": l.evse_uid,
+            })),
             "authorization": match &registration.authorization {
                 SiteAuthorization::Open => serde_json::json!({"mode": "open"}),
                 SiteAuthorization::IdTags { teams } => {
@@ -105,6 +121,13 @@ pub fn registry_state(value: &[u8]) -> RegistryState {
         proxy: crate::ProxySetup::from_json(&value["proxy"]),
         // A record from before prices were shown on 2.0.1 stations has none.
         price_text: value["price_text"].as_str().map(str::to_string),
+        ocpi_location: (|| {
+            let location = &value["ocpi_location"];
+            Some(Box::new(OcpiLocation {
+                location_id: location["location_id"].as_str()?.to_string(),
+                evse_uid: location["evse_uid"].as_str()?.to_string(),
+            }))
+        })(),
     })
 }
 
@@ -119,6 +142,7 @@ mod tests {
             authorization: SiteAuthorization::Open,
             proxy: None,
             price_text: None,
+            ocpi_location: None,
         })
     }
 
@@ -141,6 +165,10 @@ mod tests {
                     &[("wss://up.example/ocpp".into(), "leader".into())],
                 ),
                 price_text: Some("0.36 EUR/kWh, 0.61 EUR per session".into()),
+                ocpi_location: Some(Box::new(OcpiLocation {
+                    location_id: "site-uuid".into(),
+                    evse_uid: "charger-uuid".into(),
+                })),
             }),
             RegistryState::Unregistered,
         ] {

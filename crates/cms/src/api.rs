@@ -106,6 +106,7 @@ pub async fn run(args: ApiCmdArgs) -> Result<(), String> {
             store: store.clone(),
             bus: Arc::new(bus.clone()),
             topics,
+            secrets_key: args.actions.secrets_key.clone(),
         }
         .run(stop_registry.clone()),
     );

@@ -56,7 +56,8 @@ pub async fn run(args: GatewayCmdArgs) -> Result<(), String> {
     let topics = config.topics;
     let bus = args.kafka.connect(&config.node_id, &topics).await?;
     let directory = Arc::new(RegistryDirectory::default());
-    let id_tags = Arc::new(IdTagDirectory::default());
+    // The OCPI party links' tokens arrive sealed with the deployment's key.
+    let id_tags = Arc::new(IdTagDirectory::opening_with(config.secrets_key.clone()));
     let registry_replay = bus
         .replay(topics.registry)
         .await

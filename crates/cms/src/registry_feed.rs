@@ -1,5 +1,6 @@
 //! What the gateway of `cms up` holds in memory, from the store: the charger registry and the
-//! teams' id tags, each read from its change log into memory, then followed a few times a
+//! teams' id tags (and the providers' OCPI party links, logged with them), each read from its
+//! change log into memory, then followed a few times a
 //! second, as `cms gateway` follows their topics. A charger or a tag registered by another
 //! process (`cms charger add`, `cms id-tag import`) takes effect within [`POLL`], and a charger
 //! connects as soon as its `cms charger add` exited: a handshake of an unknown identity has the
@@ -146,6 +147,11 @@ impl Feed {
         self.registry_seq = chargers.last().map_or(self.registry_seq, |c| c.seq);
         let tags = store.id_tag_changes_since(self.id_tag_seq, BATCH).await?;
         for change in &tags {
+            // A provider's OCPI party: what a real-time authorisation of its tokens needs.
+            if change.is_party() {
+                (self.id_tags).apply_party(change.team_id, cms_api::party_link(change));
+                continue;
+            }
             let entry = cms_api::id_tag_entry(change);
             self.id_tags
                 .apply(change.team_id, &change.id_tag_key, entry.as_ref());

@@ -184,6 +184,12 @@ pub struct GatewayArgs {
           default_value_t = cms_gateway::CHARGER_FRAMES_BYTES as u32,
           value_parser = clap::value_parser!(u32).range(4096..=16_777_216))]
     pub charger_frames_bytes: u32,
+    /// How long an Authorize with an OCPI token whose whitelist is ALLOWED_OFFLINE or NEVER
+    /// waits for the eMSP's real-time authorisation; past it ALLOWED_OFFLINE is answered from
+    /// cms's copy of the token and NEVER Invalid (docs/ocpi.md, "Tokens").
+    #[arg(long, env = "CMS_OCPI_AUTHORIZE_TIMEOUT", default_value = "2s",
+        value_parser = positive_duration)]
+    pub ocpi_authorize_timeout: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -241,6 +247,7 @@ impl GatewayArgs {
         config.beacon_interval = self.gateway_beacon_interval;
         config.frames_kept = self.charger_frames_kept;
         config.frames_bytes = self.charger_frames_bytes as usize;
+        config.ocpi_authorize_timeout = self.ocpi_authorize_timeout;
         config.on_shard_start = match self.shard_scheduling {
             ShardScheduling::Batch => crate::priority::shard_in_batches,
             ShardScheduling::Normal => || {},

@@ -2,20 +2,29 @@
 //! charger's registration says whether its site is open or which teams' id tags apply
 //! ([`SiteAuthorization`]); the tags themselves are held here, fed from the id-tags topic
 //! (`cms gateway`) or the store's change log (`cms up`), so no answer waits for a database.
+//! An Authorize with an OCPI token whose whitelist says so waits for its eMSP instead
+//! ([`Authority::authorize_or_ask`], docs/ocpi.md "Tokens").
 
 mod id_tags;
 mod open_transactions;
+mod real_time;
 mod short_tag;
 
 pub use id_tags::IdTagDirectory;
+pub use real_time::AUTHORIZE_TIMEOUT;
+pub(crate) use real_time::OUTCOMES as REAL_TIME_OUTCOMES;
 
 use crate::registry::RegistryDirectory;
 use chrono::{DateTime, Utc};
 use cms_bus::{IdTagStatus, SiteAuthorization};
+use cms_ocpi::tokens::{AllowedType, WhitelistType};
 use cms_ocpp::v16::answer::IdTagInfo;
+use id_tags::TokenToAsk;
 use open_transactions::OpenTransactions;
+use real_time::{Asked, Question, RealTime};
 use short_tag::ShortTag;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Everything the frame path needs to answer for an id tag.
 pub struct Authority {
@@ -23,6 +32,33 @@ pub struct Authority {
     id_tags: Arc<IdTagDirectory>,
     /// Transactions this gateway saw start and not yet stop, for ConcurrentTx.
     open: OpenTransactions,
+    /// Asks eMSPs about their tokens.
+    real_time: RealTime,
+    /// When the last real-time failure was logged (Unix seconds): one a minute at most.
+    failure_logged: AtomicI64,
+}
+
+/// How an Authorize is answered: now, or once the token's eMSP was asked.
+pub enum Authorized {
+    Now(Verdict),
+    Ask(Box<Ask>),
+}
+
+/// An Authorize waiting for the eMSP of its token.
+pub struct Ask {
+    question: Question,
+    /// What memory says (ConcurrentTx included): kept when the eMSP allows the token.
+    memory: Verdict,
+    /// The answer when the eMSP cannot be asked in time: memory's for ALLOWED_OFFLINE,
+    /// Invalid for NEVER.
+    fallback: Verdict,
+}
+
+impl Ask {
+    /// The answer without the eMSP (a relayed charger's own answer when its leader is late).
+    pub fn fallback(&self) -> &Verdict {
+        &self.fallback
+    }
 }
 
 /// The answer for a tag, with what an idTagInfo carries.
@@ -64,7 +100,15 @@ impl Authority {
             registry,
             id_tags,
             open: OpenTransactions::default(),
+            real_time: RealTime::new(AUTHORIZE_TIMEOUT),
+            failure_logged: AtomicI64::new(i64::MIN),
         }
+    }
+
+    /// How long an eMSP is waited for (`--ocpi-authorize-timeout`).
+    pub fn with_authorize_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.real_time = RealTime::new(timeout);
+        self
     }
 
     /// The driver's price text at `identity` when its site shows prices there (a 2.0.1
@@ -77,6 +121,90 @@ impl Authority {
     /// charging at another charger of this gateway.
     pub fn authorize(&self, identity: &str, id_tag: &str, now: DateTime<Utc>) -> Verdict {
         self.verdict(identity, id_tag, now, true)
+    }
+
+    /// Authorize.req as [`Authority::authorize`], unless the verdict comes from an OCPI token
+    /// whose whitelist asks its eMSP (ALLOWED_OFFLINE, NEVER): then the eMSP is to be asked
+    /// ([`Authority::ask`]). A token whose party or location the gateway does not know is
+    /// answered at once as if the eMSP could not be reached.
+    pub fn authorize_or_ask(&self, identity: &str, id_tag: &str, now: DateTime<Utc>) -> Authorized {
+        let (memory, token) = self.decide(identity, id_tag, now, true);
+        let Some(TokenToAsk { token, party }) = token else {
+            return Authorized::Now(memory);
+        };
+        let fallback = match token.whitelist {
+            WhitelistType::Never => Verdict::INVALID,
+            _ => memory.clone(),
+        };
+        let location = self.registry.ocpi_location(identity);
+        let (Some(party), Some(location)) = (party, location) else {
+            self.asked(&Asked::Failed("no party link to ask".into()));
+            return Authorized::Now(fallback);
+        };
+        let question = Question {
+            party,
+            uid: token.uid,
+            token_type: token.token_type,
+            location,
+        };
+        Authorized::Ask(Box::new(Ask {
+            question,
+            memory,
+            fallback,
+        }))
+    }
+
+    /// Asks the eMSP (at most `--ocpi-authorize-timeout`) and answers with its word: ALLOWED
+    /// Accepted (ConcurrentTx when memory said so), BLOCKED Blocked, EXPIRED Expired,
+    /// NO_CREDIT, NOT_ALLOWED and an unknown token Invalid; without it, the fallback.
+    pub async fn ask(&self, ask: Ask) -> Verdict {
+        let Ask {
+            question,
+            memory,
+            fallback,
+        } = ask;
+        let asked = self.real_time.ask(question).await;
+        self.asked(&asked);
+        let status = match asked {
+            Asked::Answered(Some(AllowedType::Allowed)) if memory.status == "ConcurrentTx" => {
+                "ConcurrentTx"
+            }
+            Asked::Answered(Some(AllowedType::Allowed)) => "Accepted",
+            Asked::Answered(Some(AllowedType::Blocked)) => "Blocked",
+            Asked::Answered(Some(AllowedType::Expired)) => "Expired",
+            Asked::Answered(_) => "Invalid",
+            Asked::TimedOut | Asked::Failed(_) => return fallback,
+        };
+        Verdict {
+            status,
+            expiry_date: memory.expiry_date.filter(|_| status == "Accepted"),
+            parent_id_tag: memory.parent_id_tag,
+        }
+    }
+
+    /// Counts what came of asking; logs a failure, once a minute at most.
+    fn asked(&self, asked: &Asked) {
+        let outcome = asked.outcome();
+        metrics::counter!("cms_gateway_ocpi_authorizations_total", "outcome" => outcome)
+            .increment(1);
+        let why = match asked {
+            Asked::Answered(_) => return,
+            Asked::TimedOut => "no answer in time",
+            Asked::Failed(why) => why.as_str(),
+        };
+        let now = Utc::now().timestamp();
+        let last = self.failure_logged.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= 60
+            && (self.failure_logged)
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            tracing::warn!(
+                why,
+                "a real-time authorisation failed: answered without the eMSP \
+                (counted in cms_gateway_ocpi_authorizations_total)"
+            );
+        }
     }
 
     /// The verdict on a tag that ends its own session (a 2.0.1 TransactionEvent Ended): as
@@ -137,22 +265,34 @@ impl Authority {
         now: DateTime<Utc>,
         concurrency: bool,
     ) -> Verdict {
+        self.decide(identity, id_tag, now, concurrency).0
+    }
+
+    /// [`Authority::verdict`], and the OCPI token to ask about when its whitelist says so.
+    fn decide(
+        &self,
+        identity: &str,
+        id_tag: &str,
+        now: DateTime<Utc>,
+        concurrency: bool,
+    ) -> (Verdict, Option<TokenToAsk>) {
         let teams = match self.registry.authorization(identity) {
-            Some(SiteAuthorization::Open) => return Verdict::ACCEPTED,
+            Some(SiteAuthorization::Open) => return (Verdict::ACCEPTED, None),
             Some(SiteAuthorization::IdTags { teams }) => teams,
             // No longer registered (removed while connected): nobody may charge.
-            None => return Verdict::INVALID,
+            None => return (Verdict::INVALID, None),
         };
-        let verdict = self.id_tags.verdict(&teams, id_tag, now);
+        let (verdict, token) = self.id_tags.decide(&teams, id_tag, now);
         let elsewhere =
             || ShortTag::upper(id_tag).is_some_and(|t| self.open.elsewhere(t, identity));
         if concurrency && verdict.is_accepted() && elsewhere() {
-            return Verdict {
+            let concurrent = Verdict {
                 status: "ConcurrentTx",
                 ..verdict
             };
+            return (concurrent, token);
         }
-        verdict
+        (verdict, token)
     }
 }
 
@@ -166,6 +306,7 @@ pub fn open_authority(identity: &str) -> Authority {
         authorization: SiteAuthorization::Open,
         proxy: None,
         price_text: None,
+        ocpi_location: None,
     };
     registry.apply_state(identity, cms_bus::RegistryState::Registered(registration));
     Authority::new(registry, Arc::default())
@@ -181,3 +322,5 @@ fn effective_status(status: IdTagStatus, expiry: Option<i64>, now: DateTime<Utc>
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_real_time;

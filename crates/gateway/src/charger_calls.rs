@@ -1,7 +1,7 @@
 //! One charger frame in, its answer and its bus record out. Pure apart from the transaction-id
 //! memory, so the frame path is testable without sockets.
 
-use crate::authorization::Authority;
+use crate::authorization::{Ask, Authority, Authorized};
 use crate::charger_action::ChargerAction;
 use crate::metrics::FrameKind;
 use crate::record_time::record_time_bytes;
@@ -58,6 +58,8 @@ pub enum Outcome {
     },
     /// The charger's answer to a call of ours: matched to the call in flight by the session.
     Answer(ChargerAnswer),
+    /// An Authorize whose record and answer wait for the eMSP of its OCPI token (boxed: rare).
+    Ask(Box<asking::Asking>),
 }
 
 /// A CALLRESULT or CALLERROR from the charger.
@@ -249,9 +251,14 @@ fn accept(
             return published_clock(ctx, message_id, action, headers, value, clock);
         }
         Request::Authorize(authorize) => {
-            let verdict = ctx
-                .authority
-                .authorize(ctx.identity, &authorize.id_tag, now);
+            let verdict =
+                match (ctx.authority).authorize_or_ask(ctx.identity, &authorize.id_tag, now) {
+                    Authorized::Now(verdict) => verdict,
+                    Authorized::Ask(ask) => {
+                        let action = ChargerAction::V16(action);
+                        return asking(ctx, message_id, action, headers, value, *ask);
+                    }
+                };
             // A refusal is told on the bus (a team's `id_tag.refused` webhook); an acceptance,
             // the common case, carries nothing more.
             if verdict.status != "Accepted" {
@@ -377,6 +384,29 @@ pub(crate) fn published_with(
     }
 }
 
+/// An Authorize waiting for the eMSP of its token: its record, its answer still to make.
+pub(crate) fn asking(
+    ctx: &CallContext<'_>,
+    message_id: &str,
+    action: ChargerAction,
+    headers: Headers,
+    value: Bytes,
+    ask: Ask,
+) -> Handled {
+    let record = Record {
+        topic: Cow::Borrowed(ctx.topics.messages),
+        key: ctx.identity_key.clone(),
+        headers,
+        value,
+    };
+    Handled {
+        kind: FrameKind::Call(action),
+        outcome: Outcome::Ask(Box::new(asking::Asking::new(
+            action, record, message_id, ask,
+        ))),
+    }
+}
+
 /// A connector id as header text: shared bytes made once for every id a charger may use.
 pub(crate) fn connector_id_text(id: u32) -> Bytes {
     static TEXTS: LazyLock<Vec<Bytes>> = LazyLock::new(|| {
@@ -407,6 +437,7 @@ pub(crate) fn answered(kind: FrameKind, answer: ChargerAnswer) -> Handled {
     }
 }
 
+pub mod asking;
 #[cfg(test)]
 pub(crate) mod fixture;
 #[cfg(test)]

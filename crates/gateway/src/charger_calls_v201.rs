@@ -5,10 +5,11 @@
 //! tags, the clock), and published as the station's own bytes with the headers of docs/bus.md
 //! ("OCPP 2.0.1 records").
 
-use crate::authorization::Verdict;
+use crate::authorization::{Authorized, Verdict};
 use crate::charger_action::ChargerAction;
 use crate::charger_calls::{
-    CallContext, Handled, Outcome, call_of, connector_id_text, published_with, record_headers,
+    CallContext, Handled, Outcome, asking, call_of, connector_id_text, published_with,
+    record_headers,
 };
 use crate::metrics::FrameKind;
 use crate::record_time::record_time_bytes;
@@ -145,7 +146,18 @@ fn accept(
             }
         }
         Checked::Authorize { id_token } => {
-            let verdict = verdict(ctx, &id_token, false, now);
+            let authority = ctx.authority;
+            let verdict = match authority.authorize_or_ask(ctx.identity, &id_token.id_token, now) {
+                Authorized::Now(verdict) => verdict,
+                Authorized::Ask(ask) => {
+                    let action = ChargerAction::V201(call.action);
+                    return asking(ctx, message_id, action, headers, call.value, *ask);
+                }
+            };
+            // Every status of 1.6's idTagInfo is one of 2.0.1's too.
+            let status = AuthorizationStatus::from_name(verdict.status)
+                .unwrap_or(AuthorizationStatus::Invalid);
+            let verdict = (status, verdict);
             // A refusal is told on the bus (a team's `id_tag.refused` webhook), as 1.6's.
             if verdict.0 != AuthorizationStatus::Accepted {
                 push_authorize_refused(&mut headers, verdict.0.as_str());

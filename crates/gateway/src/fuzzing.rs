@@ -72,6 +72,7 @@ impl ChargerDirectory for Fixed {
                     authorization: Default::default(),
                     proxy: None,
                     price_text: None,
+                    ocpi_location: None,
                 }))
             }
             _ => Ok(None),

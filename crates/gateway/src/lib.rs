@@ -44,7 +44,9 @@ mod stream;
 mod tls_listener;
 mod transactions;
 
-pub use authorization::{Authority, IdTagDirectory, Verdict, open_authority};
+pub use authorization::{
+    AUTHORIZE_TIMEOUT, Authority, Authorized, IdTagDirectory, Verdict, open_authority,
+};
 pub use capacity::default_max_connections;
 pub use charger_action::ChargerAction;
 pub use diagnostics::{Attempt, GatewayDiagnostics, KeptFrame, RefusedBecause};
@@ -150,6 +152,9 @@ pub struct GatewayConfig {
     /// what it sets): `cms` sets the shards' scheduling policy there (docs/decisions.md, "The
     /// shards in batches").
     pub on_shard_start: fn(),
+    /// How long an Authorize of an OCPI token waits for its eMSP's real-time authorisation
+    /// (`--ocpi-authorize-timeout`; docs/ocpi.md, "Tokens").
+    pub ocpi_authorize_timeout: Duration,
 }
 
 impl GatewayConfig {
@@ -180,6 +185,7 @@ impl GatewayConfig {
             frames_kept: 200,
             frames_bytes: diagnostics::FRAME_BYTES,
             on_shard_start: || {},
+            ocpi_authorize_timeout: authorization::AUTHORIZE_TIMEOUT,
         }
     }
 
@@ -318,6 +324,7 @@ impl Gateway {
         ));
         let boot_configuration = boot_configuration::BootConfigurationReads::new(&config);
         let diagnostics = diagnostics::Diagnostics::new(config.frames_kept, config.frames_bytes);
+        let authorize_timeout = config.ocpi_authorize_timeout;
         let shared = Arc::new(Shared {
             ws_config,
             capacity: capacity::connection_cap(config.max_connections),
@@ -327,7 +334,8 @@ impl Gateway {
             topics: config.topics,
             config,
             bus,
-            authority: Authority::new(directory.clone(), id_tags),
+            authority: Authority::new(directory.clone(), id_tags)
+                .with_authorize_timeout(authorize_timeout),
             relay,
             directory,
             sessions: DashMap::new(),

@@ -142,6 +142,9 @@ impl GatewayMetrics {
             }
         }
         let _ = histogram!("cms_gateway_command_latency_seconds");
+        for outcome in crate::authorization::REAL_TIME_OUTCOMES {
+            counter!("cms_gateway_ocpi_authorizations_total", "outcome" => outcome).absolute(0);
+        }
     }
 
     pub fn disconnected(&self, reason: DisconnectReason) {

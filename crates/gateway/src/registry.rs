@@ -76,6 +76,15 @@ impl RegistryDirectory {
         self.chargers.get(identity)?.price_text.clone()
     }
 
+    /// Where a registered charger of an `id_tags` site is as OCPI names it.
+    pub fn ocpi_location(&self, identity: &str) -> Option<cms_bus::OcpiLocation> {
+        self.chargers
+            .get(identity)?
+            .ocpi_location
+            .as_deref()
+            .cloned()
+    }
+
     /// The proxy set-up of a registered charger, if it is relayed.
     pub fn proxy(&self, identity: &str) -> Option<ProxySetup> {
         self.chargers.get(identity)?.proxy.clone()
@@ -160,6 +169,7 @@ mod tests {
                 authorization: SiteAuthorization::Open,
                 proxy: None,
                 price_text: None,
+                ocpi_location: None,
             }),
             None => RegistryState::Unregistered,
         };
@@ -195,6 +205,7 @@ mod tests {
             authorization: SiteAuthorization::Open,
             proxy: None,
             price_text: None,
+            ocpi_location: None,
         };
         let with_password = Registration {
             password_hash: Some(hash.into()),
@@ -202,6 +213,7 @@ mod tests {
             authorization: SiteAuthorization::Open,
             proxy: None,
             price_text: None,
+            ocpi_location: None,
         };
         assert_eq!(
             directory.lookup("CP-1").await.unwrap(),

@@ -568,6 +568,8 @@ impl LiveSession<'_> {
             // Boxed: the wait's state stays out of every frame's future (most chargers have no
             // leader).
             Taken::Relayed(relayed) => Box::pin(self.relayed(text, *relayed)).await,
+            // Boxed likewise: few tokens are asked about in real time.
+            Taken::Asking(asking) => Box::pin(self.asked(*asking)).await,
         };
         let durable = action.carries_data() && shared.config.ack_after == AckAfter::Broker;
         // The answer still to send once the bus took the record: none when it went already.

@@ -57,7 +57,7 @@ pub use gateways::SilentGateway;
 pub use id_tag_log::{IdTagChange, IdTagState};
 pub use quotas::{Quota, QuotaReached, Quotas};
 pub use redact::redacted_url;
-pub use registry::{RegistryChange, RegistryEntry};
+pub use registry::{LocationRef, RegistryChange, RegistryEntry};
 pub use state::{EnergyReading, StateChange};
 pub use time::{format_record_time, now_record_time};
 

@@ -25,6 +25,17 @@ pub struct RegistryEntry {
     /// prices and its site's tariff prices every driver there (`price_display::STATION_SHOWS`,
     /// `PRICED_BY_SITE`): what the driver's price text is made of.
     pub shown_tariff: Option<String>,
+    /// For a charger of an `id_tags` site: where it is as OCPI names it, for a real-time
+    /// authorisation of a token there (docs/ocpi.md, "Tokens").
+    pub location: Option<LocationRef>,
+}
+
+/// A charger as OCPI names it: its site's uuid is the Location's id, its own uuid the EVSE's
+/// uid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocationRef {
+    pub site_uuid: String,
+    pub charger_uuid: String,
 }
 
 impl Store {
@@ -46,13 +57,16 @@ impl Store {
             Option<i64>,
             Option<String>,
             Option<String>,
+            Option<String>,
+            Option<String>,
         );
         use crate::price_display::{PRICED_BY_SITE, STATION_SHOWS};
         let rows: Vec<LogRow> = sqlx::query_as(&format!(
             "SELECT ch.seq, ch.identity, c.id, c.password_hash, c.security_profile,
                     s.authorization_mode, s.team_id, c.vendor_role,
                     (SELECT tf.body FROM tariffs tf WHERE tf.id = s.tariff_id
-                       AND {STATION_SHOWS} AND {PRICED_BY_SITE})
+                       AND {STATION_SHOWS} AND {PRICED_BY_SITE}),
+                    c.uuid, s.uuid
              FROM charger_registry_changes ch
              LEFT JOIN chargers c ON c.identity = ch.identity
              LEFT JOIN sites s ON s.id = c.site_id
@@ -80,9 +94,18 @@ impl Store {
                     owner,
                     vendor_role,
                     shown_tariff,
+                    charger_uuid,
+                    site_uuid,
                 )| {
                     let registration = id.map(|id| {
-                        let id_tag_teams = (mode.as_deref() == Some("id_tags")).then(|| {
+                        let closed = mode.as_deref() == Some("id_tags");
+                        let location = (charger_uuid.zip(site_uuid)).filter(|_| closed).map(
+                            |(charger_uuid, site_uuid)| LocationRef {
+                                site_uuid,
+                                charger_uuid,
+                            },
+                        );
+                        let id_tag_teams = closed.then(|| {
                             let mut teams = vec![owner.unwrap_or_default()];
                             let guests = guests.iter().filter(|(c, _)| *c == id);
                             teams.extend(guests.map(|(_, team)| *team));
@@ -98,6 +121,7 @@ impl Store {
                                 .map(|(_, u, r)| (u.clone(), r.clone()))
                                 .collect(),
                             shown_tariff,
+                            location,
                         }
                     });
                     RegistryChange {

@@ -1,11 +1,13 @@
 //! Publishes what gateways hold in memory to compacted topics: the charger registry (who may
 //! connect, and which id tags apply to each charger) and the teams' id tags. So a charger or a
 //! tag registered anywhere (the API, `cms charger add`, an import) takes effect on every gateway
-//! within a few seconds, with no gateway ever asking the database.
+//! within a few seconds, with no gateway ever asking the database. The id-tags topic carries
+//! the providers' OCPI party links too (docs/ocpi.md, "Tokens"), their tokens sealed.
 
 use cms_bus::{
-    IdTagEntry, IdTagStatus, ProxySetup, Publisher, Record, Registration, RegistryState,
-    SiteAuthorization, Topics, id_tag_record, registry_record,
+    IdTagEntry, IdTagStatus, OcpiLocation, PartyLinkEntry, ProxySetup, Publisher, Record,
+    Registration, RegistryState, SecretsKey, SiteAuthorization, TokenTerms, Topics, id_tag_record,
+    party_link_record, registry_record,
 };
 use cms_store::{IdTagChange, RegistryChange, Store, StoreError};
 use futures_util::future::join_all;
@@ -22,6 +24,9 @@ pub struct RegistryPublisher {
     pub store: Store,
     pub bus: Arc<dyn Publisher>,
     pub topics: Topics,
+    /// Seals the tokens of the OCPI party links (`--secrets-key`); without it they are left
+    /// out, and gateways cannot ask parties in real time.
+    pub secrets_key: Option<SecretsKey>,
 }
 
 /// Where each change log has been published to.
@@ -68,6 +73,18 @@ impl RegistryPublisher {
         let tags = self.store.id_tag_changes_since(cursors.id_tags, BATCH);
         let tags = tags.await.map_err(store_error)?;
         let records = tags.iter().map(|change| {
+            if change.is_party() {
+                let link = party_link(change);
+                if link.is_some() && self.secrets_key.is_none() {
+                    tracing::warn!(
+                        team_id = change.team_id,
+                        "an OCPI party's token is not \
+                        published without --secrets-key: gateways cannot ask it in real time"
+                    );
+                }
+                let secrets = self.secrets_key.as_ref();
+                return party_link_record(&self.topics, change.team_id, link.as_ref(), secrets);
+            }
             let entry = id_tag_entry(change);
             id_tag_record(
                 &self.topics,
@@ -104,6 +121,12 @@ pub fn registry_state(change: &RegistryChange) -> RegistryState {
             },
             proxy: ProxySetup::new(entry.vendor_role.as_deref(), &entry.proxy_servers),
             price_text: entry.shown_tariff.as_deref().and_then(price_text),
+            ocpi_location: entry.location.as_ref().map(|l| {
+                Box::new(OcpiLocation {
+                    location_id: l.site_uuid.clone(),
+                    evse_uid: l.charger_uuid.clone(),
+                })
+            }),
         }),
         None => RegistryState::Unregistered,
     }
@@ -141,5 +164,21 @@ pub fn id_tag_entry(change: &IdTagChange) -> Option<IdTagEntry> {
         status: status.unwrap_or(IdTagStatus::Invalid),
         expiry_date,
         parent_id_tag: tag.parent_id_tag.clone(),
+        ocpi: (tag.ocpi_type.clone()).zip(tag.ocpi_whitelist.clone()).map(
+            |(token_type, whitelist)| TokenTerms {
+                token_type,
+                whitelist,
+            },
+        ),
+    })
+}
+
+/// A change of a team's OCPI party (`IdTagChange::is_party`) as the link gateways hold; `None`:
+/// none to ask.
+pub fn party_link(change: &IdTagChange) -> Option<PartyLinkEntry> {
+    let link = change.party.as_ref()?;
+    Some(PartyLinkEntry {
+        tokens_url: link.tokens_url.clone(),
+        token: link.token.clone(),
     })
 }

@@ -9,6 +9,7 @@ fn registration(profile: u8) -> Registration {
         authorization: Default::default(),
         proxy: None,
         price_text: None,
+        ocpi_location: None,
     }
 }
 
@@ -138,6 +139,7 @@ fn an_unknown_profile_lets_nobody_in() {
         authorization: Default::default(),
         proxy: None,
         price_text: None,
+        ocpi_location: None,
     };
     let none = ClientSubject::default();
     assert_eq!(

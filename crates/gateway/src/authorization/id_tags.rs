@@ -1,12 +1,18 @@
 //! The teams' id tags in memory: what a gateway answers Authorize from. Keys and tags are held
-//! inline ([`ShortTag`]), so a tag costs its map entry and nothing on the heap.
+//! inline ([`ShortTag`]), so a tag costs its map entry and nothing on the heap. OCPI tokens
+//! whose whitelist asks their eMSP in real time (docs/ocpi.md, "Tokens") are noted apart, with
+//! the providers' party links: few, and no cost to the other tags.
 
 use super::short_tag::ShortTag;
 use super::{Verdict, effective_status};
 use crate::follow::Materialised;
 use chrono::{DateTime, Utc};
-use cms_bus::{IdTagEntry, IdTagStatus, Message, id_tag_entry};
+use cms_bus::{
+    IdTagEntry, IdTagStatus, Message, PartyLinkEntry, SecretsKey, id_tag_entry, party_link_entry,
+};
+use cms_ocpi::tokens::{TokenType, WhitelistType};
 use dashmap::DashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,11 +51,42 @@ impl Tag {
 #[derive(Default)]
 pub struct IdTagDirectory {
     tags: DashMap<TagKey, Tag>,
+    /// The tags that are OCPI tokens whose eMSP is asked before each Authorize.
+    real_time: DashMap<TagKey, RealTimeToken>,
+    /// The party links of the teams holding providers' tags: where and how to ask.
+    parties: DashMap<i64, Arc<PartyLinkEntry>>,
+    /// Opens the party links' tokens on the id-tags topic (`cms gateway`'s `--secrets-key`).
+    secrets: Option<SecretsKey>,
     /// False until the tags known at start are loaded: a gateway is not ready before.
     caught_up: AtomicBool,
 }
 
+/// An OCPI token asked about in real time: its uid as the eMSP wrote it, type and whitelist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealTimeToken {
+    pub uid: Box<str>,
+    pub token_type: TokenType,
+    pub whitelist: WhitelistType,
+}
+
+/// The tag a verdict came from, when its eMSP is to be asked: the token and its party's link
+/// (`None` when the gateway knows none it can use).
+#[derive(Debug, Clone)]
+pub struct TokenToAsk {
+    pub token: RealTimeToken,
+    pub party: Option<Arc<PartyLinkEntry>>,
+}
+
 impl IdTagDirectory {
+    /// A directory that opens the party links' tokens with `secrets` (`cms gateway`: they
+    /// arrive sealed on the id-tags topic).
+    pub fn opening_with(secrets: Option<SecretsKey>) -> IdTagDirectory {
+        IdTagDirectory {
+            secrets,
+            ..IdTagDirectory::default()
+        }
+    }
+
     /// Sets the tag `key` (uppercase) of `team_id` as it is now; `None`: deleted. A tag longer
     /// than OCPP allows cannot be presented by a charger and is not held.
     pub fn apply(&self, team_id: i64, key: &str, entry: Option<&IdTagEntry>) {
@@ -57,6 +94,14 @@ impl IdTagDirectory {
             return;
         };
         let key = TagKey { team_id, tag };
+        match real_time_token(entry) {
+            Some(token) => {
+                self.real_time.insert(key, token);
+            }
+            None => {
+                self.real_time.remove(&key);
+            }
+        }
         match entry {
             Some(entry) => {
                 let parent = entry.parent_id_tag.as_deref().and_then(ShortTag::new);
@@ -89,8 +134,24 @@ impl IdTagDirectory {
         self.caught_up.load(Ordering::Acquire)
     }
 
-    /// Applies one record of the id-tags topic.
+    /// Sets the party link of the provider whose tags `team_id` holds; `None`: none.
+    pub fn apply_party(&self, team_id: i64, link: Option<PartyLinkEntry>) {
+        match link {
+            Some(link) => {
+                self.parties.insert(team_id, Arc::new(link));
+            }
+            None => {
+                self.parties.remove(&team_id);
+            }
+        }
+    }
+
+    /// Applies one record of the id-tags topic: a tag, or a party link.
     pub fn apply_record(&self, message: &Message) {
+        let (key, value) = (&message.record.key, &message.record.value);
+        if let Some((team_id, link)) = party_link_entry(key, value, self.secrets.as_ref()) {
+            return self.apply_party(team_id, link);
+        }
         if let Some((team_id, key, entry)) =
             id_tag_entry(&message.record.key, &message.record.value)
         {
@@ -102,8 +163,19 @@ impl IdTagDirectory {
     /// several teams hold: Accepted (and unexpired) by any of them wins, from the lowest team
     /// id; otherwise the owner's word; otherwise the lowest team id's. Unknown: Invalid.
     pub fn verdict(&self, teams: &[i64], id_tag: &str, now: DateTime<Utc>) -> Verdict {
+        self.decide(teams, id_tag, now).0
+    }
+
+    /// [`IdTagDirectory::verdict`], and the token to ask its eMSP about when the tag the verdict
+    /// came from is an OCPI token whose whitelist asks in real time.
+    pub fn decide(
+        &self,
+        teams: &[i64],
+        id_tag: &str,
+        now: DateTime<Utc>,
+    ) -> (Verdict, Option<TokenToAsk>) {
         let Some(tag) = ShortTag::upper(id_tag) else {
-            return Verdict::INVALID;
+            return (Verdict::INVALID, None);
         };
         let mut accepted: Option<(i64, Tag)> = None;
         let mut owners: Option<Tag> = None;
@@ -123,19 +195,34 @@ impl IdTagDirectory {
                 owners = Some(held);
             }
         }
-        let chosen = accepted
-            .map(|(_, t)| t)
-            .or(owners)
-            .or(lowest.map(|(_, t)| t));
-        let Some(tag) = chosen else {
-            return Verdict::INVALID;
+        let chosen = accepted.or(owners.map(|t| (teams[0], t))).or(lowest);
+        let Some((team_id, held)) = chosen else {
+            return (Verdict::INVALID, None);
         };
-        Verdict {
-            status: tag.status_at(now),
-            expiry_date: tag.expiry().and_then(|e| DateTime::from_timestamp(e, 0)),
-            parent_id_tag: tag.parent().map(str::to_string),
-        }
+        let verdict = Verdict {
+            status: held.status_at(now),
+            expiry_date: held.expiry().and_then(|e| DateTime::from_timestamp(e, 0)),
+            parent_id_tag: held.parent().map(str::to_string),
+        };
+        let ask = (self.real_time.get(&TagKey { team_id, tag })).map(|token| TokenToAsk {
+            token: token.clone(),
+            party: self.parties.get(&team_id).map(|p| p.clone()),
+        });
+        (verdict, ask)
     }
+}
+
+/// The token an entry is, when its whitelist asks its eMSP in real time.
+fn real_time_token(entry: Option<&IdTagEntry>) -> Option<RealTimeToken> {
+    let entry = entry?;
+    let terms = entry.ocpi.as_ref()?;
+    let whitelist = WhitelistType::parse(&terms.whitelist)?;
+    whitelist.asks_in_real_time().then(|| RealTimeToken {
+        uid: entry.id_tag.as_str().into(),
+        // A type this gateway does not know is asked about as the spec's default.
+        token_type: TokenType::parse(&terms.token_type).unwrap_or(TokenType::Rfid),
+        whitelist,
+    })
 }
 
 impl Materialised for IdTagDirectory {

@@ -19,6 +19,7 @@ fn authority() -> (Authority, Arc<IdTagDirectory>) {
             authorization,
             proxy: None,
             price_text: None,
+            ocpi_location: None,
         };
         registry.apply_state(identity, RegistryState::Registered(registration));
     };
@@ -39,6 +40,7 @@ fn tag(team_id: i64, id_tag: &str, status: IdTagStatus) -> IdTagEntry {
         status,
         expiry_date: None,
         parent_id_tag: None,
+        ocpi: None,
     }
 }
 

@@ -38,6 +38,7 @@ impl Fixture {
             authorization: cms_bus::SiteAuthorization::Open,
             proxy: None,
             price_text: Some(text.to_string()),
+            ocpi_location: None,
         };
         registry.apply_state("CP-1", cms_bus::RegistryState::Registered(registration));
         Fixture {

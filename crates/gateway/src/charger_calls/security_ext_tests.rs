@@ -37,6 +37,7 @@ fn published(handled: Handled) -> (ChargerAction, Record, String) {
         } => (action, record, answer.as_str().to_string()),
         Outcome::Refuse { reply, .. } => panic!("refused: {reply}"),
         Outcome::Answer(answer) => panic!("taken for an answer: {answer:?}"),
+        Outcome::Ask(_) => panic!("waits for an eMSP"),
     }
 }
 

@@ -22,6 +22,7 @@ fn published(handled: Handled) -> (ChargerAction, Record, serde_json::Value) {
         }
         Outcome::Refuse { reply, .. } => panic!("refused: {reply}"),
         Outcome::Answer(answer) => panic!("taken for an answer: {answer:?}"),
+        Outcome::Ask(_) => panic!("waits for an eMSP"),
     }
 }
 

@@ -3,10 +3,12 @@
 //! every await, and the handled frame and its record are large (inline headers): here they are
 //! gone before the session awaits anything, so a frame's future, which every session carries
 //! inline, stays small. A relayed charger's frame, which waits for its leader proxy server's
-//! answer, is finished here too.
+//! answer, is finished here too, and so is an Authorize that waits for the eMSP of its OCPI
+//! token.
 
 use super::{LiveSession, message_id_of};
 use crate::charger_action::ChargerAction;
+use crate::charger_calls::asking::Asking;
 use crate::charger_calls::{CallContext, ChargerAnswer, Outcome, handle_text};
 use crate::charger_calls_v201::{call_error_v201, handle_text_v201};
 use crate::relay::{LEADER_WAIT, LeaderAnswer};
@@ -31,6 +33,8 @@ pub(super) enum Taken {
     /// A relayed charger's record, which waits for its leader's answer before the bus takes it
     /// (boxed: most chargers are not relayed).
     Relayed(Box<Relayed>),
+    /// An Authorize whose record and answer wait for the eMSP of its token (boxed: rare).
+    Asking(Box<Asking>),
 }
 
 /// A record the bus is taking, and the answer to send once (or while) it does.
@@ -78,6 +82,25 @@ impl LiveSession<'_> {
                 shared.metrics.error_out(code);
                 Taken::Reply(Some(reply.into()))
             }
+            Outcome::Ask(asking) => {
+                let Some(relay) = self.relay.as_ref() else {
+                    return Taken::Asking(asking);
+                };
+                let Asking { ask, waiting } = *asking;
+                let action = waiting.action;
+                // Relayed: the leader answers; cms's own answer, for when it is late, is what
+                // cms says without the eMSP.
+                let (record, answer) = waiting.answered(ask.fallback(), self.price_text());
+                match relay.relay(action, &record.value) {
+                    Some(leader) => Taken::Relayed(Box::new(Relayed {
+                        leader,
+                        action,
+                        record,
+                        answer,
+                    })),
+                    None => Taken::Published(self.publish(action, record, answer)),
+                }
+            }
             Outcome::Publish {
                 action,
                 record,
@@ -123,6 +146,24 @@ impl LiveSession<'_> {
             relay.leader_missed();
         }
         self.publish(action, record, answer)
+    }
+
+    /// An Authorize for an OCPI token: answered once its eMSP was asked (at most
+    /// `--ocpi-authorize-timeout`), the record carrying the verdict.
+    pub(super) async fn asked(&self, asking: Asking) -> Published {
+        let Asking { ask, waiting } = asking;
+        let verdict = self.shared.authority.ask(ask).await;
+        let action = waiting.action;
+        let (record, answer) = waiting.answered(&verdict, self.price_text());
+        self.publish(action, record, answer)
+    }
+
+    /// The price a 2.0.1 station shows an accepted driver, if its site shows prices.
+    fn price_text(&self) -> Option<String> {
+        match self.version {
+            OcppVersion::V201 => self.shared.authority.price_text(self.identity),
+            OcppVersion::V16 => None,
+        }
     }
 
     fn publish(&self, action: ChargerAction, record: Record, answer: Utf8Bytes) -> Published {

@@ -24,6 +24,7 @@ pub async fn start_gateway(
                 authorization: SiteAuthorization::Open,
                 proxy: None,
                 price_text: None,
+                ocpi_location: None,
             }),
         );
     }
