@@ -1,15 +1,17 @@
 //! Sites as OCPI Locations (docs/ocpi.md "Locations and tariffs"): each site's roaming
 //! settings (what a Location needs beyond the site's own fields) and the providers it is
-//! published to ([`publications`]'s settings, here); what a party may pull of them, as the
-//! facts cms-ocpi maps ([`pull`]); the tariffs that price its drivers there ([`tariffs`]).
-//! A site no provider is published to is private.
+//! published to (here); what a party may pull of them, as the
+//! facts cms-ocpi maps ([`pull`]); the tariffs that price its drivers there ([`tariffs`]); the
+//! pushes that tell parties of changes ([`pushes`]). A site no provider is published to is
+//! private.
 
 mod pull;
+pub mod pushes;
 mod tariffs;
 #[cfg(test)]
 mod tests;
 
-pub use pull::Window;
+pub use pull::{Publication, Window};
 
 use crate::{Result, Store, now_record_time};
 

@@ -356,3 +356,138 @@ store_test!(
         assert_eq!(last().await.unwrap(), None, "a failed push is pushed again");
     }
 );
+
+/// The outbox as (provider, object_key, module, method, path, body), oldest first.
+async fn outbox(store: &Store) -> Vec<(i64, String, String, String, String, serde_json::Value)> {
+    let rows: Vec<(i64, String, String, String, String, Option<String>)> = sqlx::query_as(
+        "SELECT provider_id, object_key, module, method, path, body FROM ocpi_pushes ORDER BY id",
+    )
+    .fetch_all(&store.pool)
+    .await
+    .unwrap();
+    (rows.into_iter())
+        .map(|(p, k, m, verb, path, body)| {
+            let body = serde_json::from_str(&body.unwrap_or_default()).unwrap_or_default();
+            (p, k, m, verb, path, body)
+        })
+        .collect()
+}
+
+async fn register(store: &Store, provider: i64, modules: &[&str]) {
+    let endpoints: Vec<serde_json::Value> = (modules.iter())
+        .map(|m| serde_json::json!({"identifier": m, "role": "RECEIVER", "url": format!("http://emsp/{m}")}))
+        .collect();
+    let connection = crate::ocpi::parties::PartyConnection {
+        incoming_token_hash: format!("hash-{provider}"),
+        outgoing_token: Some("token".into()),
+        status: "registered".into(),
+        versions_url: Some("http://emsp/versions".into()),
+        endpoints: Some(serde_json::to_string(&endpoints).unwrap()),
+        roles: None,
+    };
+    store.ocpi_save_party(provider, &connection).await.unwrap();
+}
+
+store_test!(
+    publishing_and_editing_enqueue_pushes_for_the_registered_parties_that_take_them,
+    |store| {
+        let f = fixture(&store, &["A"]).await;
+        let [emp, oth] = f.providers;
+        let (site_uuid, site) = f.sites[0].clone();
+        register(&store, emp, &["locations", "tariffs"]).await;
+        // OTH takes tariffs only: no Location is pushed to it.
+        register(&store, oth, &["tariffs"]).await;
+        let tariff = NewTariff {
+            name: "Standard".into(),
+            currency: "EUR".into(),
+            body: r#"{"currency":"EUR","elements":[{"price_components":[{"type":"ENERGY","price":"0.30","vat":21,"step_size":1}]}]}"#.into(),
+        };
+        let tariff = store.create_tariff(f.team, &tariff).await.unwrap();
+        let changes = SiteChanges {
+            tariff_id: Some(Some(tariff.id)),
+            ..Default::default()
+        };
+        store.update_site(site, changes).await.unwrap();
+        let charger = charger_at(&store, &site_uuid, "CP-1").await;
+        let charger_uuid: String = sqlx::query_scalar("SELECT uuid FROM chargers WHERE id = $1")
+            .bind(charger)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+
+        let change = store
+            .ocpi_save_site_roaming(site, &settings(&[emp, oth]))
+            .await
+            .unwrap();
+        store.ocpi_push_publication(site, &change).await.unwrap();
+        let pushed = outbox(&store).await;
+        let summary: Vec<(i64, &str, &str, &str)> = (pushed.iter())
+            .map(|(p, k, m, verb, _, _)| (*p, k.as_str(), m.as_str(), verb.as_str()))
+            .collect();
+        let location_key = format!("location:{site_uuid}");
+        let tariff_key = format!("tariff:{}", tariff.uuid);
+        assert_eq!(
+            summary,
+            [
+                (emp, tariff_key.as_str(), "tariffs", "PUT"),
+                (emp, location_key.as_str(), "locations", "PUT"),
+                (oth, tariff_key.as_str(), "tariffs", "PUT"),
+            ]
+        );
+        let (_, _, _, _, path, location) = &pushed[1];
+        assert_eq!(path, &format!("/NL/CMS/{site_uuid}"));
+        assert_eq!(location["id"], site_uuid.as_str());
+        assert_eq!(location["evses"][0]["uid"], charger_uuid.as_str());
+        assert_eq!(location["evses"][0]["status"], "PLANNED");
+        assert_eq!(
+            location["evses"][0]["connectors"][0]["tariff_ids"][0],
+            tariff.uuid.as_str()
+        );
+        let (_, _, _, _, path, body) = &pushed[0];
+        assert_eq!(path, &format!("/NL/CMS/{}", tariff.uuid));
+        assert_eq!(
+            body["elements"][0]["price_components"][0]["price"].as_f64(),
+            Some(0.3)
+        );
+
+        // Unpublished from EMP: its EVSE REMOVED there.
+        let change = store
+            .ocpi_save_site_roaming(site, &settings(&[oth]))
+            .await
+            .unwrap();
+        store.ocpi_push_publication(site, &change).await.unwrap();
+        let pushed = outbox(&store).await;
+        let (provider, key, _, verb, path, body) = &pushed[4];
+        assert_eq!(
+            (*provider, key.as_str(), verb.as_str()),
+            (emp, location_key.as_str(), "PATCH")
+        );
+        assert_eq!(path, &format!("/NL/CMS/{site_uuid}/{charger_uuid}"));
+        assert_eq!(body["status"], "REMOVED");
+        assert!(body["last_updated"].is_string());
+        assert_eq!(
+            pushed.len(),
+            5,
+            "OTH is pushed its tariff again, nothing else"
+        );
+
+        // Edits reach whoever the site is published to.
+        store.ocpi_push_tariff(&tariff.uuid).await.unwrap();
+        store.ocpi_push_site(site).await.unwrap();
+        store.ocpi_push_provider(oth).await.unwrap();
+        let pushed = outbox(&store).await;
+        let later: Vec<(i64, &str)> = (pushed[5..].iter())
+            .map(|(p, _, m, _, _, _)| (*p, m.as_str()))
+            .collect();
+        assert_eq!(
+            later,
+            [(oth, "tariffs"), (oth, "tariffs"), (oth, "tariffs")]
+        );
+        store.ocpi_push_provider(emp).await.unwrap();
+        assert_eq!(
+            outbox(&store).await.len(),
+            8,
+            "nothing is published to EMP any more"
+        );
+    }
+);
