@@ -62,6 +62,7 @@ mod meter_values;
 mod metrics;
 mod monitoring;
 mod oauth;
+mod ocpi_locations;
 mod ocpi_registration;
 mod ocpp201;
 mod ocpp_answers;

@@ -214,3 +214,32 @@ impl Store {
         Ok(pushes)
     }
 }
+
+impl Store {
+    /// The pushes of one object (`location:{site uuid}`, `tariff:{uuid}`) to the provider's
+    /// party, oldest first, whatever their state.
+    pub async fn ocpi_object_pushes(
+        &self,
+        provider_id: i64,
+        object_key: &str,
+    ) -> Result<Vec<NewPush>> {
+        let rows: Vec<(String, String, String, Option<String>)> = sqlx::query_as(
+            "SELECT module, method, path, body FROM ocpi_pushes
+             WHERE provider_id = $1 AND object_key = $2 ORDER BY id",
+        )
+        .bind(provider_id)
+        .bind(object_key)
+        .fetch_all(self.db())
+        .await?;
+        Ok((rows.into_iter())
+            .map(|(module, method, path, body)| NewPush {
+                provider_id,
+                object_key: object_key.to_string(),
+                module,
+                method,
+                path,
+                body,
+            })
+            .collect())
+    }
+}
