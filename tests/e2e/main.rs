@@ -65,6 +65,7 @@ mod oauth;
 mod ocpi_bad_input;
 mod ocpi_commands;
 mod ocpi_emsp;
+mod ocpi_locations;
 mod ocpi_pushes;
 mod ocpi_registration;
 mod ocpi_tokens;

@@ -34,6 +34,7 @@ mod security_events;
 mod settings;
 mod settings_bodies;
 mod settings_v201;
+mod site_roaming;
 mod site_teams;
 mod sites;
 mod smart_charging;
@@ -89,6 +90,7 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(providers::routes())
         .merge(roaming::routes())
         .merge(roaming_pushes::routes())
+        .merge(site_roaming::routes())
         .merge(streams::routes())
         .merge(fleet::routes())
         .merge(fleet_stream::routes())

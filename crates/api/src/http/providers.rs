@@ -250,6 +250,9 @@ pub async fn replace(
         .store
         .replace_provider(team_id, &provider_uuid, &new)
         .await?;
+    if let Some(p) = &provider {
+        super::site_roaming::provider_changed(&state, p.id).await?;
+    }
     Ok(Json(Data::new(
         provider.ok_or_else(|| not_found("Provider"))?.into(),
     )))

@@ -442,6 +442,7 @@ pub async fn update(
     read_site_pricing(&state, &mut input, team_id, &mut changes).await?;
     input.finish()?;
     state.store.update_site(site_id, changes).await?;
+    super::site_roaming::site_changed(&state, site_id).await?;
     Ok(Json(Data::new(
         site_body(&state, &caller, &site_uuid).await?,
     )))

@@ -225,6 +225,7 @@ pub async fn replace(
         .store
         .replace_tariff(team.id, &tariff_uuid, &new)
         .await?;
+    super::site_roaming::tariff_changed(&state, &tariff_uuid).await?;
     Ok(Json(Data::new(
         tariff.ok_or_else(not_found_tariff)?.try_into()?,
     )))
