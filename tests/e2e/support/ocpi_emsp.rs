@@ -173,6 +173,22 @@ impl Emsp {
         .await
     }
 
+    /// As [`Emsp::wait_received`], for a request that may never be answered (one cms gave up
+    /// waiting for): seen on arrival.
+    pub async fn wait_arrived(
+        &self,
+        module: &str,
+        what: &str,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> Value {
+        eventually_within(ARRIVES, what, async || {
+            let got = self.received_of(module).await;
+            let found = got.iter().find(|r| wanted(r));
+            found.cloned().ok_or_else(|| format!("{got:#?}"))
+        })
+        .await
+    }
+
     /// What the library keeps of a module's objects after cms's PUTs and PATCHes (CiStrings in
     /// capitals, as it parsed them).
     pub async fn objects(&self, module: &str) -> Vec<Value> {

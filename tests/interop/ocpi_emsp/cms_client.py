@@ -37,7 +37,8 @@ TIMEOUT = 10.0
 MAX_PAGES = 100
 # What one object of a module's list is, by module; the locations module's objects by depth.
 OBJECT_OF = {"locations": Location, "tariffs": Tariff, "sessions": Session, "cdrs": Cdr}
-LOCATION_DEPTH = {3: Location, 4: EVSE, 5: Connector}
+# A SENDER's object: `/{location_id}[/{evse_uid}[/{connector_id}]]` (2.2.1 locations 8.1.2).
+LOCATION_DEPTH = {1: Location, 2: EVSE, 3: Connector}
 COMMANDS = {
     "START_SESSION": StartSession,
     "STOP_SESSION": StopSession,
@@ -168,7 +169,7 @@ class Client:
 
     async def pull(self, module: str, path: Optional[str] = None, params=None) -> dict:
         """GET cms's `module` list, page after page by its Link header; or, with `path`
-        (`/{cc}/{pid}/{id}[/...]`), one object. Each object is checked with its schema."""
+        (`/{id}[/...]`, the SENDER interface's), one object. Each object is checked with its schema."""
         base = self.module_url(module, "SENDER")
         token = self.peer().token
         if path:
