@@ -63,6 +63,7 @@ mod metrics;
 mod monitoring;
 mod oauth;
 mod ocpi_registration;
+mod ocpi_sessions;
 mod ocpp201;
 mod ocpp_answers;
 mod ocpp_versions;

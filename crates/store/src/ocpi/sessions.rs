@@ -8,6 +8,8 @@
 //! team with access to the site, holds; cms_store's `transaction_tariff`). A start the gateway
 //! refused is no session. Every list here is a filter of [`of_parties`].
 
+#[cfg(any(test, feature = "test-util"))]
+pub mod fixtures;
 #[cfg(test)]
 mod tests;
 
