@@ -330,3 +330,65 @@ store_test!(
         assert_eq!(finished[0].latest_reading, None, "stopped: no reading");
     }
 );
+
+store_test!(
+    a_stations_transaction_is_its_drivers_partys_once_its_id_token_is_told,
+    |store| {
+        use crate::station_events::{EventType, TransactionEvent};
+        let team = operators(&store).await;
+        let emp = provider(&store, team, "EMP", "04A2B3C4", true).await;
+        let event = |seq_no: i64, event_type, minute| TransactionEvent {
+            identity: "CP-1".into(),
+            station_transaction_id: "tx-201".into(),
+            seq_no,
+            event_type,
+            evse_id: Some(2),
+            id_tag: None,
+            id_tag_status: None,
+            reservation_id: None,
+            stopped_reason: None,
+            timestamp: at(minute),
+            energy: Vec::new(),
+            latest: None,
+            at: at(minute),
+        };
+        let apply = async |events: Vec<TransactionEvent>| {
+            let changes: Vec<StateChange> = (events.into_iter())
+                .map(|e| StateChange::TransactionEvent(Box::new(e)))
+                .collect();
+            store.apply(&changes).await.unwrap();
+        };
+        // Started before the driver's token was read: no one's yet.
+        apply(vec![event(0, EventType::Started, 0)]).await;
+        assert_eq!(session_ids(&store, &emp, all()).await.1, 0);
+        let authorised = TransactionEvent {
+            id_tag: Some("04A2B3C4".into()),
+            id_tag_status: Some("Accepted".into()),
+            ..event(1, EventType::Updated, 1)
+        };
+        apply(vec![authorised]).await;
+        let (rows, total) = store.ocpi_sessions(emp.id, &all()).await.unwrap();
+        assert_eq!(total, 1);
+        let session = &rows[0];
+        assert_eq!(
+            session.transaction.station_transaction_id.as_deref(),
+            Some("tx-201")
+        );
+        assert_eq!(session.transaction.connector_id, 2, "its EVSE");
+        let charger = session.transaction.charger_id;
+        let found = store
+            .ocpi_session_of_event(emp.id, charger, &json!("tx-201"))
+            .await
+            .unwrap();
+        assert_eq!(found.map(|s| s.uuid), Some(session.uuid.clone()));
+        let by_number = store
+            .ocpi_session_of_event(
+                emp.id,
+                charger,
+                &json!(session.transaction.ocpp_transaction_id),
+            )
+            .await
+            .unwrap();
+        assert_eq!(by_number, None, "a station's is named by its own id");
+    }
+);
