@@ -92,14 +92,18 @@ fn ago(seconds: i64) -> String {
     (Utc::now() - TimeDelta::seconds(seconds)).to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// The transaction's cost as `GET /api/v3/chargers/{uuid}/transactions` shows it.
-async fn api_cost(api: &Api, charger: &str, id: i64) -> Value {
+/// The transaction as `GET /api/v3/chargers/{uuid}/transactions` lists it.
+async fn api_transaction(api: &Api, charger: &str, id: i64) -> Value {
     let listed = api
         .get_ok(&format!("/api/v3/chargers/{charger}/transactions"))
         .await;
     let all = listed["data"].as_array().cloned().unwrap_or_default();
-    let found = all.into_iter().find(|t| t["id"] == id).expect("listed");
-    found["cost"].clone()
+    all.into_iter().find(|t| t["id"] == id).expect("listed")
+}
+
+/// The transaction's cost as the REST API shows it.
+async fn api_cost(api: &Api, charger: &str, id: i64) -> Value {
+    api_transaction(api, charger, id).await["cost"].clone()
 }
 
 /// OCPI's price equals the REST cost: the same decimals, excluding and including VAT.
@@ -211,6 +215,12 @@ async fn a_roaming_drivers_session_and_cdr_reach_its_emsp_only() {
     assert_eq!(session["evse_uid"], charger.as_str());
     assert_eq!(session["connector_id"], "1");
     let session_id = session["id"].as_str().unwrap().to_string();
+    let transaction = api_transaction(&api, &charger, id).await;
+    assert_eq!(
+        transaction["uuid"],
+        session_id.as_str(),
+        "the REST API's uuid"
+    );
 
     // transaction.started: a PUT of the session to its eMSP, none to the other.
     let put = eventually("the start's push", async || {

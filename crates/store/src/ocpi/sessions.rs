@@ -21,8 +21,8 @@ use crate::{Result, Store};
 pub struct OcpiTransaction {
     #[sqlx(flatten)]
     pub transaction: TransactionRow,
-    /// The id of its Session and CDR.
-    pub uuid: String,
+    /// The id of its Session and CDR: the transaction's uuid.
+    pub session_id: String,
     /// The party's provider.
     pub provider_id: i64,
     pub charger_uuid: String,
@@ -86,7 +86,7 @@ const TRANSACTION_COLUMNS: &str = "t.id, t.ocpp_transaction_id, t.station_transa
     t.charger_id, t.charger_connector_id, t.connector_id, t.reservation_id, t.id_tag,
     t.id_tag_status, t.meter_start, t.meter_stop, t.started_at, t.stopped_at, t.stop_reason,
     t.created_at, t.updated_at, t.tariff_uuid, t.tariff, t.tariff_version, t.time_zone, t.cost,
-    t.provider_uuid";
+    t.provider_uuid, t.uuid";
 
 /// Remote starts, of charger `t.charger_id`, taken before cms heard of transaction `t`.
 const REMOTE_STARTS: &str = "FROM charger_actions a WHERE a.charger_id = t.charger_id
@@ -96,7 +96,7 @@ const REMOTE_STARTS: &str = "FROM charger_actions a WHERE a.charger_id = t.charg
 /// Every transaction of every party, as `OcpiTransaction` rows (a derived table to filter).
 fn of_parties() -> String {
     format!(
-        "SELECT {TRANSACTION_COLUMNS}, t.uuid, p.id AS provider_id, c.uuid AS charger_uuid,
+        "SELECT {TRANSACTION_COLUMNS}, t.uuid AS session_id, p.id AS provider_id, c.uuid AS charger_uuid,
            c.identity AS charger_identity, s.uuid AS site_uuid, s.name AS site_name, s.street,
            s.house_number, s.house_number_addition, s.postal_code, s.city, s.country,
            k.standard AS connector_standard, k.format AS connector_format,

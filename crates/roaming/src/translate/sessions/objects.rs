@@ -25,7 +25,7 @@ pub fn session(t: &OcpiTransaction, cost: &Value, readings: &[TransactionReading
     Session {
         country_code: t.cpo_country_code.clone(),
         party_id: t.cpo_party_id.clone(),
-        id: t.uuid.clone(),
+        id: t.session_id.clone(),
         start_date_time: ocpi_time(&tx.started_at),
         end_date_time: tx.stopped_at.as_deref().map(ocpi_time),
         kwh: kwh(energy_wh(t, readings)),
@@ -72,10 +72,10 @@ pub fn cdr(t: &OcpiTransaction, cost: &Value) -> Option<Cdr> {
     Some(Cdr {
         country_code: t.cpo_country_code.clone(),
         party_id: t.cpo_party_id.clone(),
-        id: t.uuid.clone(),
+        id: t.session_id.clone(),
         start_date_time: ocpi_time(&tx.started_at),
         end_date_time: ocpi_time(stopped_at),
-        session_id: Some(t.uuid.clone()),
+        session_id: Some(t.session_id.clone()),
         cdr_token: cdr_token(t),
         auth_method: auth_method(t),
         authorization_reference: None,

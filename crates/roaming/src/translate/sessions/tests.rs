@@ -39,10 +39,11 @@ fn transaction(running: bool) -> OcpiTransaction {
         time_zone: Some("Europe/Amsterdam".into()),
         cost: None,
         provider_uuid: Some("provider-uuid".into()),
+        uuid: Some("0d6f6b7e-5a3c-4f0e-9a51-2b1c3d4e5f60".into()),
     };
     OcpiTransaction {
         transaction,
-        uuid: "0d6f6b7e-5a3c-4f0e-9a51-2b1c3d4e5f60".into(),
+        session_id: "0d6f6b7e-5a3c-4f0e-9a51-2b1c3d4e5f60".into(),
         provider_id: 4,
         charger_uuid: "charger-uuid".into(),
         charger_identity: "cp-0042".into(),
@@ -131,7 +132,7 @@ fn a_running_session_tells_the_energy_and_cost_so_far() {
     assert_eq!((total.excl_vat, total.incl_vat), (0.45, Some(0.54)));
     assert_eq!(
         (s.id.as_str(), s.country_code.as_str()),
-        (t.uuid.as_str(), "NL")
+        (t.session_id.as_str(), "NL")
     );
     assert_eq!(
         (s.location_id.as_str(), s.evse_uid.as_str()),
@@ -171,7 +172,7 @@ fn a_stopped_priced_session_makes_a_cdr_with_its_exact_cost() {
     let cdr = cdr(&t, &final_cost).expect("a CDR");
     assert_eq!(
         (cdr.id.as_str(), cdr.session_id.as_deref()),
-        (t.uuid.as_str(), Some(t.uuid.as_str()))
+        (t.session_id.as_str(), Some(t.session_id.as_str()))
     );
     assert_eq!(
         (cdr.total_cost.excl_vat, cdr.total_cost.incl_vat),
@@ -283,7 +284,7 @@ fn sessions_and_cdrs_go_to_the_modules_the_party_receives() {
             "/NL/CMS/0d6f6b7e-5a3c-4f0e-9a51-2b1c3d4e5f60"
         )
     );
-    assert_eq!(put.object_key, format!("session:{}", t.uuid));
+    assert_eq!(put.object_key, format!("session:{}", t.session_id));
     let body: Value = serde_json::from_str(put.body.as_deref().unwrap()).unwrap();
     assert_eq!(body["status"], "COMPLETED");
     let post = post_cdr(&both, &cdr).expect("a POST");
@@ -295,7 +296,7 @@ fn sessions_and_cdrs_go_to_the_modules_the_party_receives() {
         ),
         ("cdrs", "POST", "")
     );
-    assert_eq!(post.object_key, format!("cdr:{}", t.uuid));
+    assert_eq!(post.object_key, format!("cdr:{}", t.session_id));
     let body: Value = serde_json::from_str(post.body.as_deref().unwrap()).unwrap();
     assert_eq!(
         body["total_cost"],

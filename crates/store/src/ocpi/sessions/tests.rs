@@ -149,8 +149,8 @@ store_test!(
         assert_eq!(session_ids(&store, &oth, all()).await, (vec![3], 1));
         let (rows, _) = store.ocpi_sessions(emp.id, &all()).await.unwrap();
         let first = &rows[0];
-        assert_eq!(first.uuid.len(), 36, "a uuid: {}", first.uuid);
-        assert_ne!(first.uuid, rows[1].uuid);
+        assert_eq!(first.session_id.len(), 36, "a uuid: {}", first.session_id);
+        assert_ne!(first.session_id, rows[1].session_id);
         assert_eq!(
             (first.cpo_country_code.as_str(), first.cpo_party_id.as_str()),
             ("NL", "CMS")
@@ -170,9 +170,12 @@ store_test!(
         assert_eq!(first.site_uuid.len(), 36);
 
         // One by its id, the other party's not at all; by the id an event gives.
-        let found = store.ocpi_session(emp.id, &first.uuid).await.unwrap();
+        let found = store.ocpi_session(emp.id, &first.session_id).await.unwrap();
         assert_eq!(found.map(|s| s.transaction.ocpp_transaction_id), Some(1));
-        assert_eq!(store.ocpi_session(oth.id, &first.uuid).await.unwrap(), None);
+        assert_eq!(
+            store.ocpi_session(oth.id, &first.session_id).await.unwrap(),
+            None
+        );
         let charger = first.transaction.charger_id;
         let of_event = |provider: i64, id: serde_json::Value| {
             let store = store.clone();
@@ -380,7 +383,10 @@ store_test!(
             .ocpi_session_of_event(emp.id, charger, &json!("tx-201"))
             .await
             .unwrap();
-        assert_eq!(found.map(|s| s.uuid), Some(session.uuid.clone()));
+        assert_eq!(
+            found.map(|s| s.session_id),
+            Some(session.session_id.clone())
+        );
         let by_number = store
             .ocpi_session_of_event(
                 emp.id,
