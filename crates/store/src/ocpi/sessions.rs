@@ -36,6 +36,9 @@ pub struct OcpiTransaction {
     pub city: String,
     /// ISO 3166-1 alpha-2, as the site keeps it.
     pub country: String,
+    /// The site's coordinates (decimal degrees as text), when known.
+    pub latitude: Option<String>,
+    pub longitude: Option<String>,
     /// The connector's, as the operator set them (free text; null when not set).
     pub connector_standard: Option<String>,
     pub connector_format: Option<String>,
@@ -46,6 +49,8 @@ pub struct OcpiTransaction {
     /// The provider's (the eMSP's) identity.
     pub emsp_country_code: String,
     pub emsp_party_id: String,
+    /// The OCPI Token (JSON) the eMSP pushed for the session's tag, when it did.
+    pub token: Option<String>,
     /// While it runs: its connector's newest reading (the REST `meterValue` array) and that
     /// reading's newest sample time. It may be older than the transaction.
     pub latest_reading: Option<String>,
@@ -93,12 +98,22 @@ const REMOTE_STARTS: &str = "FROM charger_actions a WHERE a.charger_id = t.charg
     AND a.action IN ('RemoteStartTransaction', 'RequestStartTransaction')
     AND a.created_at <= t.created_at";
 
+/// The site's coordinates. Part L keeps them in `ocpi_sites`: once merged, this is
+/// `g.latitude, g.longitude` with `LEFT JOIN ocpi_sites g ON g.site_id = s.id` below.
+const COORDINATES: &str = "CAST(NULL AS TEXT) AS latitude, CAST(NULL AS TEXT) AS longitude";
+
+/// The eMSP's Token for the session's tag. Part T keeps them in `ocpi_tokens`: once merged,
+/// this is `(SELECT k.body FROM ocpi_tokens k WHERE k.provider_id = p.id
+/// AND k.uid_key = UPPER(t.id_tag) ORDER BY k.id DESC LIMIT 1) AS token`.
+const TOKEN: &str = "CAST(NULL AS TEXT) AS token";
+
 /// Every transaction of every party, as `OcpiTransaction` rows (a derived table to filter).
 fn of_parties() -> String {
     format!(
         "SELECT {TRANSACTION_COLUMNS}, t.uuid AS session_id, p.id AS provider_id, c.uuid AS charger_uuid,
            c.identity AS charger_identity, s.uuid AS site_uuid, s.name AS site_name, s.street,
            s.house_number, s.house_number_addition, s.postal_code, s.city, s.country,
+           {COORDINATES}, {TOKEN},
            k.standard AS connector_standard, k.format AS connector_format,
            k.power_type AS connector_power_type,
            cpo.country_code AS cpo_country_code, cpo.party_id AS cpo_party_id,

@@ -4,7 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use cms_ocpi::cdrs::{
-    Cdr, CdrDimension, CdrLocation, CdrToken, ChargingPeriod, Price, alpha3, cut, evse_id,
+    Cdr, CdrDimension, CdrLocation, CdrToken, ChargingPeriod, GeoLocation, Price, alpha3, cut,
+    evse_id,
 };
 use cms_ocpi::sessions::{AuthMethod, Session, SessionStatus};
 use cms_store::ocpi::sessions::OcpiTransaction;
@@ -158,24 +159,42 @@ fn register_of(json: &str) -> Option<(DateTime<Utc>, i64)> {
         .max_by_key(|(at, _)| *at)
 }
 
+/// The eMSP's Token for the session's tag, when it pushed one.
+fn token(t: &OcpiTransaction) -> Value {
+    (t.token.as_deref())
+        .and_then(|body| serde_json::from_str(body).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The tag as the eMSP's token: its type and contract id when the eMSP pushed it as a Token,
+/// else an RFID card whose contract id is its uid.
 fn cdr_token(t: &OcpiTransaction) -> CdrToken {
-    // Part T's tokens, once on this branch, give the token's type and contract_id
-    // (ocpi_tokens.token_type and body's contract_id, by provider and uid).
+    let token = token(t);
+    let uid = &t.transaction.id_tag;
     CdrToken {
         country_code: t.emsp_country_code.clone(),
         party_id: t.emsp_party_id.clone(),
-        uid: t.transaction.id_tag.clone(),
-        token_type: "RFID".into(),
-        contract_id: t.transaction.id_tag.clone(),
+        uid: uid.clone(),
+        token_type: token["type"].as_str().unwrap_or("RFID").into(),
+        contract_id: token["contract_id"].as_str().unwrap_or(uid).into(),
     }
 }
 
 /// COMMAND when cms sent the charger a remote start with the session's tag shortly before it
-/// began; else WHITELIST (cms does not record which starts the eMSP was asked about).
+/// began; AUTH_REQUEST for a token whose whitelist has the gateway ask its eMSP (NEVER,
+/// ALLOWED_OFFLINE); else WHITELIST.
 fn auth_method(t: &OcpiTransaction) -> AuthMethod {
+    let asked = matches!(
+        token(t)["whitelist"].as_str(),
+        Some("NEVER" | "ALLOWED_OFFLINE")
+    );
+    let otherwise = match asked {
+        true => AuthMethod::AuthRequest,
+        false => AuthMethod::Whitelist,
+    };
     let tx = &t.transaction;
     let (Some(request), Some(at)) = (&t.remote_start, &t.remote_start_at) else {
-        return AuthMethod::Whitelist;
+        return otherwise;
     };
     let request: Value = serde_json::from_str(request).unwrap_or(Value::Null);
     let tag = (request["idTag"].as_str()).or(request["idToken"]["idToken"].as_str());
@@ -185,7 +204,7 @@ fn auth_method(t: &OcpiTransaction) -> AuthMethod {
     if same_tag && soon_after {
         AuthMethod::Command
     } else {
-        AuthMethod::Whitelist
+        otherwise
     }
 }
 
@@ -208,8 +227,12 @@ fn cdr_location(t: &OcpiTransaction) -> CdrLocation {
         country: alpha3(&t.country)
             .map(str::to_string)
             .unwrap_or_else(|| t.country.to_ascii_uppercase()),
-        // Part L's coordinates (ocpi_sites), once on this branch.
-        coordinates: None,
+        coordinates: (t.latitude.clone().zip(t.longitude.clone())).map(|(latitude, longitude)| {
+            GeoLocation {
+                latitude,
+                longitude,
+            }
+        }),
         evse_uid: t.charger_uuid.clone(),
         evse_id: evse_id(&t.cpo_country_code, &t.cpo_party_id, &t.charger_identity),
         connector_id: t.transaction.connector_id.to_string(),

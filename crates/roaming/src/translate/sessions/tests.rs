@@ -55,6 +55,8 @@ fn transaction(running: bool) -> OcpiTransaction {
         postal_code: "1012 AB".into(),
         city: "Amsterdam".into(),
         country: "NL".into(),
+        latitude: None,
+        longitude: None,
         connector_standard: Some("iec_62196_t2_combo".into()),
         connector_format: Some("tethered".into()),
         connector_power_type: None,
@@ -62,6 +64,7 @@ fn transaction(running: bool) -> OcpiTransaction {
         cpo_party_id: "CMS".into(),
         emsp_country_code: "DE".into(),
         emsp_party_id: "EMP".into(),
+        token: None,
         latest_reading: None,
         latest_reading_at: None,
         remote_start: None,
@@ -206,6 +209,7 @@ fn a_stopped_priced_session_makes_a_cdr_with_its_exact_cost() {
         ("IEC_62196_T2_COMBO", "SOCKET")
     );
     assert_eq!(location.connector_power_type, "AC_3_PHASE");
+    assert_eq!(location.coordinates, None, "none known");
 
     // The tariff as OCPI writes it: numbers, the CPO's, its uuid, no nulls.
     let tariff = &cdr.tariffs[0];
@@ -306,4 +310,38 @@ fn sessions_and_cdrs_go_to_the_modules_the_party_receives() {
     let pulls_only = party(&["locations"]);
     assert_eq!(put_session(&pulls_only, &s), None);
     assert_eq!(post_cdr(&pulls_only, &cdr), None);
+}
+
+#[test]
+fn a_pushed_token_gives_its_type_contract_and_whether_its_emsp_was_asked() {
+    let mut t = transaction(true);
+    t.token = Some(
+        json!({"uid": "ROAM-1", "type": "APP_USER", "contract_id": "NL-EMP-C12345678-X",
+               "whitelist": "NEVER"})
+        .to_string(),
+    );
+    t.latitude = Some("52.370216".into());
+    t.longitude = Some("4.895168".into());
+    let s = session(&t, &Value::Null, &[]);
+    assert_eq!(s.cdr_token.token_type, "APP_USER");
+    assert_eq!(s.cdr_token.contract_id, "NL-EMP-C12345678-X");
+    assert_eq!(s.auth_method, AuthMethod::AuthRequest);
+    t.token = Some(json!({"uid": "ROAM-1", "type": "RFID", "whitelist": "ALWAYS"}).to_string());
+    let s = session(&t, &Value::Null, &[]);
+    assert_eq!(
+        (s.auth_method, s.cdr_token.contract_id.as_str()),
+        (AuthMethod::Whitelist, "ROAM-1")
+    );
+    t.transaction.meter_stop = Some(2000);
+    t.transaction.stopped_at = Some("2026-11-29T10:30:00.000000Z".into());
+    t.transaction.tariff = None;
+    let cdr = cdr(&t, &Value::Null).unwrap();
+    let at = cdr
+        .cdr_location
+        .coordinates
+        .expect("the site's coordinates");
+    assert_eq!(
+        (at.latitude.as_str(), at.longitude.as_str()),
+        ("52.370216", "4.895168")
+    );
 }
