@@ -82,8 +82,11 @@ on_both_stores!(
             assert_record_time(&stopped[field], field);
         }
         assert!(stopped["charger_connector_id"].is_i64(), "{stopped}");
+        let own = |t: &Value| t["uuid"].as_str().map(str::len);
+        assert_eq!(own(stopped), Some(36), "a uuid of its own: {stopped}");
+        assert_ne!(stopped["uuid"], list["data"][1]["uuid"]);
         let expected = json!({
-            "id": first, "station_transaction_id": null, "charger_id": charger_id,
+            "id": first, "uuid": stopped["uuid"], "station_transaction_id": null, "charger_id": charger_id,
             "charger_connector_id": stopped["charger_connector_id"], "reservation_id": null,
             "id_tag": "TAG-A", "id_tag_status": "Accepted", "meter_start": 1000, "meter_stop": 2500, "total_kwh": "1.50",
             "started_at": "2026-02-10T09:00:00.000000Z", "stopped_at": "2026-02-10T09:30:00.000000Z",

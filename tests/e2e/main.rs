@@ -68,6 +68,7 @@ mod ocpi_emsp;
 mod ocpi_locations;
 mod ocpi_pushes;
 mod ocpi_registration;
+mod ocpi_sessions;
 mod ocpi_tokens;
 mod ocpp201;
 mod ocpp_answers;

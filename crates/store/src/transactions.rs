@@ -72,13 +72,15 @@ pub struct TransactionRow {
     pub cost: Option<String>,
     /// The provider whose driver started it (by their tag), if any.
     pub provider_uuid: Option<String>,
+    /// Its uuid: the id of its OCPI Session and CDR (given when it is stored).
+    pub uuid: Option<String>,
 }
 
 /// The columns of [`TransactionRow`].
 const COLUMNS: &str = "id, ocpp_transaction_id, station_transaction_id, charger_id, charger_connector_id, connector_id,
     reservation_id, id_tag, id_tag_status, meter_start, meter_stop, started_at, stopped_at,
     stop_reason, created_at, updated_at, tariff_uuid, tariff, tariff_version, time_zone, cost,
-    provider_uuid";
+    provider_uuid, uuid";
 
 impl Store {
     /// A charger's transaction by the id the charger knows it by.

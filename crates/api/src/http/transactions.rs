@@ -68,6 +68,9 @@ pub struct TransactionBody {
     /// The transactionId a 1.6 charger knows the transaction by; cms's own number for a 2.0.1
     /// station's transaction.
     id: i64,
+    /// The transaction's uuid: the id of its OCPI Session and CDR (docs/ocpi.md).
+    #[schema(format = "uuid", required = true)]
+    uuid: Option<String>,
     /// The transactionId a 2.0.1 station gave the transaction; null for a 1.6 charger's.
     #[schema(required = true)]
     station_transaction_id: Option<String>,
@@ -351,6 +354,7 @@ pub(crate) fn transaction_at(
         tariff_version: t.tariff_version,
         provider_uuid: t.provider_uuid,
         cost,
+        uuid: t.uuid,
         id: match t.station_transaction_id {
             Some(_) => t.id,
             None => t.ocpp_transaction_id,
