@@ -110,7 +110,6 @@ async fn send(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "until every module of issue 46 is merged"]
 async fn no_bad_input_gets_a_server_error_or_another_partys_data() {
     let cms = Cms::up_with(&["--ocpi-allow-private"]).await;
     let charger = cms.add_charger("CP-OCPI-BAD").await;

@@ -234,11 +234,19 @@ async fn connected(cms: &Cms, api: &Api, identity: &str) -> (String, String, Com
     (uuid, operators_site(api).await, charger)
 }
 
+impl Roaming {
+    /// Publishes `site` to the provider: its party may command it from then on.
+    async fn publish(&self, site: &str) {
+        crate::support::ocpi::publish(&self.api, site, &[&self.provider_uuid]).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_emsp_starts_and_stops_a_session_and_unlocks_a_connector() {
     let cms = Cms::up_with(&["--ocpi-allow-private"]).await;
     let roaming = Roaming::register(&cms).await;
     let (evse, location, mut charger) = connected(&cms, &roaming.api, "CP-OCPI-CMD").await;
+    roaming.publish(&location).await;
 
     let start = json!({"response_url": roaming.response_url("START_SESSION", 1),
         "token": Roaming::token("APP-0001"), "location_id": location, "evse_uid": evse,
@@ -285,7 +293,7 @@ async fn an_emsp_starts_and_stops_a_session_and_unlocks_a_connector() {
     })
     .await;
     let stop = json!({"response_url": roaming.response_url("STOP_SESSION", 2),
-                      "session_id": session.id.to_string()});
+                      "session_id": session.uuid.clone().expect("a uuid")});
     roaming.answered("STOP_SESSION", &stop, "ACCEPTED").await;
     charger
         .wait_received(
@@ -294,7 +302,7 @@ async fn an_emsp_starts_and_stops_a_session_and_unlocks_a_connector() {
         )
         .await;
     let (kept, result) = result_of_newest(&cms, &roaming, &evse).await;
-    assert_eq!(kept["session_id"], session.id.to_string());
+    assert_eq!(kept["session_id"], session.uuid.clone().expect("a uuid"));
     assert_eq!(result["result"], "ACCEPTED", "{result}");
 
     // A session that is not the eMSP's, and one there is not: UNKNOWN_SESSION, nothing sent.
@@ -308,7 +316,7 @@ async fn an_emsp_starts_and_stops_a_session_and_unlocks_a_connector() {
     })
     .await;
     for session_id in [
-        local.id.to_string(),
+        local.uuid.clone().expect("a uuid"),
         "999999".into(),
         "not-a-session".into(),
     ] {
@@ -340,6 +348,7 @@ async fn an_emsps_reservation_is_a_cms_reservation_and_is_cancelled() {
     let cms = Cms::up_with(&["--ocpi-allow-private"]).await;
     let roaming = Roaming::register(&cms).await;
     let (evse, location, mut charger) = connected(&cms, &roaming.api, "CP-OCPI-RES").await;
+    roaming.publish(&location).await;
     let expiry = chrono::Utc::now() + chrono::Duration::hours(1);
     let expiry = expiry.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
 
@@ -414,6 +423,7 @@ async fn a_201_station_is_sent_the_201_calls_and_its_answers_are_the_results() {
     let report = station.call_from_cms("GetBaseReport").await;
     station.answer(&report, json!({"status": "Accepted"})).await;
     let location = operators_site(&roaming.api).await;
+    roaming.publish(&location).await;
 
     // A token longer than 1.6's 20 characters: 2.0.1 takes 36.
     let uid = "APP-201-0000000000000000001";
@@ -488,6 +498,7 @@ async fn commands_cms_cannot_send_are_refused_and_nothing_is_sent() {
     let roaming = Roaming::register(&cms).await;
     let offline = cms.add_charger("CP-OCPI-OFF").await;
     let location = operators_site(&roaming.api).await;
+    roaming.publish(&location).await;
     let url = roaming.response_url("START_SESSION", 1);
     let start = |location: &str, evse: &str| {
         json!({"response_url": url, "token": Roaming::token("APP-0003"),

@@ -327,7 +327,6 @@ async fn a_token_the_emsp_pushes_is_accepted_at_the_charger_until_it_is_invalida
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs parts R, L, T, S, C and D on main"]
 async fn a_remote_start_runs_a_session_pushed_while_running_and_a_cdr_of_the_apis_cost() {
     let roaming = registered(&["--ocpi-session-interval", "1s"]).await;
     let emsp = &roaming.emsp;

@@ -149,7 +149,14 @@ fn body(push: &NewPush) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_roaming_drivers_session_and_cdr_reach_its_emsp_only() {
-    let cms = Cms::up_with(&["--ocpi-allow-private", "--webhook-allow-private"]).await;
+    // The dispatcher's own timer stays out of the way of the test's calls of `due`.
+    let cms = Cms::up_with(&[
+        "--ocpi-allow-private",
+        "--webhook-allow-private",
+        "--ocpi-session-interval",
+        "1h",
+    ])
+    .await;
     let charger = cms.add_charger("CP-OCPI").await;
     let api = Api::new(&cms, &cms.operator_token().await);
     let ocpi = Ocpi::at(&cms.http_url(""));
@@ -180,6 +187,10 @@ async fn a_roaming_drivers_session_and_cdr_reach_its_emsp_only() {
     .await;
     let (provider, token) = registered(&api, &ocpi, &team, "EMP", &emsp).await;
     let (other, other_token) = registered(&api, &ocpi, &team, "OTH", &emsp).await;
+    // The site published to both: the other party sees the site, not EMP's drivers' sessions.
+    crate::support::ocpi::publish(&api, &site, &[&provider, &other]).await;
+    api.expect(200, "PUT", &format!("/api/v3/sites/{site}"), Some(&priced))
+        .await;
     let tags = format!("/api/v3/teams/{team}/providers/{provider}/id-tags");
     api.expect(201, "POST", &tags, Some(&json!({"id_tag": "ROAM-1"})))
         .await;

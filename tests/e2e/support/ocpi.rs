@@ -278,3 +278,20 @@ pub async fn registered_party(
         .to_string();
     (provider, token_c)
 }
+
+/// Publishes `site` to the providers `provider_uuids` over OCPI: gives it an address (a
+/// Location needs one; the operators' default site has none) and coordinates.
+pub async fn publish(api: &super::Api, site: &str, provider_uuids: &[&str]) {
+    let address = super::rest::site_body("Depot");
+    api.expect(200, "PUT", &format!("/api/v3/sites/{site}"), Some(&address))
+        .await;
+    let roaming = json!({"latitude": "52.378900", "longitude": "4.900400",
+                         "provider_uuids": provider_uuids});
+    api.expect(
+        200,
+        "PUT",
+        &format!("/api/v3/sites/{site}/roaming"),
+        Some(&roaming),
+    )
+    .await;
+}

@@ -2,9 +2,6 @@
 //! OCPI status code. A bad request is a 4xx with a 2xxx code, never a 500 (a store failure is a
 //! 500 with 3000, as the spec's server error).
 
-// Parts of this are used by modules still being written (removed once all are in).
-#![allow(dead_code)]
-
 use crate::http::ApiError;
 use axum::Json;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};

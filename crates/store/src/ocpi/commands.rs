@@ -103,10 +103,9 @@ pub struct ReservationRef {
     pub ocpp_version: Option<String>,
 }
 
-/// Which sites a provider's party may command: the sites of the provider's team. Part L's
-/// publication makes it the sites published to the provider, by this line alone:
-/// `EXISTS (SELECT 1 FROM ocpi_publications p WHERE p.site_id = s.id AND p.provider_id = $2)`.
-const SITE_SEEN: &str = "s.team_id = (SELECT team_id FROM providers WHERE id = $2)";
+/// Which sites a provider's party may command: those published to the provider.
+const SITE_SEEN: &str =
+    "EXISTS (SELECT 1 FROM ocpi_publications p WHERE p.site_id = s.id AND p.provider_id = $2)";
 
 impl Store {
     /// Keeps a command about to be sent on (no action yet, no response); its id.
@@ -266,25 +265,22 @@ impl Store {
         Ok(found.flatten())
     }
 
-    /// The session `session_id` (the transaction's id) if it runs on one of the provider's id
+    /// The session `session_id` (the transaction's uuid, in any case) if it runs on one of the provider's id
     /// tags at a site its party may command.
     pub async fn ocpi_command_session(
         &self,
         provider_id: i64,
         session_id: &str,
     ) -> Result<Option<SessionRef>> {
-        let Ok(transaction_id) = session_id.parse::<i64>() else {
-            return Ok(None);
-        };
         Ok(sqlx::query_as(&format!(
             "SELECT t.id AS transaction_id, t.charger_id, c.identity, c.ocpp_version,
                t.ocpp_transaction_id, t.station_transaction_id, t.stopped_at
              FROM transactions t JOIN chargers c ON c.id = t.charger_id
                JOIN sites s ON s.id = c.site_id
-             WHERE t.id = $1 AND {SITE_SEEN}
+             WHERE t.uuid = $1 AND {SITE_SEEN}
                AND t.provider_uuid = (SELECT uuid FROM providers WHERE id = $2)"
         ))
-        .bind(transaction_id)
+        .bind(session_id.to_ascii_lowercase())
         .bind(provider_id)
         .fetch_optional(self.db())
         .await?)

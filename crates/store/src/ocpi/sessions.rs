@@ -98,14 +98,12 @@ const REMOTE_STARTS: &str = "FROM charger_actions a WHERE a.charger_id = t.charg
     AND a.action IN ('RemoteStartTransaction', 'RequestStartTransaction')
     AND a.created_at <= t.created_at";
 
-/// The site's coordinates. Part L keeps them in `ocpi_sites`: once merged, this is
-/// `g.latitude, g.longitude` with `LEFT JOIN ocpi_sites g ON g.site_id = s.id` below.
-const COORDINATES: &str = "CAST(NULL AS TEXT) AS latitude, CAST(NULL AS TEXT) AS longitude";
+/// The site's coordinates, from its roaming settings (`ocpi_sites`).
+const COORDINATES: &str = "g.latitude, g.longitude";
 
-/// The eMSP's Token for the session's tag. Part T keeps them in `ocpi_tokens`: once merged,
-/// this is `(SELECT k.body FROM ocpi_tokens k WHERE k.provider_id = p.id
-/// AND k.uid_key = UPPER(t.id_tag) ORDER BY k.id DESC LIMIT 1) AS token`.
-const TOKEN: &str = "CAST(NULL AS TEXT) AS token";
+/// The eMSP's Token for the session's tag, as it pushed it (`ocpi_tokens`).
+const TOKEN: &str = "(SELECT k.body FROM ocpi_tokens k WHERE k.provider_id = p.id
+    AND k.uid_key = UPPER(t.id_tag) ORDER BY k.id DESC LIMIT 1) AS token";
 
 /// Every transaction of every party, as `OcpiTransaction` rows (a derived table to filter).
 fn of_parties() -> String {
@@ -131,12 +129,14 @@ fn of_parties() -> String {
          JOIN sites s ON s.id = c.site_id
          JOIN providers p ON p.uuid = t.provider_uuid AND p.team_id = s.team_id
          JOIN ocpi_cpo cpo ON cpo.team_id = s.team_id
+         LEFT JOIN ocpi_sites g ON g.site_id = s.id
          LEFT JOIN connectors k ON k.id = t.charger_connector_id
          LEFT JOIN latest_meter_values l ON t.stopped_at IS NULL
            AND l.charger_id = t.charger_id AND l.connector_id = t.connector_id
          WHERE t.provider_uuid IS NOT NULL AND t.uuid IS NOT NULL
-           AND (t.id_tag_status IS NULL OR t.id_tag_status = 'Accepted')" // Part L's publications, once on this branch: only at sites published to the party.
-                                                                          //   AND EXISTS (SELECT 1 FROM ocpi_publications x WHERE x.site_id = s.id AND x.provider_id = p.id)
+           AND (t.id_tag_status IS NULL OR t.id_tag_status = 'Accepted')
+           AND EXISTS (SELECT 1 FROM ocpi_publications x
+                       WHERE x.site_id = s.id AND x.provider_id = p.id)"
     )
 }
 

@@ -60,6 +60,19 @@ async fn site_with_charger(store: &Store, team: i64, identity: &str) -> (String,
     (site, site_id, charger_id, charger_uuid)
 }
 
+/// Publishes site `site_id` to `provider`: its party may command it from then on.
+async fn publish(store: &Store, site_id: i64, provider: i64) {
+    sqlx::query(
+        "INSERT INTO ocpi_publications (site_id, provider_id, created_at) VALUES ($1, $2, $3)",
+    )
+    .bind(site_id)
+    .bind(provider)
+    .bind(T0)
+    .execute(&store.pool)
+    .await
+    .unwrap();
+}
+
 fn command(provider: i64, name: &str) -> NewCommand {
     NewCommand {
         provider_id: provider,
@@ -174,7 +187,15 @@ store_test!(
         let (other_team, other_provider) = team_with_provider(&store, "B").await;
         let (site, site_id, charger, charger_uuid) =
             site_with_charger(&store, team, "CP-CMD-2").await;
-        let (other_site, ..) = site_with_charger(&store, other_team, "CP-CMD-3").await;
+        let (other_site, other_site_id, ..) =
+            site_with_charger(&store, other_team, "CP-CMD-3").await;
+        assert_eq!(
+            store.ocpi_command_location(provider, &site).await.unwrap(),
+            None,
+            "a site not published to the provider"
+        );
+        publish(&store, site_id, provider).await;
+        publish(&store, other_site_id, other_provider).await;
 
         assert_eq!(
             store.ocpi_command_location(provider, &site).await.unwrap(),
@@ -245,8 +266,14 @@ store_test!(
         .fetch_one(&store.pool)
         .await
         .unwrap();
+        // Its uuid (SQLite's is written by a trigger after the insert).
+        let transaction: String = sqlx::query_scalar("SELECT uuid FROM transactions WHERE id = $1")
+            .bind(transaction)
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
         let session = store
-            .ocpi_command_session(provider, &transaction.to_string())
+            .ocpi_command_session(provider, &transaction.to_ascii_uppercase())
             .await
             .unwrap()
             .unwrap();
@@ -260,7 +287,7 @@ store_test!(
         );
         assert_eq!(session.identity, "CP-CMD-2");
         let someone_elses = store
-            .ocpi_command_session(other_provider, &transaction.to_string())
+            .ocpi_command_session(other_provider, &transaction)
             .await
             .unwrap();
         assert_eq!(someone_elses, None);

@@ -87,6 +87,15 @@ async fn provider(
         .ocpi_save_party(provider.id, &connection)
         .await
         .unwrap();
+    // The operators' default site (CP-1's) published to it.
+    sqlx::query(
+        "INSERT INTO ocpi_publications (site_id, provider_id, created_at)
+         SELECT c.site_id, $1, '2026-01-01T00:00:00.000000Z' FROM chargers c WHERE c.identity = 'CP-1'",
+    )
+    .bind(provider.id)
+    .execute(&store.pool)
+    .await
+    .unwrap();
     provider
 }
 
