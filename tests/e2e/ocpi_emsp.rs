@@ -143,7 +143,7 @@ impl Roaming {
         (self.api)
             .expect(200, "PUT", &format!("/api/v3/sites/{site}"), Some(&closed))
             .await;
-        // Part L owns this body's shape (docs/ocpi-parts/L-*.md).
+        // The site's roaming settings (docs/ocpi.md "Locations and tariffs").
         let roaming = json!({"latitude": "52.378900", "longitude": "4.900400",
             "provider_uuids": [self.provider]});
         let path = format!("/api/v3/sites/{site}/roaming");

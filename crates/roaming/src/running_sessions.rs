@@ -5,8 +5,6 @@
 //! later) is PUT whole. What was pushed is kept (`ocpi_session_pushes`), so a restart resends
 //! nothing unchanged.
 
-pub mod pricing;
-
 use crate::translate::sessions::{kwh_text, objects, put_session, text};
 use chrono::Utc;
 use cms_ocpi::sessions::Session;
@@ -34,7 +32,7 @@ pub async fn due(store: &Store) -> cms_store::Result<Vec<NewPush>> {
     let sessions = tokio::task::spawn_blocking(move || {
         (running.into_iter())
             .map(|r| {
-                let cost = pricing::cost_of(&r.session.transaction, &readings, now);
+                let cost = cms_pricing::cost_of(&r.session.transaction, &readings, now);
                 let session = objects::session(&r.session, &cost, &readings);
                 (r, session)
             })

@@ -2,7 +2,7 @@
 //! A command becomes an action on the charger (as `POST /api/v3/chargers/{uuid}/actions/...`
 //! takes one), kept in `ocpi_commands` with the action's uuid; cms answers at once with a
 //! CommandResponse (ACCEPTED once the action is taken), and the CommandResult follows when the
-//! action ends (cms_roaming::translate::commands). docs/ocpi-parts/C-commands.md.
+//! action ends (cms_roaming::translate::commands). docs/ocpi.md "Commands".
 
 mod requests;
 mod reserve;

@@ -5,10 +5,10 @@
 
 pub mod objects;
 
-use crate::running_sessions::pricing::cost_of;
 use chrono::Utc;
 use cms_ocpi::cdrs::Cdr;
 use cms_ocpi::sessions::Session;
+use cms_pricing::cost_of;
 use cms_store::Store;
 use cms_store::ocpi::parties::Party;
 use cms_store::ocpi::pushes::{NewPush, OutboxEvent};

@@ -1,5 +1,5 @@
 //! The OCPP calls a session's commands become, in the charger's version (a reservation's are
-//! crate::control::reservations'): docs/ocpi-parts/C-commands.md has the table.
+//! crate::control::reservations'): docs/ocpi.md "Commands" has the table.
 
 use crate::control::reservations::ID_TOKEN_TYPE;
 use cms_bus::ActionName;

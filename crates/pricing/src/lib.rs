@@ -1,34 +1,42 @@
-//! A transaction's cost as the REST API shows it (crates/api/src/control/pricing.rs, whose
-//! steps this follows one for one): the written final cost of a stopped transaction, else its
-//! price under the tariff it started under up to its stop, or up to now while it runs. The
-//! API prices on every read and cms-api depends on this crate, not the other way round, hence
-//! the second copy of the adaptation to cms-tariffs; docs/decisions.md tells why, and the
-//! end-to-end test of OCPI sessions holds the two to the same figure.
+//! The cost of a transaction (docs/tariffs.md): priced by `cms-tariffs` from the tariff it
+//! started under and the readings the store kept for it. A stopped transaction's cost is
+//! written once, by the materialiser, and read back as written; a running one's is priced on
+//! every read, up to now. Either way the work is bounded: the store keeps a transaction a row
+//! a minute of its first days at most, however many readings its charger sends. One crate, so
+//! the REST API, the chargers' price displays and OCPI's sessions and CDRs show one figure.
+#![forbid(unsafe_code)]
 
 use chrono::{DateTime, Utc};
 use cms_store::transaction_readings::TransactionReading;
 use cms_store::transactions::TransactionRow;
 use serde_json::Value;
 
-/// The transaction's cost (the API's JSON: currency, excl_vat, incl_vat, components); null when
-/// it took no tariff or cannot be priced.
+/// The transaction's cost as the API shows it: null when it took no tariff.
 pub fn cost_of(t: &TransactionRow, readings: &[TransactionReading], now: DateTime<Utc>) -> Value {
     if let Some(stored) = &t.cost {
         return serde_json::from_str(stored).unwrap_or(Value::Null);
     }
-    let Some(tariff) = t.tariff.as_deref() else {
-        return Value::Null;
-    };
-    match price(t, tariff, readings, now) {
-        Ok(cost) => serde_json::to_value(cost).unwrap_or(Value::Null),
-        Err(e) => {
-            tracing::warn!(transaction = t.id, error = %e, "cannot price an OCPI session");
+    match price(t, readings, now) {
+        Some(Ok(cost)) => serde_json::to_value(cost).unwrap_or(Value::Null),
+        Some(Err(e)) => {
+            tracing::warn!(transaction = t.id, error = %e, "cannot price a transaction");
             Value::Null
         }
+        None => Value::Null,
     }
 }
 
-fn price(
+/// Prices a transaction up to its stop, or up to `now` while it runs. `None` without a tariff.
+pub fn price(
+    t: &TransactionRow,
+    readings: &[TransactionReading],
+    now: DateTime<Utc>,
+) -> Option<Result<cms_tariffs::Cost, String>> {
+    let tariff = t.tariff.as_deref()?;
+    Some(price_with(t, tariff, readings, now))
+}
+
+fn price_with(
     t: &TransactionRow,
     tariff: &str,
     readings: &[TransactionReading],
@@ -43,6 +51,7 @@ fn price(
     let time_zone = cms_tariffs::time_zone(zone).ok_or(format!("time zone {zone}"))?;
     let mut kept = Vec::with_capacity(2 * readings.len() + 1);
     for r in readings.iter().filter(|r| r.transaction_id == t.id) {
+        // A minute's earliest register reading and its last status change, each at its time.
         let energy = (r.energy_at.as_deref().zip(r.energy_wh)).map(|(at, wh)| (at, Some(wh), None));
         let parking =
             (r.parking_at.as_deref().zip(r.parking)).map(|(at, p)| (at, None, Some(p != 0)));
@@ -73,7 +82,8 @@ fn price(
         readings: &kept,
         time_zone,
     };
-    // A panic in the pricing must not take the dispatcher down: this session's cost fails.
+    // A panic in the pricing (ours or the library's) must not take the materialiser or a
+    // request down with it: it is this transaction's cost that fails, logged.
     let priced = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         cms_tariffs::price(&tariff, &session)
     }));
@@ -82,6 +92,12 @@ fn price(
         Err(_) => Err("the pricing panicked".into()),
     }
 }
+
+/// The store keeps readings for as long as a session can be priced.
+const _: () = assert!(
+    cms_store::transaction_readings::KEPT_DAYS > cms_tariffs::MAX_SESSION_DAYS,
+    "readings are kept past the longest session priced"
+);
 
 fn time(text: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(text)
