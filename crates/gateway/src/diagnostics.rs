@@ -127,16 +127,17 @@ impl Shared {
         }
     }
 
-    /// Keeps a connection attempt of `identity` from `peer`, and puts a refused one on the
-    /// connections topic for the API replicas of a Kafka deployment (within the second's
-    /// budget).
+    /// Keeps a connection attempt of `identity` from `peer` that came in `at`, and puts a
+    /// refused one on the connections topic for the API replicas of a Kafka deployment
+    /// (within the second's budget).
     pub(crate) async fn attempted(
         &self,
         identity: &ChargerIdentity,
         peer: std::net::SocketAddr,
         refused: Option<RefusedBecause>,
+        at: chrono::DateTime<chrono::Utc>,
     ) {
-        let now = chrono::Utc::now();
+        let now = at;
         let attempt = Attempt {
             at: now,
             peer: peer.to_string(),

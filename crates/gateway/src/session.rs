@@ -83,8 +83,11 @@ pub async fn serve(
     // Boxed, and gone once the socket is a websocket: the opening's state (the upgrade's
     // header array, tungstenite's set-up, the TLS names) would otherwise be part of every
     // connection's task for its whole life.
+    // Attempts are ordered by when they came, not by when their handshake ended: a refused
+    // one is filed after its 401 went, when the charger may already be trying again.
+    let arrived = chrono::Utc::now();
     let Some((mut ws, identity, authenticated, version)) =
-        Box::pin(open(&shared, stream, peer, client)).await
+        Box::pin(open(&shared, stream, peer, client, arrived)).await
     else {
         return;
     };
@@ -107,7 +110,7 @@ pub async fn serve(
             tracing::warn!(%identity, %peer, "refused: an unauthenticated connection may not replace an authenticated session");
             handshake_rejected("unauthenticated_takeover");
             shared
-                .attempted(&identity, peer, Some(RefusedBecause::Takeover))
+                .attempted(&identity, peer, Some(RefusedBecause::Takeover), arrived)
                 .await;
             let reason = "an authenticated session of this charger is live";
             close(&mut ws, CloseCode::Policy, reason).await;
@@ -127,7 +130,7 @@ pub async fn serve(
             vacant.insert(entry);
         }
     }
-    shared.attempted(&identity, peer, None).await;
+    shared.attempted(&identity, peer, None, arrived).await;
     shared.metrics.connects.increment(1);
     shared.metrics.open.increment(1.0);
     tracing::info!(%identity, %peer, session = %String::from_utf8_lossy(&session),
@@ -183,6 +186,7 @@ async fn open(
     mut stream: ChargerStream,
     peer: SocketAddr,
     client: Option<ClientSubject>,
+    arrived: chrono::DateTime<chrono::Utc>,
 ) -> Option<(Ws, ChargerIdentity, bool, OcppVersion)> {
     let transport = match &client {
         Some(client) => Transport::Tls { client },
@@ -213,7 +217,7 @@ async fn open(
         Ok(Err(rejection)) => {
             handshake_rejected(rejection.label());
             if let Some((identity, because)) = diagnosis {
-                Box::pin(shared.attempted(&identity, peer, Some(because))).await;
+                Box::pin(shared.attempted(&identity, peer, Some(because), arrived)).await;
             }
             return None;
         }
@@ -226,7 +230,7 @@ async fn open(
     let Some(version) = accepted.version else {
         handshake_rejected("no_subprotocol");
         let because = Some(RefusedBecause::NoSubprotocol);
-        Box::pin(shared.attempted(&accepted.identity, peer, because)).await;
+        Box::pin(shared.attempted(&accepted.identity, peer, because, arrived)).await;
         tracing::info!(identity = %accepted.identity, %peer, "closing: no supported subprotocol offered");
         close(
             &mut ws,

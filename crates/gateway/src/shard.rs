@@ -139,5 +139,6 @@ fn refused_at_capacity(shared: Arc<Shared>, head: &[u8], peer: SocketAddr) {
         return;
     };
     let because = Some(RefusedBecause::Capacity);
-    tokio::spawn(async move { shared.attempted(&identity, peer, because).await });
+    let at = chrono::Utc::now();
+    tokio::spawn(async move { shared.attempted(&identity, peer, because, at).await });
 }

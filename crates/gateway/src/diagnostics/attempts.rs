@@ -73,7 +73,13 @@ impl Attempts {
         if list.len() >= PER_IDENTITY {
             list.pop_front();
         }
-        list.push_back(attempt);
+        // In the order they came: one filed late (a refusal, after its answer went) goes
+        // before those that came after it.
+        let place = list
+            .iter()
+            .rposition(|a| a.at <= attempt.at)
+            .map_or(0, |i| i + 1);
+        list.insert(place, attempt);
         if newer.len() >= self.generation {
             *older = std::mem::take(newer);
         }
@@ -113,6 +119,25 @@ mod tests {
         assert_eq!(kept[0].peer, "last");
         assert_eq!(kept[1].peer, "p24");
         assert!(attempts.of("CP-2").is_empty());
+    }
+
+    #[test]
+    fn an_attempt_filed_late_is_listed_by_when_it_came() {
+        let attempts = Attempts::new(10);
+        let came = Utc::now();
+        let wrong = Attempt {
+            at: came,
+            ..attempt("wrong", Some(RefusedBecause::WrongPassword))
+        };
+        let right = Attempt {
+            at: came + chrono::Duration::milliseconds(5),
+            ..attempt("right", None)
+        };
+        // The refusal is filed after the next attempt, which came after it.
+        attempts.record("CP-1", right);
+        attempts.record("CP-1", wrong);
+        let kept: Vec<String> = attempts.of("CP-1").into_iter().map(|a| a.peer).collect();
+        assert_eq!(kept, ["right", "wrong"]);
     }
 
     #[test]
