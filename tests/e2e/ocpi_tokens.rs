@@ -376,11 +376,14 @@ async fn real_time_authorisation_follows_each_tokens_whitelist() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_never_token_is_kept_out_of_the_chargers_local_list() {
+async fn published_tokens_are_in_the_chargers_local_list_but_never_ones() {
     let cms = Cms::up().await;
     let roaming = Roaming::set_up(&cms, "CP-LIST", None).await;
     roaming.push(&token("NEVER-1", "NEVER")).await;
     roaming.push(&token("ALWAYS-2", "ALWAYS")).await;
+    roaming.push(&token("OFFLINE-3", "ALLOWED_OFFLINE")).await;
+    crate::support::ocpi::set_identity(&roaming.api, &roaming.team).await;
+    crate::support::ocpi::publish(&roaming.api, &roaming.site, &[&roaming.provider]).await;
     let own = json!({"id_tag": "OWN-1"});
     let tags = format!("/api/v3/teams/{}/id-tags", roaming.team);
     roaming.api.expect(201, "POST", &tags, Some(&own)).await;
@@ -401,9 +404,25 @@ async fn a_never_token_is_kept_out_of_the_chargers_local_list() {
         .await;
     let entries = held["entries"].to_string();
     assert!(entries.contains("OWN-1"), "{entries}");
+    // Tokens a charger may accept offline are in its list; one the eMSP must always be asked
+    // about is not.
+    assert!(entries.contains("ALWAYS-2"), "{entries}");
+    assert!(entries.contains("OFFLINE-3"), "{entries}");
     assert!(
         !entries.contains("NEVER-1"),
         "a NEVER token in the list: {entries}"
     );
+    // Unpublished: the site's lists lose the provider's tokens.
+    let private = json!({"latitude": "52.378900", "longitude": "4.900400", "provider_uuids": []});
+    let roaming_path = format!("/api/v3/sites/{}/roaming", roaming.site);
+    roaming
+        .api
+        .expect(200, "PUT", &roaming_path, Some(&private))
+        .await;
+    charger
+        .wait_for("the tokens taken out of its list", |l| {
+            l.get("local_list").is_some() && !l["entries"].to_string().contains("ALWAYS-2")
+        })
+        .await;
     charger.finish().await;
 }

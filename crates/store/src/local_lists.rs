@@ -206,7 +206,10 @@ impl Store {
     }
 
     /// The tags that apply to the charger, one per key, by key (see [`resolve`]): those of its
-    /// site's owner team and of every team with access to the site that covers the charger.
+    /// site's owner team and of every team with access to the site that covers the charger,
+    /// and the OCPI tokens of the providers the site is published to, but those the eMSP must
+    /// be asked about each time (whitelist `NEVER`). A provider's other tags stay out of lists
+    /// (docs/tariffs.md "Providers").
     pub async fn desired_local_list(
         &self,
         charger_id: i64,
@@ -221,6 +224,10 @@ impl Store {
                WHERE sa.site_id = s.id AND (sa.can_access_all_assets = 1 OR EXISTS (
                  SELECT 1 FROM site_access_assets saa
                  WHERE saa.site_access_id = sa.id AND saa.charger_id = c.id)))
+               OR (t.ocpi_whitelist IS NOT NULL AND t.ocpi_whitelist <> 'NEVER'
+                   AND t.team_id IN (
+                     SELECT p.id_tag_team_id FROM ocpi_publications op
+                     JOIN providers p ON p.id = op.provider_id WHERE op.site_id = s.id))
              WHERE c.id = $1",
         )
         .bind(charger_id)

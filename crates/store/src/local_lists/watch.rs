@@ -28,8 +28,8 @@ impl Store {
 
     /// The chargers (of sites that keep lists) whose tags or registration changed after
     /// `since`, and the cursors past those changes. A tag change marks every charger of the
-    /// sites its team owns or has access to (whether the access covers the charger is the
-    /// desired list's business).
+    /// sites its team owns or has access to, or, for a provider's, is published to (whether the
+    /// access covers the charger is the desired list's business).
     pub async fn local_list_changes(&self, since: ListCursors) -> Result<(Vec<i64>, ListCursors)> {
         let until = self.local_list_cursors().await?;
         let mut chargers: Vec<i64> = Vec::new();
@@ -41,6 +41,10 @@ impl Store {
                          SELECT team_id FROM id_tag_changes WHERE seq > $1 AND seq <= $2)
                        OR EXISTS (SELECT 1 FROM site_access sa WHERE sa.site_id = s.id
                          AND sa.team_id IN (
+                           SELECT team_id FROM id_tag_changes WHERE seq > $1 AND seq <= $2))
+                       OR EXISTS (SELECT 1 FROM ocpi_publications op
+                         JOIN providers p ON p.id = op.provider_id WHERE op.site_id = s.id
+                         AND p.id_tag_team_id IN (
                            SELECT team_id FROM id_tag_changes WHERE seq > $1 AND seq <= $2)))"
                 ))
                 .bind(since.id_tags)
