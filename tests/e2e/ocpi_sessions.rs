@@ -311,8 +311,18 @@ async fn a_roaming_drivers_session_and_cdr_reach_its_emsp_only() {
         .await;
     assert_eq!((bad_page.status, bad_page.code()), (400, 2001));
 
-    // Stopped at 4 kWh and priced: the CDR's total is the REST API's final cost.
-    cp.send(&format!("stop {id} - 4000 {}", ago(10))).await;
+    // Stopped at 4 kWh and priced, its Eichrecht meter's signed readings in the stop: the CDR's
+    // total is the REST API's final cost, and it carries the signed readings.
+    let signed = |wh: u32| {
+        format!(r#"OCMF|{{"FV":"1.0","RD":[{{"RV":{wh},"RU":"Wh"}}]}}|{{"SD":"30{wh}"}}"#)
+    };
+    let stop = format!(
+        "signed-stop {id} 4000 {} {} {}",
+        ago(10),
+        signed(0),
+        signed(4000)
+    );
+    cp.send(&stop).await;
     let (cdr, _) = listed(&ocpi, "cdrs", &token, |_| true).await;
     let rest = api_cost(&api, &charger, id).await;
     assert_eq!(rest["excl_vat"], "1.20", "{rest}");
@@ -325,6 +335,10 @@ async fn a_roaming_drivers_session_and_cdr_reach_its_emsp_only() {
     assert_eq!(cdr["tariffs"][0]["id"], tariff.as_str());
     assert_eq!(cdr["cdr_location"]["id"], site.as_str());
     assert_eq!(cdr["cdr_location"]["evse_id"], "NL*CMS*ECPOCPI");
+    let signed_data = json!({"encoding_method": "OCMF", "signed_values": [
+        {"nature": "Start", "plain_data": "0", "signed_data": signed(0)},
+        {"nature": "End", "plain_data": "4000", "signed_data": signed(4000)}]});
+    assert_eq!(cdr["signed_data"], signed_data, "{cdr}");
     let ended = DateTime::parse_from_rfc3339(cdr["end_date_time"].as_str().unwrap());
     assert!(ended.is_ok(), "{cdr}");
     let (session, _) = listed(&ocpi, "sessions", &token, |s| s["status"] == "COMPLETED").await;
@@ -363,6 +377,7 @@ async fn a_roaming_drivers_session_and_cdr_reach_its_emsp_only() {
         "{:?}",
         post.body
     );
+    assert_eq!(body(&post)["signed_data"], signed_data, "the pushed CDR's");
     assert!((pushes_of(&store, "transaction.ended", &other_party).await).is_empty());
     assert_eq!(
         cms_roaming::running_sessions::due(&store).await.unwrap(),

@@ -37,6 +37,11 @@ Stdin, one command a line (the test's way to move the charger):
   stop TRANSACTION_ID [TAG|- [WH [T]]]
                                 sends StopTransaction (meterStop WH or 2000, at T or now, with
                                 idTag if given and not `-`)
+  signed-stop TRANSACTION_ID WH T START END
+                                sends StopTransaction (meterStop WH at T) whose
+                                transactionData has the signed readings START (with register
+                                0, context Transaction.Begin) and END (register WH,
+                                Transaction.End), as an Eichrecht meter's (no spaces in them)
   meter CONNECTOR TRANSACTION_ID WH T
                                 sends MeterValues: the energy register WH (Wh) sampled at T
   status CONNECTOR STATUS [T]   sends StatusNotification (NoError) at T or now
@@ -123,6 +128,7 @@ from ocpp.v16.enums import (
     FirmwareStatus,
     GetCompositeScheduleStatus,
     Measurand,
+    ReadingContext,
     RegistrationStatus,
     RemoteStartStopStatus,
     ReservationStatus,
@@ -131,6 +137,7 @@ from ocpp.v16.enums import (
     UnitOfMeasure,
     UnlockStatus,
     UpdateStatus,
+    ValueFormat,
 )
 import ocpp.exceptions
 
@@ -680,6 +687,23 @@ async def run(args, charger):
     await session.disconnect()
 
 
+def signed_reading(at, wh, signed, context):
+    """A meter value with the energy register WH and the meter's signed reading of it."""
+    register = SampledValue(
+        value=str(int(wh)),
+        context=context,
+        measurand=Measurand.energy_active_import_register,
+        unit=UnitOfMeasure.wh,
+    )
+    proof = SampledValue(
+        value=signed,
+        context=context,
+        format=ValueFormat.signed_data,
+        measurand=Measurand.energy_active_import_register,
+    )
+    return MeterValue(timestamp=at, sampled_value=[register, proof])
+
+
 # The calls a test may make the charger send: stdin verb -> request from the verb's arguments.
 CHARGER_CALLS = {
     "authorize": lambda tag: call.Authorize(id_tag=tag),
@@ -691,6 +715,15 @@ CHARGER_CALLS = {
         meter_stop=int(wh),
         timestamp=at or now(),
         id_tag=None if tag == "-" else tag,
+    ),
+    "signed-stop": lambda transaction_id, wh, at, start, end: call.StopTransaction(
+        transaction_id=int(transaction_id),
+        meter_stop=int(wh),
+        timestamp=at,
+        transaction_data=[
+            signed_reading(at, 0, start, ReadingContext.transaction_begin),
+            signed_reading(at, wh, end, ReadingContext.transaction_end),
+        ],
     ),
     "meter": lambda connector, transaction_id, wh, at: call.MeterValues(
         connector_id=int(connector),

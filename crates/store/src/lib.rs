@@ -33,6 +33,7 @@ mod registry;
 pub mod reservations;
 pub mod security;
 mod session_end;
+pub mod signed_values;
 pub mod sites;
 pub mod smart_charging;
 mod state;

@@ -116,6 +116,8 @@ pub enum StateChange {
         stopped_at: String,
         reason: String,
         at: String,
+        /// Its `transactionData`'s signed readings (`signed_values`).
+        signed: Vec<crate::signed_values::SignedValue>,
     },
     /// A charger was told its tag is not accepted in answer to an Authorize (kept nowhere; a
     /// team's `id_tag.refused` webhook hears of it).
@@ -245,6 +247,10 @@ impl Store {
             .await?;
         }
         crate::station_events::batch::write_assemblies(&mut tx, self.backend, &assemblies).await?;
+        // After the transactions they sign are stored (a Started's is made just above).
+        for event in events.iter().flatten().filter(|e| !e.signed.is_empty()) {
+            crate::station_events::keep_signed(&mut tx, event).await?;
+        }
         readings.flush(&mut tx).await?;
         energy.flush(&mut tx).await?;
         crate::actions::apply_reports(&mut tx, self.backend, &reports).await?;
@@ -561,6 +567,7 @@ async fn apply_one<'a>(
             stopped_at,
             reason,
             at,
+            signed,
         } => {
             let updated = sqlx::query(
                 "UPDATE transactions SET meter_stop = $1, stopped_at = $2, stop_reason = $3,
@@ -579,6 +586,8 @@ async fn apply_one<'a>(
             if updated.rows_affected() == 0 {
                 tracing::warn!(%identity, ocpp_transaction_id, "StopTransaction for a transaction never started here");
             }
+            let by = crate::signed_values::SignedBy::StopTransaction(*ocpp_transaction_id);
+            crate::signed_values::keep(db, identity, by, None, signed, at).await?;
         }
     }
     Ok(())

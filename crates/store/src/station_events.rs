@@ -59,6 +59,20 @@ pub struct TransactionEvent {
     pub latest: Option<(String, String)>,
     /// When the gateway received it.
     pub at: String,
+    /// A Started's or Ended's signed readings (`signed_values`; an Updated's are not read).
+    pub signed: Vec<crate::signed_values::SignedValue>,
+}
+
+/// Keeps a Started's or Ended's signed readings, once its transaction is stored.
+pub(crate) async fn keep_signed(db: &mut AnyConnection, event: &TransactionEvent) -> Result<()> {
+    use crate::signed_values::{SignedBy, keep};
+    let by = match event.event_type {
+        EventType::Started => SignedBy::Started,
+        EventType::Ended => SignedBy::Ended,
+        EventType::Updated => return Ok(()),
+    };
+    let tx = Some(event.station_transaction_id.as_str());
+    keep(db, &event.identity, by, tx, &event.signed, &event.at).await
 }
 
 /// A StatusNotification's status as the reference shows it: `Occupied` is `Charging` while a

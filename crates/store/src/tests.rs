@@ -258,6 +258,7 @@ store_test!(
                 stopped_at: at("30"),
                 reason: "Local".into(),
                 at: at("30"),
+                signed: Vec::new(),
             }])
             .await
             .unwrap();

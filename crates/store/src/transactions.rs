@@ -234,6 +234,7 @@ mod tests {
             stopped_at: at(minute),
             reason: "Local".into(),
             at: at(minute),
+            signed: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@
 mod energy;
 mod events;
 mod reading;
+mod signed;
 mod sinks;
 mod store_sink;
 mod translate;
@@ -336,5 +337,7 @@ fn reading_key(record: &Record) -> Option<(&str, i64, &str)> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_signed;
 #[cfg(test)]
 mod tests_v201;

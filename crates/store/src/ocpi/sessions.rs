@@ -13,6 +13,7 @@ pub mod fixtures;
 #[cfg(test)]
 mod tests;
 
+use crate::signed_values::SignedValue;
 use crate::transactions::TransactionRow;
 use crate::{Result, Store};
 
@@ -64,6 +65,9 @@ pub struct OcpiTransaction {
     /// Record time: the transaction's last change, or while it runs its newest reading when
     /// later.
     pub last_updated: String,
+    /// The signed readings the station gave for it (`signed_values`), read for a stopped one.
+    #[sqlx(skip)]
+    pub signed_values: Vec<SignedValue>,
 }
 
 /// A running session of a registered party, with what was last pushed of it.
@@ -194,7 +198,33 @@ impl Store {
         .bind(window.offset)
         .fetch_all(self.db())
         .await?;
-        Ok((rows, total))
+        Ok((self.with_signed_values(rows).await?, total))
+    }
+
+    /// The transactions, the stopped ones with their signed readings.
+    async fn with_signed_values(
+        &self,
+        mut rows: Vec<OcpiTransaction>,
+    ) -> Result<Vec<OcpiTransaction>> {
+        let stopped: Vec<i64> = (rows.iter())
+            .filter(|t| t.transaction.stopped_at.is_some())
+            .map(|t| t.transaction.id)
+            .collect();
+        let mut signed = self.transaction_signed_values(&stopped).await?;
+        for row in &mut rows {
+            row.signed_values = signed.remove(&row.transaction.id).unwrap_or_default();
+        }
+        Ok(rows)
+    }
+
+    async fn one_with_signed_values(
+        &self,
+        row: Option<OcpiTransaction>,
+    ) -> Result<Option<OcpiTransaction>> {
+        Ok(self
+            .with_signed_values(row.into_iter().collect())
+            .await?
+            .pop())
     }
 
     /// The provider's party's session (or CDR) with this id; `None` for another party's.
@@ -203,14 +233,15 @@ impl Store {
         provider_id: i64,
         uuid: &str,
     ) -> Result<Option<OcpiTransaction>> {
-        Ok(sqlx::query_as(&format!(
+        let row = sqlx::query_as(&format!(
             "SELECT o.* FROM ({}) o WHERE o.provider_id = $1 AND o.uuid = $2",
             of_parties()
         ))
         .bind(provider_id)
         .bind(uuid)
         .fetch_optional(self.db())
-        .await?)
+        .await?;
+        self.one_with_signed_values(row).await
     }
 
     /// The provider's party's session that an event of the outbox names: charger `charger_id`'s
@@ -246,7 +277,8 @@ impl Store {
             Some(n) => query.bind(n),
             None => query.bind(text),
         };
-        Ok(query.fetch_optional(self.db()).await?)
+        let row = query.fetch_optional(self.db()).await?;
+        self.one_with_signed_values(row).await
     }
 
     /// Every running session of every registered party, with what was last pushed of it.

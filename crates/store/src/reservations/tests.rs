@@ -134,6 +134,7 @@ store_test!(
             energy: Vec::new(),
             latest: None,
             at: AT.into(),
+            signed: Vec::new(),
         };
         let ended = StateChange::ReservationEnded {
             identity: "CP-1".into(),

@@ -32,6 +32,7 @@ fn event(seq_no: i64, event_type: EventType, minute: u32) -> TransactionEvent {
         energy: Vec::new(),
         latest: None,
         at: at(minute),
+        signed: Vec::new(),
     }
 }
 

@@ -123,6 +123,7 @@ fn message_change(
             stopped_at: format_record_time(stop.timestamp),
             reason: stop.reason().as_str().to_string(),
             at,
+            signed: super::signed::of_v16(&stop.transaction_data),
         },
         _ => return None,
     })

@@ -62,7 +62,11 @@ pub(super) fn message_change(
             })
         }),
         "TransactionEvent" => read::<Event>(payload).and_then(|event| {
-            let event = transaction_event(identity, event, at, told.id_tag_status, use_of)?;
+            let mut event = transaction_event(identity, event, at, told.id_tag_status, use_of)?;
+            // Only a start's and an end's: an Updated (the hot path) is not read twice.
+            if event.event_type != EventType::Updated {
+                event.signed = super::signed::of_v201(payload);
+            }
             Some(StateChange::TransactionEvent(Box::new(event)))
         }),
         _ => None,
@@ -219,5 +223,6 @@ fn transaction_event(
         energy,
         latest,
         at,
+        signed: Vec::new(),
     })
 }

@@ -9,6 +9,7 @@ use cms_ocpi::cdrs::{
 };
 use cms_ocpi::sessions::{AuthMethod, Session, SessionStatus};
 use cms_store::ocpi::sessions::OcpiTransaction;
+use cms_store::signed_values::SignedValue;
 use cms_store::transaction_readings::TransactionReading;
 use serde_json::{Map, Value, json};
 
@@ -90,8 +91,7 @@ pub fn cdr(t: &OcpiTransaction, cost: &Value) -> Option<Cdr> {
             dimensions,
             tariff_id: tx.tariff_uuid.clone(),
         }],
-        // Not kept by cms: docs/ocpi.md "Sessions and CDRs".
-        signed_data: None,
+        signed_data: signed_data(&t.signed_values),
         total_cost,
         total_fixed_cost: component_cost(cost, "FLAT"),
         total_energy,
@@ -103,6 +103,26 @@ pub fn cdr(t: &OcpiTransaction, cost: &Value) -> Option<Cdr> {
         remark: tx.stop_reason.as_deref().map(|r| cut(r, 255)),
         last_updated: ocpi_time(&t.last_updated),
     })
+}
+
+/// The OCPI SignedData of the station's signed readings; `None` when it gave none. One
+/// encoding and key for the CDR: the first reading's (a meter signs all of a transaction's
+/// alike).
+fn signed_data(values: &[SignedValue]) -> Option<Value> {
+    let first = values.first()?;
+    let mut data = Map::new();
+    data.insert(
+        "encoding_method".into(),
+        json!(cut(&first.encoding_method, 36)),
+    );
+    if let Some(key) = values.iter().find_map(|v| v.public_key.as_deref()) {
+        data.insert("public_key".into(), json!(key));
+    }
+    let signed: Vec<Value> = (values.iter())
+        .map(|v| json!({"nature": v.nature, "plain_data": v.plain_data, "signed_data": v.signed_data}))
+        .collect();
+    data.insert("signed_values".into(), Value::Array(signed));
+    Some(Value::Object(data))
 }
 
 /// Wh charged: to the stop; while it runs, to the newest energy register read since its start

@@ -5,6 +5,7 @@ use super::{post_cdr, put_session};
 use cms_ocpi::sessions::{AuthMethod, SessionStatus};
 use cms_store::ocpi::parties::Party;
 use cms_store::ocpi::sessions::OcpiTransaction;
+use cms_store::signed_values::SignedValue;
 use cms_store::transaction_readings::TransactionReading;
 use cms_store::transactions::TransactionRow;
 use serde_json::{Value, json};
@@ -71,6 +72,7 @@ fn transaction(running: bool) -> OcpiTransaction {
         remote_start_at: None,
         tariff_valid_from: Some("2026-11-01T08:00:00.000000Z".into()),
         last_updated: "2026-11-29T11:00:00.500000Z".into(),
+        signed_values: Vec::new(),
     }
 }
 
@@ -225,6 +227,36 @@ fn a_stopped_priced_session_makes_a_cdr_with_its_exact_cost() {
     );
     assert_eq!(tariff["max_price"], json!({"excl_vat": 50.0}));
     assert!(tariff.get("min_price").is_none());
+}
+
+#[test]
+fn a_cdr_carries_the_stations_signed_readings_when_it_gave_any() {
+    let mut t = transaction(false);
+    let final_cost = cost("2.70", "3.02", "0.25");
+    let unsigned = cdr(&t, &final_cost).expect("a CDR");
+    assert_eq!(unsigned.signed_data, None);
+    let serialized = serde_json::to_value(&unsigned).unwrap();
+    assert!(serialized.get("signed_data").is_none(), "left out");
+    let value = |nature: &str, plain: &str, key: Option<&str>| SignedValue {
+        nature: nature.into(),
+        plain_data: plain.into(),
+        signed_data: format!("signed {nature}"),
+        encoding_method: "EDL".into(),
+        public_key: key.map(str::to_string),
+    };
+    t.signed_values = vec![
+        value("Start", "0", None),
+        value("End", "4000", Some("04AB")),
+    ];
+    let signed = cdr(&t, &final_cost).expect("a CDR").signed_data;
+    assert_eq!(
+        signed,
+        Some(
+            json!({"encoding_method": "EDL", "public_key": "04AB", "signed_values": [
+            {"nature": "Start", "plain_data": "0", "signed_data": "signed Start"},
+            {"nature": "End", "plain_data": "4000", "signed_data": "signed End"}]})
+        )
+    );
 }
 
 #[test]

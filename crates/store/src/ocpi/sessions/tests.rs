@@ -35,6 +35,7 @@ fn stop(identity: &str, id: i64, minute: u32) -> StateChange {
         stopped_at: at(minute),
         reason: "Local".into(),
         at: at(minute),
+        signed: Vec::new(),
     }
 }
 
@@ -363,6 +364,7 @@ store_test!(
             energy: Vec::new(),
             latest: None,
             at: at(minute),
+            signed: Vec::new(),
         };
         let apply = async |events: Vec<TransactionEvent>| {
             let changes: Vec<StateChange> = (events.into_iter())

@@ -324,6 +324,7 @@ store_test!(
             energy: Vec::new(),
             latest: None,
             at: T0.into(),
+            signed: Vec::new(),
         };
         store
             .apply(&[crate::StateChange::TransactionEvent(Box::new(started))])

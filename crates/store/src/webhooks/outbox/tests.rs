@@ -165,6 +165,7 @@ store_test!(
             stopped_at: "2026-11-29T10:30:00.000000Z".into(),
             reason: "Local".into(),
             at: "2026-11-29T10:30:00.000000Z".into(),
+            signed: Vec::new(),
         };
         store.apply(&[start, stop]).await.unwrap();
         store
