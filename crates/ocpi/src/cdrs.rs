@@ -6,7 +6,6 @@ mod country;
 
 pub use country::alpha3;
 
-use crate::sessions::AuthMethod;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -57,6 +56,18 @@ pub struct Cdr {
 }
 
 /// The token a session ran on, as the CPO knows it.
+/// How the driver was authorised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AuthMethod {
+    /// The eMSP was asked (real-time authorisation).
+    AuthRequest,
+    /// A command (StartSession) started it.
+    Command,
+    /// The token was known: nobody was asked.
+    Whitelist,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CdrToken {
     /// The eMSP's.

@@ -1,6 +1,7 @@
 //! The sessions module's objects (OCPI 2.2.1 part "sessions"): the Session a CPO serves and
 //! pushes for a charging session, and the charging preferences an eMSP may send for one.
 
+pub use crate::cdrs::AuthMethod;
 use crate::cdrs::{CdrToken, Price};
 use serde::{Deserialize, Serialize};
 
@@ -30,18 +31,6 @@ pub struct Session {
     pub total_cost: Option<Price>,
     pub status: SessionStatus,
     pub last_updated: String,
-}
-
-/// How the driver was authorised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum AuthMethod {
-    /// The eMSP was asked (real-time authorisation).
-    AuthRequest,
-    /// A command (StartSession) started it.
-    Command,
-    /// The token was known: nobody was asked.
-    Whitelist,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 //! the pushes the translators make of it; they are written with the cursor moved past the
 //! events in one transaction, fenced on the lease and on the cursor not having moved.
 
-use crate::dispatcher::DispatcherConfig;
+use crate::config::DispatcherConfig;
 use chrono::Utc;
 use cms_store::{Store, format_record_time};
 

@@ -7,6 +7,7 @@
 
 mod attempt;
 pub mod client;
+mod config;
 pub mod dispatcher;
 mod fan_out;
 pub mod running_sessions;

@@ -8,10 +8,13 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::routing::any;
-use cms_store::ocpi::parties::PartyConnection;
+use cms_store::ocpi::parties::{Party, PartyConnection};
 use cms_store::ocpi::pushes::PushRecord;
+use cms_store::ocpi::pushes::{NewPush, OutboxEvent};
 use cms_store::providers::NewProvider;
 use sqlx::SqlitePool;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 use tokio::task::JoinHandle;
 
