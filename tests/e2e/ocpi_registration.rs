@@ -265,7 +265,7 @@ async fn an_emsp_on_a_private_address_is_refused_unless_allowed() {
         errors["versions_url"][0]
             .as_str()
             .unwrap()
-            .contains("must be https"),
+            .contains("is not an https URL"),
         "{errors}"
     );
 }

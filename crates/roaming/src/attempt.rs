@@ -104,7 +104,6 @@ async fn send(store: &Store, client: &Client, push: &DuePush) -> Sent {
     };
     let headers = [
         ("authorization", header_value(token)),
-        ("content-type", "application/json".to_string()),
         ("x-request-id", uuid::Uuid::new_v4().to_string()),
         ("x-correlation-id", correlation_id(push)),
         ("ocpi-from-country-code", from_country.clone()),

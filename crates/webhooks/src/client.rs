@@ -146,12 +146,21 @@ impl Client {
     /// A client whose attempts are cut after `timeout`; `allow_private` lets it reach every
     /// address (the operator's `--webhook-allow-private`).
     pub fn new(allow_private: bool, timeout: Duration) -> Client {
+        Client::with_agent(
+            allow_private,
+            timeout,
+            concat!("cms-webhooks/", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    /// [`Client::new`] naming itself `agent` (OCPI's pushes and handshake: `cms-ocpi/...`).
+    pub fn with_agent(allow_private: bool, timeout: Duration, agent: &'static str) -> Client {
         let mut builder = reqwest::Client::builder()
             .redirect(redirect::Policy::none())
             .no_proxy()
             .timeout(timeout)
             .connect_timeout(timeout)
-            .user_agent(concat!("cms-webhooks/", env!("CARGO_PKG_VERSION")));
+            .user_agent(agent);
         if !allow_private {
             builder = builder.dns_resolver(Arc::new(GuardedResolver));
         }

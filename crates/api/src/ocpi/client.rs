@@ -1,6 +1,7 @@
 //! cms calling a party during the credentials handshake: its versions, its 2.2.1 details, its
-//! credentials endpoint. Through the webhooks' client, so a party's URLs get the same guards
-//! (no redirects, no private addresses unless `--ocpi-allow-private`, a time-out).
+//! credentials endpoint. Through the pushes' client (cms_roaming::client), so a party's URLs
+//! get the same guards (https, no redirects, no private addresses unless
+//! `--ocpi-allow-private`, a time-out).
 
 use axum::http::Method;
 use cms_ocpi::credentials::Credentials;
@@ -8,12 +9,9 @@ use cms_ocpi::envelope::Envelope;
 use cms_ocpi::status;
 use cms_ocpi::token_header::header_value;
 use cms_ocpi::versions::{Endpoint, Version, VersionDetails};
-use cms_webhooks::client::Client;
+use cms_roaming::client::Client;
 use serde::de::DeserializeOwned;
 use std::time::Duration;
-
-/// The most of an answer read: a party's versions, details and credentials are small.
-const ANSWER_LIMIT: usize = 256 * 1024;
 
 /// Why a handshake with a party failed: the OCPI status that says so (3001 unable to use the
 /// client's API, 3002 unsupported version) and what happened.
@@ -35,8 +33,6 @@ impl HandshakeError {
 /// A party's API as cms reaches it.
 pub struct PartyClient {
     http: Client,
-    /// Plain `http` and private addresses allowed (`--ocpi-allow-private`).
-    allow_private: bool,
 }
 
 /// What a party's versions URL leads to: its 2.2.1 details' URL and endpoints.
@@ -57,7 +53,6 @@ impl PartyClient {
     pub fn new(allow_private: bool) -> PartyClient {
         PartyClient {
             http: Client::new(allow_private, Duration::from_secs(10)),
-            allow_private,
         }
     }
 
@@ -109,20 +104,13 @@ impl PartyClient {
         body: Option<String>,
     ) -> Result<T, HandshakeError> {
         let what = format!("{method} {url}");
-        // As the pushes (cms-roaming): a party's tokens never travel in clear on the open
-        // network.
-        if !self.allow_private && !url.starts_with("https://") {
-            return Err(HandshakeError::unusable(format!(
-                "{what}: a party's URL must be https (or start cms with --ocpi-allow-private)"
-            )));
-        }
         let headers = [
             ("authorization", header_value(token)),
             ("x-request-id", uuid::Uuid::new_v4().to_string()),
             ("x-correlation-id", uuid::Uuid::new_v4().to_string()),
         ];
         let answer = (self.http)
-            .request(method, url, &headers, body, ANSWER_LIMIT)
+            .send(method.as_str(), url, &headers, body)
             .await
             .map_err(|e| HandshakeError::unusable(format!("{what}: {e}")))?;
         if !(200..300).contains(&answer.status) {
