@@ -23,7 +23,7 @@ pub struct Window {
 impl Window {
     /// `WHERE` over `column` for the bounds set, numbering placeholders from `$first`; the
     /// values to bind, in order.
-    pub(super) fn filter(&self, column: &str, first: usize) -> (String, Vec<String>) {
+    fn filter(&self, column: &str, first: usize) -> (String, Vec<String>) {
         let mut clauses = Vec::new();
         let mut values = Vec::new();
         for (bound, op) in [(self.from, ">="), (self.to, "<")] {
@@ -37,6 +37,39 @@ impl Window {
             false => format!("WHERE {}", clauses.join(" AND ")),
         };
         (filter, values)
+    }
+
+    /// A page of `columns` of the rows `rows` (a derived table `l` whose `$1` is the provider)
+    /// within the window, by `l.id`, and how many rows are in the window.
+    pub(super) async fn page_of<T>(
+        &self,
+        store: &Store,
+        rows: &str,
+        columns: &str,
+        provider_id: i64,
+        (limit, offset): (i64, i64),
+    ) -> Result<(Vec<T>, i64)>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    {
+        let (filter, bounds) = self.filter("l.last_updated", 2);
+        let count_sql = format!("SELECT COUNT(*) FROM {rows} {filter}");
+        let mut count = sqlx::query_scalar(&count_sql).bind(provider_id);
+        for bound in &bounds {
+            count = count.bind(bound);
+        }
+        let total: i64 = count.fetch_one(store.db()).await?;
+        let n = bounds.len() + 2;
+        let sql = format!(
+            "SELECT {columns} FROM {rows} {filter} ORDER BY l.id LIMIT ${n} OFFSET ${}",
+            n + 1
+        );
+        let mut page = sqlx::query_as::<_, T>(&sql).bind(provider_id);
+        for bound in &bounds {
+            page = page.bind(bound);
+        }
+        let rows = page.bind(limit).bind(offset).fetch_all(store.db()).await?;
+        Ok((rows, total))
     }
 }
 
@@ -182,23 +215,9 @@ impl Store {
         offset: i64,
     ) -> Result<(Vec<LocationFacts>, i64)> {
         let rows = self.locations_of_provider();
-        let (filter, bounds) = window.filter("l.last_updated", 2);
-        let count_sql = format!("SELECT COUNT(*) FROM {rows} {filter}");
-        let mut count = sqlx::query_scalar(&count_sql).bind(provider_id);
-        for bound in &bounds {
-            count = count.bind(bound);
-        }
-        let total: i64 = count.fetch_one(self.db()).await?;
-        let n = bounds.len() + 2;
-        let sql = format!(
-            "SELECT * FROM {rows} {filter} ORDER BY l.id LIMIT ${n} OFFSET ${}",
-            n + 1
-        );
-        let mut page = sqlx::query_as::<_, LocationRow>(&sql).bind(provider_id);
-        for bound in &bounds {
-            page = page.bind(bound);
-        }
-        let rows = page.bind(limit).bind(offset).fetch_all(self.db()).await?;
+        let (rows, total): (Vec<LocationRow>, i64) = window
+            .page_of(self, &rows, "*", provider_id, (limit, offset))
+            .await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
         let mut evses = self.evses_of_sites(&ids).await?;
         let facts = (rows.into_iter())

@@ -58,24 +58,10 @@ impl Store {
         offset: i64,
     ) -> Result<(Vec<TariffFacts>, i64)> {
         let rows = self.tariffs_of_provider();
-        let (filter, bounds) = window.filter("l.last_updated", 2);
-        let count_sql = format!("SELECT COUNT(*) FROM {rows} {filter}");
-        let mut count = sqlx::query_scalar(&count_sql).bind(provider_id);
-        for bound in &bounds {
-            count = count.bind(bound);
-        }
-        let total: i64 = count.fetch_one(self.db()).await?;
-        let n = bounds.len() + 2;
-        let sql = format!(
-            "SELECT l.uuid, l.name, l.currency, l.body, l.last_updated FROM {rows} {filter}
-             ORDER BY l.id LIMIT ${n} OFFSET ${}",
-            n + 1
-        );
-        let mut page = sqlx::query_as::<_, TariffRow>(&sql).bind(provider_id);
-        for bound in &bounds {
-            page = page.bind(bound);
-        }
-        let rows = page.bind(limit).bind(offset).fetch_all(self.db()).await?;
+        let columns = "l.uuid, l.name, l.currency, l.body, l.last_updated";
+        let (rows, total): (Vec<TariffRow>, i64) = window
+            .page_of(self, &rows, columns, provider_id, (limit, offset))
+            .await?;
         Ok((rows.into_iter().map(TariffFacts::from).collect(), total))
     }
 
