@@ -20,6 +20,7 @@ mod gateways;
 mod id_tag_log;
 pub mod id_tags;
 mod latest_readings;
+mod lease;
 pub mod local_lists;
 pub mod meters;
 pub mod oauth;

@@ -13,6 +13,7 @@
 //! nothing (not duplicated).
 
 use super::pushes::{NewPush, OutboxEvent, enqueue_at};
+use crate::lease::LeaseTable;
 use crate::{Result, Store};
 use sqlx::Row;
 
@@ -35,29 +36,12 @@ impl Store {
     /// Takes the OCPI dispatcher's lease for `holder` until `until` when it is free, run out at
     /// `now`, or already `holder`'s (a renewal). Whether `holder` holds it now.
     pub async fn take_ocpi_lease(&self, holder: &str, now: &str, until: &str) -> Result<bool> {
-        let taken = sqlx::query(
-            "UPDATE ocpi_dispatcher SET holder = $1, lease_until = $2
-             WHERE id = 1 AND (holder = $1 OR holder IS NULL OR lease_until IS NULL
-                               OR lease_until < $3)",
-        )
-        .bind(holder)
-        .bind(until)
-        .bind(now)
-        .execute(self.db())
-        .await?;
-        Ok(taken.rows_affected() == 1)
+        self.take_lease(LeaseTable::Ocpi, holder, now, until).await
     }
 
     /// Lets go of the lease if `holder` has it (at shutdown): another replica takes it at once.
     pub async fn release_ocpi_lease(&self, holder: &str) -> Result<()> {
-        sqlx::query(
-            "UPDATE ocpi_dispatcher SET holder = NULL, lease_until = NULL
-             WHERE id = 1 AND holder = $1",
-        )
-        .bind(holder)
-        .execute(self.db())
-        .await?;
-        Ok(())
+        self.release_lease(LeaseTable::Ocpi, holder).await
     }
 
     /// Up to `limit` events past the cursor, those of them settled at `now`; `None` when

@@ -17,37 +17,21 @@ pub(crate) use fan_out::settled;
 pub use log::{AttemptRecord, DeliveryRecord};
 pub use sending::{Attempt, DueDelivery, Outcome};
 
+use crate::lease::LeaseTable;
 use crate::{Result, Store};
 
 impl Store {
     /// Takes the dispatcher's lease for `holder` until `until` when it is free, run out at
-    /// `now`, or already `holder`'s (a renewal): one conditional UPDATE. Whether `holder` holds
-    /// it now.
+    /// `now`, or already `holder`'s (a renewal). Whether `holder` holds it now.
     pub async fn take_webhook_lease(&self, holder: &str, now: &str, until: &str) -> Result<bool> {
-        let taken = sqlx::query(
-            "UPDATE webhook_dispatcher SET holder = $1, lease_until = $2
-             WHERE id = 1 AND (holder = $1 OR holder IS NULL OR lease_until IS NULL
-                               OR lease_until < $3)",
-        )
-        .bind(holder)
-        .bind(until)
-        .bind(now)
-        .execute(self.db())
-        .await?;
-        Ok(taken.rows_affected() == 1)
+        self.take_lease(LeaseTable::Webhooks, holder, now, until)
+            .await
     }
 
     /// Lets go of the lease if `holder` has it (at shutdown), so another replica takes it at
     /// once.
     pub async fn release_webhook_lease(&self, holder: &str) -> Result<()> {
-        sqlx::query(
-            "UPDATE webhook_dispatcher SET holder = NULL, lease_until = NULL
-             WHERE id = 1 AND holder = $1",
-        )
-        .bind(holder)
-        .execute(self.db())
-        .await?;
-        Ok(())
+        self.release_lease(LeaseTable::Webhooks, holder).await
     }
 
     /// How many deliveries are pending, and how many webhooks are failing (`failing_since`
