@@ -405,7 +405,7 @@ impl Api {
             tracing::info!(%addr, "probes and metrics listening");
             OpsListener { addr, stop, task }
         });
-        let router = http::router(state);
+        let router = http::router(state, ocpi::connections::routes(), ocpi::router());
         let stop = stop_http.clone();
         let limits = config.http_limits;
         let served = Served {

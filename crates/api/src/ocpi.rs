@@ -9,6 +9,7 @@ pub(crate) mod reply;
 
 mod cdrs;
 mod commands;
+pub(crate) mod connections;
 pub(crate) mod credentials;
 mod locations;
 mod sessions;
@@ -39,8 +40,24 @@ pub fn router() -> Router<AppState> {
         .method_not_allowed_fallback(|| async {
             OcpiError::invalid("The method is not allowed on this OCPI endpoint.")
         })
+        .layer(axum::middleware::from_fn(refuse_unreadable))
         .layer(axum::middleware::from_fn(request_ids));
     Router::new().nest("/ocpi", modules)
+}
+
+/// The REST API's refusal of a NUL in the address (crate::http::unreadable), in OCPI's
+/// envelope.
+async fn refuse_unreadable(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use crate::http::{NUL_IN_QUERY, Unreadable, unreadable};
+    use axum::response::IntoResponse;
+    match unreadable(request.uri()) {
+        Some(Unreadable::Path) => OcpiError::not_found("Not Found.").into_response(),
+        Some(Unreadable::Query) => OcpiError::invalid(NUL_IN_QUERY).into_response(),
+        None => next.run(request).await,
+    }
 }
 
 /// Echoes `X-Request-ID` and `X-Correlation-ID` (2.2.1 part I, "Request and correlation

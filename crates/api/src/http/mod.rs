@@ -24,9 +24,8 @@ mod oauth_grants;
 mod openapi;
 mod ops;
 mod pagination;
-mod providers;
+pub(crate) mod providers;
 mod reservations;
-mod roaming;
 mod roaming_pushes;
 pub mod schema;
 mod secret_settings;
@@ -45,7 +44,7 @@ mod streams;
 mod tariffs;
 mod team_owned;
 mod team_transactions;
-mod teams;
+pub(crate) mod teams;
 mod tokens;
 mod transaction_meter_values;
 pub(crate) mod transactions;
@@ -72,8 +71,17 @@ use std::sync::Arc;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
-/// The REST API with its OpenAPI document: each group's routes come with their annotations.
+/// The REST API with its OpenAPI document: each group's routes come with their annotations
+/// (the tests' document; the served one has the roaming connections too).
+#[cfg(test)]
 pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    api_routes_with(OpenApiRouter::new())
+}
+
+/// [`api_routes`] and `more` (the roaming connections' routes, crate::ocpi::connections).
+pub fn api_routes_with(
+    more: OpenApiRouter<AppState>,
+) -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(chargers::routes())
         .merge(actions::routes())
@@ -88,7 +96,6 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(id_tags::routes())
         .merge(tariffs::routes())
         .merge(providers::routes())
-        .merge(roaming::routes())
         .merge(roaming_pushes::routes())
         .merge(site_roaming::routes())
         .merge(streams::routes())
@@ -106,11 +113,18 @@ pub fn api_routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(webhook_deliveries::routes())
         .merge(security_events::routes())
         .merge(station_certificates::routes())
+        .merge(more)
         .split_for_parts()
 }
 
-pub fn router(state: AppState) -> Router {
-    let (api, document) = api_routes();
+/// The REST API with `more_api` in it and its document, and `more` beside it (OCPI's
+/// endpoints, which answer in their own envelope: crate::ocpi).
+pub fn router(
+    state: AppState,
+    more_api: OpenApiRouter<AppState>,
+    more: Router<AppState>,
+) -> Router {
+    let (api, document) = api_routes_with(more_api);
     let mut document = serde_json::to_value(&document).expect("the OpenAPI document serialises");
     actions::document_request_schemas(&mut document);
     openapi::standard_responses(&mut document);
@@ -129,12 +143,12 @@ pub fn router(state: AppState) -> Router {
             }),
         )
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
-        .layer(DefaultBodyLimit::max(input::BODY_LIMIT));
+        .layer(DefaultBodyLimit::max(input::BODY_LIMIT))
+        .layer(axum::middleware::from_fn(refuse_nul));
     let access = state.clone();
     Router::new()
         .merge(api)
-        .merge(crate::ocpi::router())
-        .layer(axum::middleware::from_fn(refuse_nul))
+        .merge(more)
         .layer(axum::middleware::from_fn_with_state(
             access,
             access_in_force,
@@ -190,35 +204,43 @@ async fn access_in_force(
     response
 }
 
-/// No text in the store may hold a NUL character (PostgreSQL refuses it): a path naming one
-/// names nothing (404), and a query string carrying one is malformed (400). Nor can a path
-/// whose escapes decode to something other than UTF-8 name anything (axum's path reader would
-/// refuse it in plain text).
+/// Where a request's address holds what no text in the store may (PostgreSQL refuses a NUL):
+/// a path naming one names nothing (404), and a query string carrying one is malformed (400).
+/// Nor can a path whose escapes decode to something other than UTF-8 name anything (axum's
+/// path reader would refuse it in plain text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    Path,
+    Query,
+}
+
+/// What the REST API and OCPI's endpoints say of a query string with a NUL.
+pub(crate) const NUL_IN_QUERY: &str = "The query string must not contain NUL characters.";
+
+pub(crate) fn unreadable(uri: &axum::http::Uri) -> Option<Unreadable> {
+    let path = uri.path();
+    if path.contains("%00")
+        || percent_encoding::percent_decode_str(path)
+            .decode_utf8()
+            .is_err()
+    {
+        return Some(Unreadable::Path);
+    }
+    uri.query()
+        .is_some_and(|q| q.contains("%00"))
+        .then_some(Unreadable::Query)
+}
+
+/// The REST API's answer to an [`Unreadable`] address.
 async fn refuse_nul(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let uri = request.uri();
-    // OCPI's endpoints answer in OCPI's envelope (crate::ocpi::reply).
-    let ocpi = uri.path().starts_with("/ocpi/");
-    if uri.path().contains("%00")
-        || percent_encoding::percent_decode_str(uri.path())
-            .decode_utf8()
-            .is_err()
-    {
-        if ocpi {
-            return crate::ocpi::reply::OcpiError::not_found("Not Found.").into_response();
-        }
-        return ApiError::NotFound("Not Found.".into()).into_response();
+    match unreadable(request.uri()) {
+        Some(Unreadable::Path) => ApiError::NotFound("Not Found.".into()).into_response(),
+        Some(Unreadable::Query) => ApiError::BadRequest(NUL_IN_QUERY.into()).into_response(),
+        None => next.run(request).await,
     }
-    if uri.query().is_some_and(|q| q.contains("%00")) {
-        let why = "The query string must not contain NUL characters.";
-        if ocpi {
-            return crate::ocpi::reply::OcpiError::invalid(why).into_response();
-        }
-        return ApiError::BadRequest(why.into()).into_response();
-    }
-    next.run(request).await
 }
 
 /// `uri` with every uuid-shaped path segment in lower case, when one is not: a uuid in a path

@@ -3,16 +3,16 @@
 //! registering with the eMSP; the connection's state; unregistering. A member of the team, with
 //! the teams scopes, as for the providers themselves.
 
+use super::auth::base_url;
+use super::client::PartyClient;
+use super::credentials::{REGISTER, cms_credentials, fresh_token};
+use crate::http::ApiError;
 use crate::http::AppState;
 use crate::http::auth::Caller;
-use crate::http::error::ApiError;
 use crate::http::input::{Input, Rules};
 use crate::http::providers::team_provider;
 use crate::http::schema::{Data, EmptyBody, ErrorBody, ValidationErrorBody};
 use crate::http::teams::member_team;
-use crate::ocpi::auth::base_url;
-use crate::ocpi::client::PartyClient;
-use crate::ocpi::credentials::{REGISTER, cms_credentials, fresh_token};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
