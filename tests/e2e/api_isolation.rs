@@ -205,6 +205,36 @@ on_both_stores!(
         )
         .await;
 
+        // Roaming: A's personal team as a CPO, a provider with a pending OCPI connection, and
+        // A's own site published to it.
+        let personal_uuid = text(&personal["uuid"]);
+        a.expect(
+            200,
+            "PUT",
+            &format!("/api/v3/teams/{personal_uuid}/ocpi"),
+            Some(&json!({"country_code": "NL", "party_id": "AAA", "name": "A roams"})),
+        )
+        .await;
+        let provider = created(
+            &a,
+            &format!("/api/v3/teams/{personal_uuid}/providers"),
+            json!({"name": "A's eMSP", "country_code": "NL", "party_id": "EMA"}),
+        )
+        .await;
+        let provider_uuid = text(&provider["uuid"]);
+        let provider_path = format!("/api/v3/teams/{personal_uuid}/providers/{provider_uuid}");
+        a.expect(201, "POST", &format!("{provider_path}/ocpi/token"), None)
+            .await;
+        let roaming = json!({"latitude": "52.37890", "longitude": "4.90040",
+                             "provider_uuids": [provider_uuid]});
+        a.expect(
+            200,
+            "PUT",
+            &format!("/api/v3/sites/{}/roaming", text(&own_site["uuid"])),
+            Some(&roaming),
+        )
+        .await;
+
         // Team B: another customer with a site and a charger of their own.
         let b = Api::new(&cms, &cms.guest_token("b@example.org").await);
         let b_team = team_of_type(&b, "personal").await;
@@ -242,6 +272,7 @@ on_both_stores!(
             ("operators_id", operators["id"].to_string()),
             ("personal", text(&personal["uuid"])),
             ("domain_id", domain["id"].to_string()),
+            ("provider", provider_uuid.clone()),
         ];
         let missing: Vec<(&str, String)> = theirs
             .iter()
@@ -313,6 +344,31 @@ on_both_stores!(
                 None,
             ),
         ];
+        let ocpi = "/api/v3/teams/<personal>/ocpi";
+        let connection = "/api/v3/teams/<personal>/providers/<provider>/ocpi";
+        probes.extend([
+            probe("GET", ocpi, None),
+            probe(
+                "PUT",
+                ocpi,
+                Some(r#"{"country_code":"DE","party_id":"BBB","name":"B took it"}"#),
+            ),
+            probe("GET", connection, None),
+            probe("DELETE", connection, None),
+            probe("POST", format!("{connection}/token"), None),
+            probe(
+                "POST",
+                format!("{connection}/register"),
+                Some(r#"{"versions_url":"https://b.example/ocpi/versions","token":"b"}"#),
+            ),
+            probe("GET", format!("{connection}/pushes"), None),
+            probe("GET", "/api/v3/sites/<own_site>/roaming", None),
+            probe(
+                "PUT",
+                "/api/v3/sites/<own_site>/roaming",
+                Some(r#"{"latitude":"1.00000","longitude":"1.00000","provider_uuids":[]}"#),
+            ),
+        ]);
         for team in ["team", "operators", "personal"] {
             let domains = format!("/api/v3/teams/<{team}>/domains");
             probes.push(probe("GET", domains.clone(), None));
@@ -385,6 +441,9 @@ on_both_stores!(
             "/api/v3/sites/<own_site>/teams".into(),
             "/api/v2/teams/<operators_id>/sites/<site_id>/connectors".into(),
             "/api/v3/teams/<team>/domains".into(),
+            "/api/v3/teams/<personal>/ocpi".into(),
+            "/api/v3/teams/<personal>/providers/<provider>/ocpi".into(),
+            "/api/v3/sites/<own_site>/roaming".into(),
         ]
         .iter()
         .map(|path| fill(path, &theirs))
