@@ -135,6 +135,26 @@ async fn a_site_published_to_a_provider_is_pulled_by_its_party_and_by_no_other()
     ] {
         assert!(errors[field].is_array(), "{field}: {errors}");
     }
+    // Lists are bounded: providers (each is looked up), facilities, opening periods.
+    let many: Vec<String> = (0..101)
+        .map(|i| format!("00000000-0000-4000-8000-{i:012}"))
+        .collect();
+    let period = json!({"weekday": 1, "period_begin": "08:00", "period_end": "18:00"});
+    let too_long = json!({"latitude": "52.37403", "longitude": "4.88969",
+        "facilities": vec!["CAFE"; 21], "provider_uuids": many,
+        "opening_times": {"twentyfourseven": false, "regular_hours": vec![period; 101]}});
+    let errors = api.expect_invalid("PUT", &settings, Some(&too_long)).await;
+    for field in [
+        "provider_uuids",
+        "facilities",
+        "opening_times.regular_hours",
+    ] {
+        let said = errors[field][0].as_str().unwrap_or_default();
+        assert!(
+            said.contains("at most") || said.contains("more than"),
+            "{field}: {errors}"
+        );
+    }
     api.expect(
         404,
         "PUT",

@@ -33,6 +33,10 @@ pub struct BusinessDetails {
     pub logo: Option<serde_json::Value>,
 }
 
+/// The most roles one party's credentials name (2.2.1's roles are seven; a hub has several
+/// parties, each once).
+const MAX_ROLES: usize = 100;
+
 impl Credentials {
     /// What is wrong with credentials a party sent, as the 2001 message says it: the token
     /// (1 to 64 printable characters), the URL (http or https), the roles (at least one, each
@@ -42,11 +46,13 @@ impl Credentials {
         if self.token.is_empty() || self.token.len() > 64 || !printable(&self.token) {
             return Some("token must be 1 to 64 printable ASCII characters".into());
         }
-        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
-            return Some("url must be an http(s) URL".into());
+        if !(self.url.starts_with("http://") || self.url.starts_with("https://"))
+            || self.url.len() > 255
+        {
+            return Some("url must be an http(s) URL of at most 255 characters".into());
         }
-        if self.roles.is_empty() {
-            return Some("roles must name at least one role".into());
+        if self.roles.is_empty() || self.roles.len() > MAX_ROLES {
+            return Some(format!("roles must name 1 to {MAX_ROLES} roles"));
         }
         for role in &self.roles {
             let alnum =
@@ -56,8 +62,12 @@ impl Credentials {
                     "each role needs a 2-letter country_code and a 3-character party_id".into(),
                 );
             }
-            if role.business_details.name.is_empty() {
-                return Some("each role's business_details needs a name".into());
+            let details = &role.business_details;
+            if details.name.is_empty() || details.name.len() > 100 {
+                return Some("each role's business_details needs a name of at most 100".into());
+            }
+            if details.website.as_ref().is_some_and(|w| w.len() > 255) {
+                return Some("a website is at most 255 characters".into());
             }
         }
         None
@@ -96,6 +106,12 @@ mod tests {
         let mut bad = credentials();
         bad.roles[0].party_id = "TOOLONG".into();
         assert!(bad.problem().unwrap().contains("party_id"));
+        let mut bad = credentials();
+        bad.url = format!("https://e.example/{}", "v".repeat(255));
+        assert!(bad.problem().unwrap().contains("url"));
+        let mut bad = credentials();
+        bad.roles[0].business_details.name = "n".repeat(101);
+        assert!(bad.problem().unwrap().contains("name"));
         let mut bad = credentials();
         bad.token = "x".repeat(65);
         assert!(bad.problem().unwrap().contains("token"));

@@ -59,7 +59,7 @@ impl Rules {
         self.min = Some(min);
         self
     }
-    /// Strings: characters; numbers: value.
+    /// Strings: characters; numbers: value; arrays: items.
     pub const fn max(mut self, max: f64) -> Rules {
         self.max = Some(max);
         self
@@ -407,6 +407,17 @@ impl Input {
         let value = self.present(field, rules).ok()?;
         match value {
             None => Some(None),
+            Some(Value::Array(items)) if rules.max.is_some_and(|max| items.len() as f64 > max) => {
+                let max = rules.max.unwrap_or_default();
+                self.fail(
+                    field,
+                    format!(
+                        "The {} field must not have more than {max} items.",
+                        attribute(field)
+                    ),
+                );
+                None
+            }
             Some(Value::Array(items)) => Some(Some(items)),
             Some(_) => {
                 self.fail(

@@ -73,13 +73,15 @@ pub struct SiteRoamingRequest {
     #[schema(example = "4.88969", pattern = r"^-?[0-9]{1,3}\.[0-9]{5,7}$")]
     longitude: String,
     parking_type: Option<String>,
+    /// OCPI Facility values, each at most once.
+    #[schema(max_items = 20)]
     facilities: Option<Vec<String>>,
     /// An OCPI Hours object (`twentyfourseven`, `regular_hours`, `exceptional_openings`,
     /// `exceptional_closings`); null or absent: open 24/7.
     #[schema(value_type = Option<Object>)]
     opening_times: Option<Value>,
     /// Providers of the site's owner team; `[]`: private.
-    #[schema(format = "uuid")]
+    #[schema(format = "uuid", max_items = 100)]
     provider_uuids: Vec<String>,
 }
 
@@ -148,7 +150,10 @@ pub async fn update(
     let facilities = facilities(&mut input);
     let opening_times = opening_times(&mut input);
     let mut provider_ids = Vec::new();
-    if let Some(uuids) = input.array("provider_uuids", Rules::required()).flatten() {
+    if let Some(uuids) = input
+        .array("provider_uuids", Rules::required().max(MAX_PROVIDERS))
+        .flatten()
+    {
         for (i, uuid) in uuids.iter().enumerate() {
             let provider = match uuid.as_str() {
                 Some(uuid) => state.store.provider(site.team_id, uuid).await?,
@@ -198,6 +203,9 @@ pub async fn update(
     Ok(Json(Data::new(roaming.map(Into::into).unwrap_or_default())))
 }
 
+/// The most providers a site is published to in one request (each is looked up).
+const MAX_PROVIDERS: f64 = 100.0;
+
 /// A required coordinate in OCPI's form (`whole` digits at most before the point).
 fn coordinate(
     input: &mut Input,
@@ -223,7 +231,12 @@ fn coordinate(
 /// Optional OCPI Facility values, each once.
 fn facilities(input: &mut Input) -> Vec<String> {
     let items = input
-        .array("facilities", Rules::optional().nullable())
+        .array(
+            "facilities",
+            Rules::optional()
+                .nullable()
+                .max(ocpi::FACILITIES.len() as f64),
+        )
         .flatten()
         .unwrap_or_default();
     let mut kept = Vec::new();

@@ -63,6 +63,10 @@ fn coordinate(text: &str, whole_digits: usize, bound: f64) -> bool {
 /// Checks an OCPI Hours object (`twentyfourseven`, `regular_hours` of `{weekday 1-7,
 /// period_begin, period_end "HH:MM"}`, `exceptional_openings`/`exceptional_closings` of
 /// `{period_begin, period_end}` DateTimes): what is wrong, by path, if anything.
+/// The most periods each list of an Hours object holds (a week of opening times, or a year's
+/// exceptions, is far fewer).
+pub const MAX_PERIODS: usize = 100;
+
 pub fn hours_problems(hours: &Value) -> Vec<(String, String)> {
     let mut problems = Vec::new();
     let mut fail = |path: String, message: &str| problems.push((path, message.to_string()));
@@ -108,6 +112,12 @@ pub fn hours_problems(hours: &Value) -> Vec<(String, String)> {
             "must hold a period at least when twentyfourseven is false",
         ),
         None | Some(Value::Null) => {}
+        Some(Value::Array(periods)) if periods.len() > MAX_PERIODS => {
+            fail(
+                "regular_hours".into(),
+                &format!("must hold at most {MAX_PERIODS} periods"),
+            );
+        }
         Some(Value::Array(periods)) => {
             if always == Some(false) && periods.is_empty() {
                 fail(
@@ -141,6 +151,12 @@ pub fn hours_problems(hours: &Value) -> Vec<(String, String)> {
     for exceptions in ["exceptional_openings", "exceptional_closings"] {
         match fields.get(exceptions) {
             None | Some(Value::Null) => {}
+            Some(Value::Array(periods)) if periods.len() > MAX_PERIODS => {
+                fail(
+                    exceptions.into(),
+                    &format!("must hold at most {MAX_PERIODS} periods"),
+                );
+            }
             Some(Value::Array(periods)) => {
                 for (i, period) in periods.iter().enumerate() {
                     for end in ["period_begin", "period_end"] {
