@@ -62,6 +62,17 @@ pub struct Args {
     /// `max`: closed loop, the next one as soon as the last is answered.
     #[arg(long, default_value = "0", value_parser = parse_rate)]
     pub meter_rate: f64,
+    /// Readings on a fixed schedule, as a fleet's chargers read their meters whatever the
+    /// central system's pace: one answered late delays the next (one call outstanding, as
+    /// OCPP-J asks) but not the schedule, and latency counts from when each reading was due,
+    /// measured over the steady window only. Needs a finite `--meter-rate`.
+    #[arg(long)]
+    pub open_loop: bool,
+    /// A process to price by name, `NAME=PID[,PID...]` (repeatable; pids under one name are
+    /// summed): its CPU seconds over the steady window, CPU µs a frame answered, and RSS at the
+    /// end, in the summary's `processes`.
+    #[arg(long = "watch", value_name = "NAME=PID[,PID]", value_parser = parse_watch)]
+    pub watch: Vec<Watched>,
     /// Send Authorize instead of each MeterValues, with tags `LT-TAG-1` ..= `LT-TAG-N` in a
     /// scattered order (what an RFID reader at a busy site does to the tag lookup); 0: off.
     /// Import the tags with `cms id-tag import` to measure lookups among N known tags.
@@ -191,6 +202,33 @@ pub fn parse_loopback(s: &str) -> Result<SocketAddrV4, String> {
 }
 
 /// A `--target`: `[ws://|wss://]IP:PORT` on loopback, a `/` after it allowed.
+/// A process to price by name (`--watch`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Watched {
+    pub name: String,
+    pub pids: Vec<u32>,
+}
+
+/// `NAME=PID[,PID...]`.
+pub fn parse_watch(s: &str) -> Result<Watched, String> {
+    let (name, pids) = s
+        .split_once('=')
+        .filter(|(name, _)| !name.trim().is_empty())
+        .ok_or_else(|| format!("expected NAME=PID[,PID...], got {s:?}"))?;
+    let pids = pids
+        .split(',')
+        .map(|pid| {
+            pid.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("not a pid: {pid:?}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Watched {
+        name: name.trim().to_string(),
+        pids,
+    })
+}
+
 pub fn parse_target(s: &str) -> Result<Target, String> {
     let (tls, rest) = if let Some(rest) = s.strip_prefix("wss://") {
         (true, rest)
@@ -330,6 +368,9 @@ impl Args {
                     self.chargers
                 ));
             }
+        }
+        if self.open_loop && !(self.meter_rate > 0.0 && self.meter_rate.is_finite()) {
+            return Err("--open-loop needs a --meter-rate above 0 and not max".into());
         }
         if self.commands_per_s > 0.0 {
             if self.api.is_none() || self.token.is_none() {

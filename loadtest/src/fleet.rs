@@ -142,6 +142,9 @@ fn child_command(
     if args.transactions {
         command.arg("--transactions");
     }
+    if args.open_loop {
+        command.arg("--open-loop");
+    }
     // Each process has its own TLS session store: resumption works within a slice.
     if let Some(ca) = &args.tls_ca {
         command.arg("--tls-ca").arg(ca);
@@ -156,6 +159,12 @@ fn child_command(
     if slice == 0 && !args.pid.is_empty() {
         let pids: Vec<String> = args.pid.iter().map(u32::to_string).collect();
         command.args(["--pid", &pids.join(",")]);
+    }
+    if slice == 0 {
+        for watched in &args.watch {
+            let pids: Vec<String> = watched.pids.iter().map(u32::to_string).collect();
+            command.args(["--watch", &format!("{}={}", watched.name, pids.join(","))]);
+        }
     }
     command
 }
@@ -227,6 +236,20 @@ fn merge(reports: Vec<(Summary, Vec<(u64, u64)>)>) -> Summary {
         .cloned()
         .unwrap_or_default();
     all.cpu.loadtest_s = summaries.iter().map(|s| s.cpu.loadtest_s).sum();
+    // The watched processes from the slice that watched them, priced over every slice's frames.
+    let frames = summaries
+        .iter()
+        .map(|s| s.frames_per_s * s.duration_s)
+        .sum::<f64>();
+    all.processes = summaries
+        .iter()
+        .map(|s| &s.processes)
+        .find(|p| !p.is_empty())
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, used)| (name, used.priced(frames)))
+        .collect();
     all.transactions = sum(|s| s.transactions);
     all.authorize_refused = sum(|s| s.authorize_refused);
     all.first_failure = summaries.iter().find_map(|s| s.first_failure.clone());

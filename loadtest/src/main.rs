@@ -32,7 +32,7 @@ use args::Args;
 use clap::Parser;
 use commands::Commander;
 use hdrhistogram::Histogram;
-use report::{Cpu, Measured, Rss, Summary};
+use report::{Cpu, Measured, ProcessUse, Rss, Summary};
 use session::Plan;
 use stats::{Latency, Stats};
 use std::collections::BTreeMap;
@@ -140,6 +140,7 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
             index: n,
             heartbeat: Duration::from_secs(args.heartbeat),
             meter_period,
+            open_loop: args.open_loop,
             authorize_tags: args.authorize_tags,
             ocpp_version: args.ocpp_version,
             transaction: args
@@ -171,8 +172,13 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
     let window_start = Instant::now();
     // The fleet is up: load from now on, and measure from here.
     let _ = go_tx.send(Some(window_start));
+    if args.open_loop {
+        // Open loop, latency is the steady window's alone: not the boots before it.
+        stats.reset_latency();
+    }
     let from = stats.snapshot();
     let cpu_from = cpu_now(&args.pid);
+    let watched_from = watched_cpu(&args);
     // Read the end of the window just before the chargers start closing.
     let end = stop_at
         .checked_sub(Duration::from_millis(100))
@@ -188,6 +194,20 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
         let window_s = window_start.elapsed().as_secs_f64();
         (stats.snapshot(), cpu_now(&args.pid), window_s)
     });
+    let processes = args
+        .watch
+        .iter()
+        .zip(watched_from)
+        .map(|(watched, from)| {
+            let to = cpu::total_cpu_s(&watched.pids);
+            let used = ProcessUse {
+                cpu_s: to.zip(from).map(|(b, a)| b - a),
+                us_per_frame: None,
+                rss_kb: progress::total_rss_kib(&watched.pids),
+            };
+            (watched.name.clone(), used)
+        })
+        .collect();
     let rss_end = progress::total_rss_kib(&args.pid);
 
     // Every session ends by itself at stop_at; give them a moment to close, then cut.
@@ -219,6 +239,7 @@ async fn run(args: Args) -> Result<(Summary, Histogram<u64>), String> {
             target_threads: cpu::between(&cpu_from.2, &cpu_to.2),
             loadtest_s: cpu_to.1.zip(cpu_from.1).map(|(b, a)| b - a),
         },
+        processes,
         commands: commander.map(|c| c.summary(window_s)),
         first_failure: stats.first_failure(),
     });
@@ -233,6 +254,14 @@ fn cpu_now(pids: &[u32]) -> (Option<f64>, Option<f64>, BTreeMap<String, cpu::Thr
         cpu::total_cpu_s(&[std::process::id()]),
         cpu::by_thread(pids),
     )
+}
+
+/// CPU seconds used so far by each watched process (`--watch`).
+fn watched_cpu(args: &Args) -> Vec<Option<f64>> {
+    args.watch
+        .iter()
+        .map(|w| cpu::total_cpu_s(&w.pids))
+        .collect()
 }
 
 /// Says so on stderr when the run is likely to hit a limit of this machine.

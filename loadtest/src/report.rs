@@ -40,6 +40,28 @@ pub struct Cpu {
     pub loadtest_s: Option<f64>,
 }
 
+/// What one watched process (`--watch NAME=PID`) used over the steady window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessUse {
+    /// CPU seconds, user and system, all threads.
+    pub cpu_s: Option<f64>,
+    /// CPU µs a frame answered in the window.
+    pub us_per_frame: Option<f64>,
+    /// RSS at the end of the window, in KiB.
+    pub rss_kb: Option<u64>,
+}
+
+impl ProcessUse {
+    /// Prices the CPU over `frames` answered.
+    pub fn priced(mut self, frames: f64) -> Self {
+        self.us_per_frame = self
+            .cpu_s
+            .filter(|_| frames > 0.0)
+            .map(|cpu| cpu * 1e6 / frames);
+        self
+    }
+}
+
 /// Serialized by `--json`; deserializable so that a parent process can read its children's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -88,6 +110,9 @@ pub struct Summary {
     pub timeline: Vec<Sample>,
     #[serde(default)]
     pub cpu: Cpu,
+    /// The watched processes' use (`--watch`), by name.
+    #[serde(default)]
+    pub processes: BTreeMap<String, ProcessUse>,
     /// What the command generator did, with `--commands-per-s`.
     #[serde(default)]
     pub commands: Option<CommandsSummary>,
@@ -113,6 +138,8 @@ pub struct Measured {
     /// Seconds from the start to the latest accepted boot.
     pub last_boot_s: f64,
     pub cpu: Cpu,
+    /// The watched processes' CPU over the window and RSS at its end.
+    pub processes: BTreeMap<String, ProcessUse>,
     pub commands: Option<CommandsSummary>,
     pub first_failure: Option<String>,
 }
@@ -128,6 +155,12 @@ impl Summary {
             }
         };
         let rss_kb_per_connection = m.rss.per_connection(to.open);
+        let frames = to.answered.saturating_sub(from.answered) as f64;
+        let processes = m
+            .processes
+            .into_iter()
+            .map(|(name, used)| (name, used.priced(frames)))
+            .collect();
         let t = m.total;
         Self {
             target: m.target,
@@ -158,6 +191,7 @@ impl Summary {
                 .then_some(m.last_boot_s),
             timeline: m.timeline,
             cpu: m.cpu,
+            processes,
             commands: m.commands,
             first_failure: m.first_failure,
         }
@@ -290,6 +324,19 @@ impl Summary {
                 format!("{target:.2} s over the window ({})", groups.join(", ")),
             );
         }
+        for (name, used) in &self.processes {
+            let num =
+                |v: Option<f64>, digits: usize| v.map_or("-".into(), |v| format!("{v:.digits$}"));
+            row(
+                &format!("CPU of {name}"),
+                format!(
+                    "{} s over the window, {} µs a frame, RSS {} KiB at the end",
+                    num(used.cpu_s, 2),
+                    num(used.us_per_frame, 1),
+                    used.rss_kb.map_or("-".into(), |v| v.to_string())
+                ),
+            );
+        }
         let kb = |v: Option<u64>| v.map_or("-".into(), |v| format!("{v} KiB"));
         if self.rss.start_kb.is_some() {
             row(
@@ -365,6 +412,14 @@ mod tests {
             }],
             last_boot_s: 0.75,
             cpu: Cpu::default(),
+            processes: BTreeMap::from([(
+                "gateway".to_string(),
+                ProcessUse {
+                    cpu_s: Some(0.5),
+                    us_per_frame: None,
+                    rss_kb: Some(2048),
+                },
+            )]),
             commands: None,
             first_failure: None,
         }
@@ -391,6 +446,18 @@ mod tests {
         assert_eq!(s.sent_per_s, 100.0);
         assert_eq!(s.errors, 3);
         assert_eq!(s.rss_kb_per_connection, Some(50.0));
+    }
+
+    #[test]
+    fn a_watched_process_priced_over_the_windows_frames() {
+        // 0.5 s of CPU over the window's 1,000 answers (1,090 - 90).
+        let s = Summary::new(measured());
+        assert_eq!(s.processes["gateway"].us_per_frame, Some(500.0));
+        assert!(
+            s.table().contains("CPU of gateway") && s.table().contains("500.0 µs a frame"),
+            "{}",
+            s.table()
+        );
     }
 
     #[test]
@@ -439,6 +506,7 @@ mod tests {
     fn table_without_pid() {
         let mut m = measured();
         m.rss = Rss::default();
+        m.processes.clear();
         m.window_s = 0.0;
         let s = Summary::new(m);
         assert_eq!(s.frames_per_s, 0.0);

@@ -34,6 +34,9 @@ pub struct Plan {
     pub heartbeat: Duration,
     /// Time between MeterValues; `None`: none.
     pub meter_period: Option<Duration>,
+    /// Readings on a fixed schedule (`--open-loop`): a late answer delays the next reading but
+    /// not the ones after it, and each reading's latency counts from when it was due.
+    pub open_loop: bool,
     /// Authorize with one of `LT-TAG-1..=N` instead of each MeterValues; 0: MeterValues.
     pub authorize_tags: u64,
     pub ocpp_version: OcppVersion,
@@ -105,6 +108,7 @@ async fn play<S>(
         next_id: 0,
         seq_no: 0,
         meter: Meter::new(plan.index),
+        due: None,
         stats: stats.clone(),
         plan,
     };
@@ -180,6 +184,8 @@ struct Session<S> {
     /// The next 2.0.1 TransactionEvent's seqNo (from 0 in each transaction).
     seq_no: u64,
     meter: Meter,
+    /// When the call about to be made was due (open loop); `None`: now.
+    due: Option<Instant>,
     stats: Arc<Stats>,
     plan: Plan,
 }
@@ -267,14 +273,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
             if let (Some(at), Some(period)) = (next_meter, self.plan.meter_period)
                 && at <= Instant::now()
             {
+                // Open loop, the wait from when the reading was due counts (no coordinated
+                // omission: a slow answer's delay of the next reading is latency too).
+                self.due = self.plan.open_loop.then_some(at);
                 if self.plan.authorize_tags > 0 {
                     readings += 1;
                     self.authorize(readings).await?;
                 } else {
                     self.reading(transaction.as_ref()).await?;
                 }
-                // Closed loop: when behind, do not burst to catch up.
-                next_meter = Some((at + period).max(Instant::now()));
+                next_meter = Some(if self.plan.open_loop {
+                    // Open loop: the schedule holds; a reading sent late is followed at once
+                    // by the next one due, as a fleet's chargers keep reading their meters.
+                    at + period
+                } else {
+                    // Closed loop: when behind, do not burst to catch up.
+                    (at + period).max(Instant::now())
+                });
             }
             if next_beat <= Instant::now() {
                 self.call("Heartbeat", "{}").await?;
@@ -413,6 +428,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
         self.next_id += 1;
         let id = self.next_id.to_string();
         let sent = Instant::now();
+        // What the answer's latency counts from: when the call was due, open loop.
+        let since = self.due.take().unwrap_or(sent);
         let stats = self.stats.clone();
         let c = &stats.counters;
         if self
@@ -437,12 +454,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Session<S> {
             };
             match ocpp::parse(text.as_str()) {
                 Some(Incoming::Result { id: got, payload }) if got == id => {
-                    self.stats.record(self.plan.index, sent.elapsed());
+                    self.stats.record(self.plan.index, since.elapsed());
                     Stats::bump(&c.answered);
                     return Ok(Reply::Result(payload.to_owned()));
                 }
                 Some(Incoming::Error { id: got, .. }) if got == id => {
-                    self.stats.record(self.plan.index, sent.elapsed());
+                    self.stats.record(self.plan.index, since.elapsed());
                     Stats::bump(&c.answered);
                     Stats::bump(&c.callerrors);
                     return Ok(Reply::Error);
@@ -531,6 +548,7 @@ mod tests {
             index: 0,
             heartbeat: Duration::from_secs(60),
             meter_period: Some(Duration::ZERO),
+            open_loop: false,
             authorize_tags: 0,
             ocpp_version: version,
             transaction,
@@ -540,6 +558,44 @@ mod tests {
         };
         run(plan, stats.clone()).await;
         stats.snapshot()
+    }
+
+    /// The longest answer latency one charger saw reading every 50 ms for a second from a
+    /// central that answers each reading 100 ms after it came, open loop or not.
+    async fn slowest_answer_ms(open_loop: bool) -> f64 {
+        let central = Central::slow(Duration::from_millis(100)).await;
+        let stats = Arc::new(Stats::new(1));
+        let now = Instant::now();
+        let (_go_tx, go) = watch::channel(Some(now));
+        let plan = Plan {
+            target: central.target,
+            tls: None,
+            source: Ipv4Addr::LOCALHOST,
+            identity: "CP-1".into(),
+            index: 0,
+            heartbeat: Duration::from_secs(60),
+            meter_period: Some(Duration::from_millis(50)),
+            open_loop,
+            authorize_tags: 0,
+            ocpp_version: OcppVersion::V16,
+            transaction: None,
+            timeout: Duration::from_secs(5),
+            go,
+            stop_at: now + Duration::from_secs(1),
+        };
+        run(plan, stats.clone()).await;
+        assert!(stats.snapshot().answered >= 5, "{:?}", stats.snapshot());
+        crate::stats::Latency::of(&stats.latency()).max
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn open_loop_counts_the_wait_behind_a_slow_answer_as_latency() {
+        // Due every 50 ms, answered 100 ms after sending: the 8th reading is sent 350 ms or more
+        // after it was due, so open loop reports that; closed loop reports each answer's 100 ms.
+        let open = slowest_answer_ms(true).await;
+        assert!(open >= 400.0, "open loop's slowest answer {open} ms");
+        let closed = slowest_answer_ms(false).await;
+        assert!((100.0..400.0).contains(&closed), "closed loop's slowest {closed} ms");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -115,6 +115,15 @@ impl Stats {
         }
     }
 
+    /// Forgets the latencies recorded so far (the run's, not the interval's).
+    pub fn reset_latency(&self) {
+        for shard in &self.shards {
+            if let Ok(mut s) = shard.lock() {
+                s.run.reset();
+            }
+        }
+    }
+
     /// The whole run, all shards merged.
     pub fn latency(&self) -> Histogram<u64> {
         let mut all = histogram();

@@ -36,6 +36,8 @@ pub struct KafkaConfig {
     pub producer_queue_messages: usize,
     /// How long the producer waits to fill a batch (`linger.ms`).
     pub linger: Duration,
+    /// The producer's batch compression (`compression.type`): `none`, `lz4`, `zstd`, ...
+    pub compression: &'static str,
     /// Further librdkafka options for every client (`--kafka-option KEY=VALUE`): security
     /// above all (`security.protocol`, `ssl.*`, `sasl.*`). Never one of [`OWN_OPTIONS`].
     pub options: Vec<(String, String)>,
@@ -79,6 +81,7 @@ impl Default for KafkaConfig {
             client_id: "cms".into(),
             producer_queue_messages: 100_000,
             linger: Duration::from_millis(5),
+            compression: "lz4",
             options: Vec::new(),
         }
     }
@@ -223,6 +226,7 @@ impl std::fmt::Debug for KafkaConfig {
             .field("client_id", &self.client_id)
             .field("producer_queue_messages", &self.producer_queue_messages)
             .field("linger", &self.linger)
+            .field("compression", &self.compression)
             .field("options", &keys)
             .finish()
     }

@@ -145,7 +145,7 @@ impl KafkaProducer {
             .set("retry.backoff.ms", "100")
             .set("retry.backoff.max.ms", "1000")
             // Throughput with bounded latency: fill batches for at most `linger`.
-            .set("compression.type", "lz4")
+            .set("compression.type", config.compression)
             .set("linger.ms", config.linger.as_millis().to_string())
             .set("batch.num.messages", "10000")
             .set(

@@ -14,6 +14,14 @@ pub struct KafkaArgs {
     /// Replication factor of the topics created at start when missing.
     #[arg(long, env = "CMS_KAFKA_REPLICATION_FACTOR", default_value_t = 1)]
     pub kafka_replication_factor: i32,
+    /// How long a producer waits to fill a batch before sending it (`linger.ms`, whole
+    /// milliseconds): each charger's answer waits for its record's acknowledgement, so this is
+    /// added to answer latency; longer batches cost the broker and the producer less a record.
+    #[arg(long, env = "CMS_KAFKA_LINGER", default_value = "5ms", value_parser = crate::duration::parse_duration)]
+    pub kafka_linger: std::time::Duration,
+    /// The producers' batch compression (`compression.type`).
+    #[arg(long, env = "CMS_KAFKA_COMPRESSION", value_enum, default_value_t = Compression::Lz4)]
+    pub kafka_compression: Compression,
     /// A librdkafka option for every Kafka client, `KEY=VALUE`, repeatable: TLS and SASL above
     /// all (`security.protocol=SASL_SSL`, `sasl.mechanism=SCRAM-SHA-512`, `sasl.username=...`,
     /// `ssl.ca.location=...`). Pass secrets through the environment
@@ -24,6 +32,28 @@ pub struct KafkaArgs {
     pub kafka_options: Vec<(String, String)>,
 }
 
+/// A producer batch compression librdkafka offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compression {
+    None,
+    Lz4,
+    Zstd,
+    Snappy,
+    Gzip,
+}
+
+impl Compression {
+    fn as_str(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+            Compression::Snappy => "snappy",
+            Compression::Gzip => "gzip",
+        }
+    }
+}
+
 /// The options' values may be secrets (`sasl.password`): debug output shows their keys only.
 impl std::fmt::Debug for KafkaArgs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -32,6 +62,8 @@ impl std::fmt::Debug for KafkaArgs {
             .field("kafka_brokers", &self.kafka_brokers)
             .field("kafka_partitions", &self.kafka_partitions)
             .field("kafka_replication_factor", &self.kafka_replication_factor)
+            .field("kafka_linger", &self.kafka_linger)
+            .field("kafka_compression", &self.kafka_compression)
             .field("kafka_options", &keys)
             .finish()
     }
@@ -59,6 +91,8 @@ impl KafkaArgs {
             partitions: self.kafka_partitions,
             replication_factor: self.kafka_replication_factor,
             client_id: client_id.to_string(),
+            linger: self.kafka_linger,
+            compression: self.kafka_compression.as_str(),
             options: self.kafka_options.clone(),
             ..KafkaConfig::default()
         };

@@ -1,0 +1,399 @@
+"""`loadtest/open-loop`: the frame path open loop, target by target (see that script)."""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from processes import (RELEASE, ROOT, Failed, Processes, children_of, cpu_s,  # noqa: E402
+                       free_port, get_text, listener_pid, metric_sum, run, wait_until)
+
+TARGETS = ("bare", "cms-up", "gateway", "chain")
+PROBES = 4
+# What counts as sustained: every reading answered within this at p99, the offered rate
+# answered (within 3%), no error.
+P99_MS = 50.0
+ANSWERED = 0.97
+
+
+def log(message):
+    print(f"open-loop: {message}", file=sys.stderr, flush=True)
+
+
+def options():
+    p = argparse.ArgumentParser(prog="loadtest/open-loop", description=__doc__)
+    p.add_argument("--targets", default=",".join(TARGETS),
+                   help="of bare, cms-up, gateway (one cms gateway and the broker alone), "
+                        "chain (gateway, broker, API replicas, PostgreSQL)")
+    p.add_argument("--chargers", type=int, default=1000)
+    p.add_argument("--rates", default="2.5,5,10,20,40,80",
+                   help="readings a second per charger, tried in turn until one is not "
+                        "sustained; then once halfway back")
+    p.add_argument("--duration", type=int, default=15, help="seconds each rate is held")
+    p.add_argument("--replicas", type=int, default=2, help="API replicas of the chain")
+    p.add_argument("--partitions", type=int, default=16)
+    p.add_argument("--broker-storage", default="memory", choices=("memory", "sqlite"),
+                   help="tansu's storage: in memory, or a SQLite file (libsql)")
+    p.add_argument("--kafka-linger", default="5ms")
+    p.add_argument("--kafka-compression", default="lz4")
+    p.add_argument("--api-arg", action="append", default=[],
+                   help="a further flag of every `cms api`, e.g. --api-arg=--kafka-option="
+                        "--api-arg=fetch.min.bytes=65536 (repeatable, in order)")
+    p.add_argument("--gateway-arg", action="append", default=[],
+                   help="a further flag of the `cms gateway`, likewise")
+    p.add_argument("--no-drain", action="store_true",
+                   help="skip timing one API replica through the gateway's backlog")
+    p.add_argument("--no-build", action="store_true", help="(read by the wrapper)")
+    p.add_argument("--out", default=str(ROOT / "target" / "open-loop" / "open-loop.json"))
+    p.add_argument("--keep", action="store_true", help="keep the logs and data")
+    return p.parse_args()
+
+
+class Run:
+    """One sitting: the processes, the registered chargers, the figures."""
+
+    def __init__(self, args, work):
+        self.args, self.work, self.procs = args, work, Processes()
+        self.rates = [float(r) for r in args.rates.split(",")]
+        self.results = {"chargers": args.chargers, "duration_s": args.duration,
+                        "kafka_linger": args.kafka_linger,
+                        "kafka_compression": args.kafka_compression, "targets": {}}
+        self.ids = work / "chargers.txt"
+        with open(self.ids, "w") as f:
+            f.writelines(f"LOAD-{n:05}\n" for n in range(1, args.chargers + 1))
+            f.writelines(f"PROBE-{n:05}\n" for n in range(1, PROBES + 1))
+
+    # --- the targets ---------------------------------------------------------------------
+
+    def bare(self):
+        port = free_port()
+        p = self.procs.start("bare", [str(RELEASE / "cms-bare-central"), "--listen",
+                                      f"127.0.0.1:{port}"], self.work / "bare.log")
+        wait_until("bare listening", p, lambda: listener_pid(port) is not None, 20)
+        self.ladder("bare", f"127.0.0.1:{port}", {"bare": [p.pid]})
+        self.procs.stop(p)
+
+    def cms_up(self):
+        data = self.work / "up-data"
+        self.register(["--data-dir", str(data)])
+        token = self.token(["--data-dir", str(data)])
+        ocpp, http = free_port(), free_port()
+        p = self.procs.start("cms up", [str(RELEASE / "cms"), "up", "--data-dir", str(data),
+                                        "--ocpp-addr", f"127.0.0.1:{ocpp}",
+                                        "--http-addr", f"127.0.0.1:{http}"],
+                             self.work / "cms-up.log")
+        wait_until("cms up ready", p, lambda: get_text(f"http://127.0.0.1:{http}/readyz")[0] == 200)
+        self.ladder("cms-up", f"127.0.0.1:{ocpp}", {"cms": [p.pid]}, apis=[http], token=token,
+                    threads_of=p.pid)
+        self.procs.stop(p)
+
+    def kafka(self, targets):
+        """One broker and database for `gateway` and `chain`: the gateway alone first (the
+        API replicas stopped), then one replica timed through the backlog it left, then
+        the whole chain."""
+        broker_port = free_port()
+        broker = self.procs.start("tansu", ["tansu", "broker", "--listener-url",
+                                            f"tcp://127.0.0.1:{broker_port}",
+                                            "--advertised-listener-url",
+                                            f"tcp://127.0.0.1:{broker_port}",
+                                            "--storage-engine", self.broker_storage()],
+                                  self.work / "tansu.log", cwd=self.work)
+        wait_until("the broker listening", broker, lambda: listener_pid(broker_port), 30)
+        log(f"broker 127.0.0.1:{broker_port}, pid {broker.pid}")
+        self.brokers = f"127.0.0.1:{broker_port}"
+        database = self.database()
+        self.register(["--database-url", database])
+        token = self.token(["--database-url", database])
+        postgres = listener_pid(int(database.rsplit(":", 1)[1].split("/")[0]))
+        apis = [self.start_api(database, 1)]
+        gateway, ocpp, ops = self.start_gateway()
+        watch = {"gateway": [gateway.pid], "broker": [broker.pid]}
+        if "gateway" in targets:
+            self.procs.stop(apis.pop()[0])
+            self.ladder("gateway", ocpp, watch, broker_port=broker_port)
+            if not self.args.no_drain:
+                self.results["drain"] = self.drain(database, postgres)
+            apis = [self.start_api(database, 1)]
+        if "chain" in targets:
+            for n in range(2, self.args.replicas + 1):
+                apis.append(self.start_api(database, n))
+            for api, http in apis:
+                wait_until(f"{api.name} ready", api,
+                           lambda h=http: get_text(f"http://127.0.0.1:{h}/readyz")[0] == 200, 300)
+            watch.update({api.name: [api.pid] for api, _ in apis})
+            if postgres:
+                watch["postgres"] = [postgres] + children_of(postgres)
+            self.ladder("chain", ocpp, watch, apis=[h for _, h in apis], token=token,
+                        metrics=[f"http://127.0.0.1:{h}/metrics" for _, h in apis]
+                        + [f"http://127.0.0.1:{ops}/metrics"])
+
+    def broker_storage(self):
+        if self.args.broker_storage == "sqlite":
+            return "sqlite://tansu.db"  # in the broker's working directory
+        return "memory://tansu/"
+
+    def kafka_flags(self):
+        return ["--kafka-brokers", self.brokers, "--kafka-partitions",
+                str(self.args.partitions), "--kafka-linger", self.args.kafka_linger,
+                "--kafka-compression", self.args.kafka_compression]
+
+    def start_api(self, database, n):
+        http = free_port()
+        api = self.procs.start(f"api-{n}", [str(RELEASE / "cms"), "api", "--database-url",
+                                            database, "--http-addr", f"127.0.0.1:{http}"]
+                               + self.kafka_flags() + self.args.api_arg,
+                               self.work / f"api-{n}.log")
+        wait_until(f"api-{n} ready", api,
+                   lambda: get_text(f"http://127.0.0.1:{http}/readyz")[0] == 200, 300)
+        return api, http
+
+    def start_gateway(self):
+        ocpp, ops = free_port(), free_port()
+        gw = self.procs.start("gateway", [str(RELEASE / "cms"), "gateway", "--ocpp-addr",
+                                          f"127.0.0.1:{ocpp}", "--http-addr",
+                                          f"127.0.0.1:{ops}", "--node-id", "gw-1",
+                                          "--heartbeat-interval", "300s"]
+                              + self.kafka_flags() + self.args.gateway_arg,
+                              self.work / "gateway.log")
+        # Ready once it has read the whole registry: it then knows every charger.
+        wait_until("the gateway ready", gw,
+                   lambda: get_text(f"http://127.0.0.1:{ops}/readyz")[0] == 200, 120)
+        return gw, f"127.0.0.1:{ocpp}", ops
+
+    def database(self):
+        base = os.environ.get("CMS_TEST_POSTGRES_URL")
+        if not base:
+            raise Failed("no PostgreSQL: CMS_TEST_POSTGRES_URL is not set (the wrapper sets it)")
+        name = f"open_loop_{os.getpid()}_{int(time.time())}"
+        psql = sorted(Path("/usr/lib/postgresql").glob("*/bin/psql"))[-1]
+        run([str(psql), base, "-qc", f"CREATE DATABASE {name}"], "CREATE DATABASE", 30)
+        return base.rsplit("/", 1)[0] + "/" + name
+
+    def register(self, store):
+        run([str(RELEASE / "cms"), "charger", "import", "--file", str(self.ids),
+             "--security-profile", "0", "--quota-chargers", str(self.args.chargers + PROBES)]
+            + store, "cms charger import", 300)
+
+    def token(self, store):
+        out = run([str(RELEASE / "cms"), "token", "create", "--email", "probe@example.com",
+                   "--name", "open-loop", "--scopes", "chargers:read,meter-values:read"]
+                  + store, "cms token create", 60)
+        return out.stdout.strip().splitlines()[-1]
+
+    # --- measuring -----------------------------------------------------------------------
+
+    def ladder(self, target, ocpp, watch, apis=(), token=None, metrics=(), threads_of=None,
+               broker_port=None):
+        """Each rate in turn until one is not sustained (those up to 10,000 frames/s always,
+        the issue's figures), then once halfway back."""
+        steps, passed = [], None
+        for rate in self.rates:
+            step = self.step(target, ocpp, rate, watch, apis, token, metrics, threads_of,
+                             broker_port)
+            steps.append(step)
+            if step["sustained"]:
+                passed = rate
+                continue
+            if step["offered_per_s"] <= 10_000:
+                continue
+            if passed is not None and (passed + rate) / 2 not in (passed, rate):
+                steps.append(self.step(target, ocpp, round((passed + rate) / 2, 2), watch,
+                                       apis, token, metrics, threads_of, broker_port))
+            break
+        best = max((s for s in steps if s["sustained"]), key=lambda s: s["frames_per_s"],
+                   default=None)
+        self.results["targets"][target] = {"steps": steps, "best": best}
+        self.save()
+
+    def step(self, target, ocpp, rate, watch, apis, token, metrics, threads_of, broker_port):
+        offered = rate * self.args.chargers
+        log(f"{target}: {offered:,.0f} frames/s ({rate:g} a charger)")
+        argv = [str(RELEASE / "cms-loadtest"), "--target", ocpp, "--chargers",
+                str(self.args.chargers), "--ramp", "2000", "--meter-rate", str(rate),
+                "--open-loop", "--duration", str(self.args.duration), "--heartbeat", "300",
+                "--json", "--quiet"]
+        for name, pids in watch.items():
+            argv += ["--watch", f"{name}={','.join(map(str, pids))}"]
+        if threads_of:
+            argv += ["--pid", str(threads_of)]
+        probe = None
+        if apis and token:
+            env = dict(os.environ, CMS_LOADTEST_TOKEN=token)
+            probe_argv = [str(RELEASE / "cms-loadtest"), "--probe", "--target", ocpp,
+                          "--probe-chargers", str(PROBES), "--http-base",
+                          ",".join(f"127.0.0.1:{h}" for h in apis),
+                          "--duration", str(self.args.duration), "--json"]
+            if metrics:
+                probe_argv += ["--probe-metrics", ",".join(metrics)]
+            probe = self.procs.start(f"probe {target} {rate}", probe_argv,
+                                     self.work / "probe.log",
+                                     stdout=self.work / "probe.json", env=env)
+        bytes_before = broker_bytes(broker_port)
+        out = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=self.args.duration + 120)
+        bytes_after = broker_bytes(broker_port)
+        try:
+            summary = json.loads(out.stdout)
+        except ValueError:
+            raise Failed(f"cms-loadtest gave no summary ({out.returncode}):\n{out.stderr[-2000:]}")
+        fresh = None
+        if probe is not None:
+            try:
+                probe.wait(self.args.duration + 60)
+                fresh = json.loads((self.work / "probe.json").read_text())
+            except (subprocess.TimeoutExpired, ValueError) as e:
+                log(f"the probe gave nothing ({e}): {(self.work / 'probe.log').read_text()[-500:]}")
+            self.procs.stop(probe)
+        frames = summary["frames_per_s"] * summary["duration_s"]
+        lat = summary["latency_ms"]
+        step = {
+            "rate": rate, "offered_per_s": offered, "frames_per_s": summary["frames_per_s"],
+            "p50_ms": lat["p50"], "p99_ms": lat["p99"], "p999_ms": lat["p999"],
+            # The bare server's empty answers are refused boots: not errors of the frame path.
+            "errors": summary["errors"] - summary["boot_rejected"] * (target == "bare"),
+            "us_per_frame": {n: p.get("us_per_frame") for n, p in summary["processes"].items()},
+            "loadtest_us_per_frame": (summary["cpu"].get("loadtest_s") or 0) * 1e6 / frames
+            if frames else None,
+        }
+        if threads_of and frames:
+            threads = summary["cpu"].get("target_threads", {})
+            step["threads_us_per_frame"] = {n: t["cpu_s"] * 1e6 / frames
+                                            for n, t in threads.items()}
+        if bytes_before is not None and bytes_after is not None and frames:
+            step["broker_bytes_per_frame"] = (bytes_after - bytes_before) / frames
+        if fresh:
+            step["freshness_ms"] = fresh.get("freshness_all_ms")
+            step["freshness_by_replica_ms"] = fresh.get("freshness_ms")
+            step["connection_ms"] = fresh.get("connection_ms")
+        step["sustained"] = (step["errors"] == 0 and lat["p99"] <= P99_MS
+                             and summary["frames_per_s"] >= ANSWERED * offered)
+        log(f"  {summary['frames_per_s']:,.0f}/s, p99 {lat['p99']:.1f} ms, "
+            f"{'sustained' if step['sustained'] else 'NOT sustained'}; "
+            + ", ".join(f"{n} {v:.1f} µs" for n, v in step["us_per_frame"].items() if v)
+            + (f"; fresh p99 {step['freshness_ms']['p99']:.0f} ms" if fresh and
+               step.get("freshness_ms") else ""))
+        return step
+
+    def drain(self, database, postgres):
+        """One API replica started on the gateway's backlog: records materialised a second
+        until it is caught up (ready), and its CPU (and PostgreSQL's) a record."""
+        http = free_port()
+        pg = [postgres] + children_of(postgres) if postgres else []
+        pg_before = cpu_s(pg)
+        started = time.monotonic()
+        api = self.procs.start("api-drain", [str(RELEASE / "cms"), "api", "--database-url",
+                                             database, "--http-addr", f"127.0.0.1:{http}"]
+                               + self.kafka_flags() + self.args.api_arg,
+                               self.work / "api-drain.log")
+        samples = []
+        deadline = started + 600
+        while time.monotonic() < deadline:
+            if api.poll() is not None:
+                raise Failed(f"the draining API exited:\n{(self.work / 'api-drain.log').read_text()[-2000:]}")
+            _, text = get_text(f"http://127.0.0.1:{http}/metrics")
+            records = metric_sum(text, "cms_materialiser_records_total")
+            now = time.monotonic()
+            if records is not None:
+                samples.append((now, records, cpu_s([api.pid])))
+            ready = get_text(f"http://127.0.0.1:{http}/readyz")[0] == 200
+            if ready and len(samples) >= 3 and samples[-1][1] == samples[-3][1]:
+                break
+            time.sleep(0.25)
+        pg_used = cpu_s(pg + children_of(postgres) if postgres else []) - pg_before
+        moving = [s for s in samples if s[1] > 0]
+        last = max((s for s in moving), key=lambda s: s[1], default=None)
+        first_move = next((s for s in samples if s[1] > 0), None)
+        self.procs.stop(api)
+        if not last or not first_move or last[0] <= first_move[0]:
+            return {"records": 0}
+        # From the first record taken to the last: the replica's start-up left out.
+        end = next(s for s in samples if s[1] == last[1])
+        records = end[1]
+        seconds = end[0] - first_move[0]
+        return {"records": records, "seconds": seconds, "records_per_s": records / seconds,
+                "api_us_per_record": end[2] * 1e6 / records,
+                "postgres_us_per_record": pg_used * 1e6 / records if pg else None}
+
+    def save(self):
+        out = Path(self.args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(self.results, indent=1))
+
+
+def broker_bytes(port):
+    """Bytes sent so far over established connections to the broker (`ss`); None without it."""
+    if port is None or not shutil.which("ss"):
+        return None
+    out = subprocess.run(["ss", "-tinH", "state", "established", f"( dport = :{port} )"],
+                         capture_output=True, text=True).stdout
+    return sum(int(w.split(":", 1)[1]) for w in out.split() if w.startswith("bytes_sent:"))
+
+
+def table(results):
+    """The figures as one markdown table, a row a target."""
+    rows = ["| target | highest sustained frames/s (p99 ≤ 50 ms) | p99 there | CPU µs a frame "
+            "there | freshness p50 / p99 there | at 5,000/s: p99, freshness p99 |",
+            "|---|---|---|---|---|---|"]
+    for name, t in results["targets"].items():
+        best = t["best"] or {}
+        at5k = next((s for s in t["steps"] if abs(s["offered_per_s"] - 5000) < 1), {})
+        cpu = ", ".join(f"{n} {v:.1f}" for n, v in best.get("us_per_frame", {}).items() if v)
+        shard = (best.get("threads_us_per_frame") or {}).get("ocpp-shard-")
+        if shard:
+            cpu += f" (its shards {shard:.1f})"
+        fresh = best.get("freshness_ms") or {}
+        fresh5 = (at5k.get("freshness_ms") or {}).get("p99")
+        rows.append(
+            f"| {name} | {best.get('frames_per_s', 0):,.0f} | {best.get('p99_ms', 0):.1f} ms | "
+            f"{cpu or '-'} | "
+            + (f"{fresh['p50']:.0f} / {fresh['p99']:.0f} ms" if fresh else "-") + " | "
+            + (f"{at5k['p99_ms']:.1f} ms" if at5k else "-")
+            + (f", {fresh5:.0f} ms" if fresh5 is not None else "") + " |")
+    drain = results.get("drain")
+    if drain and drain.get("records"):
+        rows.append(f"\nOne API replica through a backlog of {drain['records']:,.0f} records: "
+                    f"{drain['records_per_s']:,.0f} records/s, {drain['api_us_per_record']:.1f} "
+                    "µs of its CPU a record"
+                    + (f", PostgreSQL {drain['postgres_us_per_record']:.1f}"
+                       if drain.get("postgres_us_per_record") is not None else ""))
+    return "\n".join(rows)
+
+
+def main():
+    args = options()
+    targets = [t for t in args.targets.split(",") if t]
+    unknown = set(targets) - set(TARGETS)
+    if unknown:
+        sys.exit(f"open-loop: unknown targets {sorted(unknown)} (of {', '.join(TARGETS)})")
+    work = Path(tempfile.mkdtemp(prefix="cms-open-loop-"))
+    sitting = Run(args, work)
+    try:
+        if "bare" in targets:
+            sitting.bare()
+        if "cms-up" in targets:
+            sitting.cms_up()
+        if "gateway" in targets or "chain" in targets:
+            sitting.kafka(targets)
+    except Failed as e:
+        log(str(e))
+        sitting.save()
+        return 1
+    finally:
+        sitting.procs.stop_all()
+        if args.keep:
+            log(f"logs and data kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(table(sitting.results))
+    log(f"every figure: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
