@@ -36,7 +36,8 @@ pub async fn run(setup: Setup, identity: String, uuid: String, offset: Duration)
             .collect(),
         charger_path: format!("/api/v3/chargers/{uuid}"),
         reading_path: format!("/api/v3/chargers/{uuid}/connectors/1/latest-metervalue"),
-        energy_wh: 0,
+        // Each reading's value is its own, in this run and against what earlier runs left.
+        energy_wh: chrono::Utc::now().timestamp().max(0) as u64,
         identity,
         setup,
     };
@@ -99,17 +100,18 @@ impl Probe {
     async fn readings(&mut self, link: &mut Link) -> Result<(), String> {
         let until = (Instant::now() + RECONNECT_EVERY).min(self.setup.stop_at);
         while Instant::now() < until {
-            self.energy_wh += 10;
-            // Milliseconds in the timestamp: each reading's is its own.
+            // The API keeps the timestamp to the second only: the reading is told by its
+            // value, which only grows.
+            self.energy_wh += 1;
+            let value = self.energy_wh.to_string();
             let timestamp = ocpp::now();
             let sent = Instant::now();
             let payload = meter_values(&timestamp, self.energy_wh);
             link.call("MeterValues", &payload)
                 .await
                 .map_err(|e| format!("MeterValues: {e}"))?;
-            let quoted = format!("\"{timestamp}\"");
             self.wait_all(Kind::Fresh, sent, |body| {
-                std::str::from_utf8(body).is_ok_and(|b| b.contains(&quoted))
+                reading_value(body).as_deref() == Some(value.as_str())
             })
             .await;
             sleep_until(sent + READING_EVERY).await;
@@ -160,6 +162,16 @@ impl Probe {
 fn connection_status(body: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
     Some(v["data"]["connection_status"].as_str()?.to_string())
+}
+
+/// The value of the first sample of a `latest-metervalue` answer.
+fn reading_value(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    Some(
+        v["meterValue"][0]["sampledValue"][0]["value"]
+            .as_str()?
+            .to_string(),
+    )
 }
 
 /// A MeterValues of connector 1 with one reading of the energy register.
@@ -291,10 +303,14 @@ mod tests {
     }
 
     #[test]
-    fn the_connection_status_is_read_from_data() {
+    fn the_connection_status_and_the_reading_are_read_from_the_answers() {
         let body = br#"{"data":{"uuid":"u","connection_status":"online"}}"#;
         assert_eq!(connection_status(body).as_deref(), Some("online"));
         assert_eq!(connection_status(b"{}"), None);
         assert_eq!(connection_status(b"not json"), None);
+        // As the API answers a reading: its timestamp to the second, format added.
+        let reading = br#"{"connectorId":1,"meterValue":[{"timestamp":"2026-11-29T15:39:29Z","sampledValue":[{"value":"20","context":"Sample.Periodic","format":"Raw","measurand":"Energy.Active.Import.Register","unit":"Wh"}]}]}"#;
+        assert_eq!(reading_value(reading).as_deref(), Some("20"));
+        assert_eq!(reading_value(br#"{"connectorId":1,"meterValue":[]}"#), None);
     }
 }
