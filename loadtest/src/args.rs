@@ -158,6 +158,8 @@ pub struct Args {
     /// became of the others; latency from when it was due); default: closed loop.
     #[arg(long, value_parser = parse_request_rate)]
     pub rate: Option<f64>,
+    #[command(flatten)]
+    pub probe: crate::probe::ProbeArgs,
 }
 
 /// The OCPP version a simulated charger speaks.

@@ -19,6 +19,7 @@ mod http_reads;
 mod ocpp;
 mod ocpp201;
 mod plot;
+mod probe;
 mod progress;
 mod report;
 mod session;
@@ -49,6 +50,9 @@ const PORTS_PER_SOURCE: usize = 28_000;
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.probe.enabled {
+        return probe::main(&args);
+    }
     let processes = fleet::processes_for(&args);
     if let Err(e) = args.check(processes) {
         eprintln!("cms-loadtest: {e}");

@@ -12,7 +12,7 @@ use std::error::Error;
 use std::path::Path;
 use std::sync::OnceLock;
 
-mod axis;
+pub(crate) mod axis;
 use axis::{LogAxis, ms, si};
 
 /// Size of the picture, in pixels.
@@ -36,7 +36,7 @@ const FONTS: &[&str] = &[
 ];
 
 /// The family name the font is registered under and every text style asks for.
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 
 const SENT: RGBColor = RGBColor(31, 119, 180);
 const ANSWERED: RGBColor = RGBColor(44, 160, 44);
@@ -73,7 +73,7 @@ fn draw_with(path: &Path, title: &str, samples: &[Sample], fonts: bool) -> Resul
 }
 
 /// Registers the first system font found, once per process; says whether there is one.
-fn load_font() -> bool {
+pub(crate) fn load_font() -> bool {
     static LOADED: OnceLock<bool> = OnceLock::new();
     *LOADED.get_or_init(|| {
         FONTS.iter().any(|path| {
@@ -256,7 +256,7 @@ fn connections(area: &Area, samples: &[Sample], end: f64, fonts: bool) -> Drawn 
 /// A panel's frame: its caption and room for the axes when there is text. Only the bottom panel
 /// has a right-hand axis and names the time axis; the others keep as wide a right-hand margin so
 /// that all time axes line up.
-fn builder<'a, 'b>(
+pub(crate) fn builder<'a, 'b>(
     area: &'a Area<'b>,
     fonts: bool,
     caption: &str,
@@ -281,7 +281,7 @@ fn builder<'a, 'b>(
 }
 
 /// Grid and axes; only the bottom panel names the time axis.
-fn mesh<'a, Y>(
+pub(crate) fn mesh<'a, Y>(
     chart: &mut ChartContext<'a, BitMapBackend<'a>, Cartesian2d<RangedCoordf64, Y>>,
     fonts: bool,
     y_desc: &str,
@@ -319,7 +319,7 @@ where
     Ok(())
 }
 
-fn legend<'a, CT: plotters::coord::CoordTranslate>(
+pub(crate) fn legend<'a, CT: plotters::coord::CoordTranslate>(
     chart: &mut ChartContext<'a, BitMapBackend<'a>, CT>,
     fonts: bool,
 ) -> Drawn {
@@ -350,7 +350,7 @@ fn runs(samples: &[Sample], value: fn(&Sample) -> Option<f64>) -> Vec<Vec<(f64, 
 }
 
 /// The top of a linear axis: the highest value plus room for the legend (1 when all are 0).
-fn headroom(top: f64) -> f64 {
+pub(crate) fn headroom(top: f64) -> f64 {
     if top > 0.0 { top * 1.4 } else { 1.0 }
 }
 
