@@ -1,7 +1,6 @@
 """What the load scripts share: processes started and stopped as groups, loopback ports, GETs,
 CPU and memory read from /proc."""
 
-import json
 import os
 import random
 import signal
@@ -113,19 +112,6 @@ def get_text(url, timeout=5):
         return e.code, ""
     except OSError:
         return None, ""
-
-
-def get_json(url, token=None):
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with OPENER.open(request, timeout=5) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, None
-    except (OSError, ValueError):
-        return None, None
 
 
 def wait_until(what, proc, check, timeout=60):

@@ -100,10 +100,21 @@ pub async fn charger_uuids(
     client: &mut ApiClient,
     identities: &[String],
 ) -> Result<HashMap<String, String>, String> {
+    charger_uuids_among(client, identities, None).await
+}
+
+/// The same among the chargers whose identity contains `search` (`filter[search]`, URL-safe
+/// text): a few among a fleet of 100,000 without walking its 4,000 pages.
+pub async fn charger_uuids_among(
+    client: &mut ApiClient,
+    identities: &[String],
+    search: Option<&str>,
+) -> Result<HashMap<String, String>, String> {
+    let filter = search.map_or(String::new(), |s| format!("&filter[search]={s}"));
     let wanted: std::collections::HashSet<&str> = identities.iter().map(String::as_str).collect();
     let mut found = HashMap::with_capacity(identities.len());
     for page in 1u64.. {
-        let path = format!("/api/v3/chargers?page={page}");
+        let path = format!("/api/v3/chargers?page={page}{filter}");
         let (status, body) = client
             .request(Method::GET, &path, "")
             .await

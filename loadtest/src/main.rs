@@ -3,8 +3,11 @@
 //! errors and the gateway's memory; with `--commands-per-s`, also sends the chargers actions
 //! through cms's REST API meanwhile; over ws or wss. With `--handshakes`, measures connection
 //! set-up instead (TCP, TLS, the websocket upgrade, again and again); with `--http-reads`, what
-//! the REST API answers per second instead (GETs over kept-alive connections). Loopback only,
-//! bounded in count and time: it stops by itself after the ramp plus `--duration`.
+//! the REST API answers per second instead (GETs over kept-alive connections); with `--probe`,
+//! how soon the API replicas serve a reading or show a connection, beside a fleet. With
+//! `--open-loop`, readings go on a fixed schedule and latency counts from when each was due.
+//! Loopback only, bounded in count and time: it stops by itself after the ramp plus
+//! `--duration`.
 
 mod api;
 mod args;

@@ -595,7 +595,10 @@ mod tests {
         let open = slowest_answer_ms(true).await;
         assert!(open >= 400.0, "open loop's slowest answer {open} ms");
         let closed = slowest_answer_ms(false).await;
-        assert!((100.0..400.0).contains(&closed), "closed loop's slowest {closed} ms");
+        assert!(
+            (100.0..400.0).contains(&closed),
+            "closed loop's slowest {closed} ms"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

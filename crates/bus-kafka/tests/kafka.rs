@@ -130,6 +130,41 @@ async fn published_records_arrive_exactly_and_in_order_per_key() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_arrive_exactly_under_each_compression_offered() {
+    let broker = Broker::get();
+    for compression in ["none", "snappy", "gzip", "lz4"] {
+        let topic = unique(&format!("compressed-{compression}"));
+        let config = KafkaConfig {
+            compression,
+            linger: Duration::from_millis(20),
+            ..config(&broker, 2)
+        };
+        let bus = KafkaBus::connect(config, &[&topic], &[])
+            .await
+            .unwrap_or_else(|e| panic!("{compression}: {e}"));
+        let records: Vec<Record> = (0..50)
+            .map(|seq| record(&topic, &format!("charger-{}", seq % 5), seq))
+            .collect();
+        let futures: Vec<_> = records.iter().map(|r| bus.publish(r.clone())).collect();
+        for future in futures {
+            tokio::time::timeout(Duration::from_secs(20), future)
+                .await
+                .expect("delivery within 20 s")
+                .unwrap_or_else(|e| panic!("{compression}: {e}"));
+        }
+        let mut subscriber = bus.subscribe(&unique("group"), &[&topic]).unwrap();
+        let mut got: Vec<Record> = read(subscriber.as_mut(), 50, Duration::from_secs(30))
+            .await
+            .into_iter()
+            .map(|m| m.record)
+            .collect();
+        let seq = |r: &Record| r.header_str("seq").unwrap().parse::<usize>().unwrap();
+        got.sort_by_key(seq);
+        assert_eq!(got, records, "{compression}: exact records back");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_member_resumes_after_the_committed_offset() {
     let broker = Broker::get();
     let topic = unique("commit");

@@ -19,7 +19,8 @@ pub struct KafkaArgs {
     /// added to answer latency; longer batches cost the broker and the producer less a record.
     #[arg(long, env = "CMS_KAFKA_LINGER", default_value = "5ms", value_parser = crate::duration::parse_duration)]
     pub kafka_linger: std::time::Duration,
-    /// The producers' batch compression (`compression.type`).
+    /// The producers' batch compression (`compression.type`): lz4 is cheap and takes a
+    /// MeterValues record's bytes on the wire to about a third (docs/performance.md).
     #[arg(long, env = "CMS_KAFKA_COMPRESSION", value_enum, default_value_t = Compression::Lz4)]
     pub kafka_compression: Compression,
     /// A librdkafka option for every Kafka client, `KEY=VALUE`, repeatable: TLS and SASL above
@@ -32,12 +33,12 @@ pub struct KafkaArgs {
     pub kafka_options: Vec<(String, String)>,
 }
 
-/// A producer batch compression librdkafka offers.
+/// A producer batch compression the bundled librdkafka is built with (zstd would need
+/// rdkafka's `zstd` feature, another C library to build).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Compression {
     None,
     Lz4,
-    Zstd,
     Snappy,
     Gzip,
 }
@@ -47,7 +48,6 @@ impl Compression {
         match self {
             Compression::None => "none",
             Compression::Lz4 => "lz4",
-            Compression::Zstd => "zstd",
             Compression::Snappy => "snappy",
             Compression::Gzip => "gzip",
         }

@@ -127,7 +127,7 @@ async fn run(args: &Args) -> Result<report::Summary, String> {
         .map(|n| identity(&p.probe_prefix, n))
         .collect();
     let mut client = api::ApiClient::new(args.http_base[0], &token);
-    let lookup = api::charger_uuids(&mut client, &identities);
+    let lookup = api::charger_uuids_among(&mut client, &identities, Some(&p.probe_prefix));
     let uuids = tokio::time::timeout(Duration::from_secs(30), lookup)
         .await
         .map_err(|_| "the charger list took over 30 s".to_string())??;
