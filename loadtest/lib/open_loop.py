@@ -1,4 +1,8 @@
-"""`loadtest/open-loop`: the frame path open loop, target by target (see that script)."""
+"""`loadtest/open-loop`: chargers reading their meters on a fixed schedule against the bare
+server, `cms up`, one `cms gateway` with the broker, and the chain (gateway, broker, API
+replicas on PostgreSQL), rate after rate: the highest rate answered within 50 ms at p99, every
+process's CPU a frame, how fresh a reading is on every replica, and how fast one API replica
+takes a backlog (docs/performance.md, "The fleet deployment, open loop")."""
 
 import argparse
 import json
@@ -43,8 +47,8 @@ def options():
     p.add_argument("--kafka-linger", default="5ms")
     p.add_argument("--kafka-compression", default="lz4")
     p.add_argument("--api-arg", action="append", default=[],
-                   help="a further flag of every `cms api`, e.g. --api-arg=--kafka-option="
-                        "--api-arg=fetch.min.bytes=65536 (repeatable, in order)")
+                   help="a further argument of every `cms api` (repeatable, in order), e.g. "
+                        "--api-arg=--kafka-option --api-arg=fetch.min.bytes=65536")
     p.add_argument("--gateway-arg", action="append", default=[],
                    help="a further flag of the `cms gateway`, likewise")
     p.add_argument("--no-drain", action="store_true",

@@ -203,8 +203,7 @@ pub fn parse_loopback(s: &str) -> Result<SocketAddrV4, String> {
     }
 }
 
-/// A `--target`: `[ws://|wss://]IP:PORT` on loopback, a `/` after it allowed.
-/// A process to price by name (`--watch`).
+/// A process to price by name (`--watch`, `--probe-watch`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Watched {
     pub name: String,
@@ -231,6 +230,7 @@ pub fn parse_watch(s: &str) -> Result<Watched, String> {
     })
 }
 
+/// A `--target`: `[ws://|wss://]IP:PORT` on loopback, a `/` after it allowed.
 pub fn parse_target(s: &str) -> Result<Target, String> {
     let (tls, rest) = if let Some(rest) = s.strip_prefix("wss://") {
         (true, rest)

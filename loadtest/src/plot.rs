@@ -48,6 +48,12 @@ const P99: RGBColor = RGBColor(214, 39, 40);
 
 /// Draws `samples` into a PNG at `path` (whatever its extension).
 pub fn draw(path: &Path, title: &str, samples: &[Sample]) -> Result<(), String> {
+    let fonts = fonts_or_warn();
+    write_png(path, |pixels| render(pixels, title, samples, fonts))
+}
+
+/// Whether text can be drawn; says on stderr when it cannot.
+pub(crate) fn fonts_or_warn() -> bool {
     let fonts = load_font();
     if !fonts {
         eprintln!(
@@ -55,12 +61,16 @@ pub fn draw(path: &Path, title: &str, samples: &[Sample]) -> Result<(), String> 
             FONTS.join(", ")
         );
     }
-    draw_with(path, title, samples, fonts)
+    fonts
 }
 
-fn draw_with(path: &Path, title: &str, samples: &[Sample], fonts: bool) -> Result<(), String> {
+/// A picture of `WIDTH` × `HEIGHT` that `render` draws, written to `path` as a PNG.
+pub(crate) fn write_png(
+    path: &Path,
+    render: impl FnOnce(&mut [u8]) -> Drawn,
+) -> Result<(), String> {
     let mut pixels = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
-    render(&mut pixels, title, samples, fonts).map_err(|e| format!("drawing failed: {e}"))?;
+    render(&mut pixels).map_err(|e| format!("drawing failed: {e}"))?;
     image::save_buffer_with_format(
         path,
         &pixels,
@@ -89,7 +99,7 @@ pub(crate) fn load_font() -> bool {
 }
 
 type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
-type Drawn = Result<(), Box<dyn Error>>;
+pub(crate) type Drawn = Result<(), Box<dyn Error>>;
 
 /// Three panels sharing the time axis: throughput, latency, connections (and the target's RSS).
 fn render(pixels: &mut [u8], title: &str, samples: &[Sample], fonts: bool) -> Drawn {
@@ -407,7 +417,7 @@ mod tests {
     fn draws_without_text_or_samples() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bare.png");
-        draw_with(&path, "no font", &synthetic(), false).unwrap();
+        write_png(&path, |p| render(p, "no font", &synthetic(), false)).unwrap();
         assert_eq!(png_size(&std::fs::read(&path).unwrap()), (WIDTH, HEIGHT));
         draw(&path, "nothing measured", &[]).unwrap();
         assert_eq!(png_size(&std::fs::read(&path).unwrap()), (WIDTH, HEIGHT));

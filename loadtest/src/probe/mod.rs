@@ -42,8 +42,8 @@ pub struct ProbeArgs {
     pub probe_prefix: String,
     /// A process to sample each second, NAME=PID[,PID...] (several pids are summed under NAME);
     /// repeatable.
-    #[arg(long, value_name = "NAME=PID[,PID]", value_parser = watch::parse_watch)]
-    pub probe_watch: Vec<watch::Watch>,
+    #[arg(long, value_name = "NAME=PID[,PID]", value_parser = crate::args::parse_watch)]
+    pub probe_watch: Vec<crate::args::Watched>,
     /// Prometheus endpoints to scrape each second, http://127.0.0.1:PORT/metrics, comma-separated.
     #[arg(long, value_name = "URL", value_delimiter = ',', value_parser = parse_metrics_url)]
     pub probe_metrics: Vec<(SocketAddrV4, String)>,

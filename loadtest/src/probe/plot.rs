@@ -4,13 +4,13 @@
 
 use super::record::Sample;
 use crate::plot::axis::{LogAxis, ms, si};
-use crate::plot::{FAMILY, HEIGHT, WIDTH, builder, headroom, legend, load_font, mesh};
+use crate::plot::{
+    Drawn, FAMILY, HEIGHT, WIDTH, builder, fonts_or_warn, headroom, legend, mesh, write_png,
+};
 use plotters::prelude::*;
-use std::error::Error;
 use std::path::Path;
 
 type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
-type Drawn = Result<(), Box<dyn Error>>;
 type Value = fn(&Sample) -> Option<f64>;
 
 const PALETTE: [RGBColor; 6] = [
@@ -23,21 +23,8 @@ const PALETTE: [RGBColor; 6] = [
 ];
 
 pub fn draw(path: &Path, title: &str, samples: &[Sample]) -> Result<(), String> {
-    let fonts = load_font();
-    if !fonts {
-        eprintln!("cms-loadtest: warning: no TrueType font found; the plot has no text");
-    }
-    let mut pixels = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
-    render(&mut pixels, title, samples, fonts).map_err(|e| format!("drawing failed: {e}"))?;
-    image::save_buffer_with_format(
-        path,
-        &pixels,
-        WIDTH,
-        HEIGHT,
-        image::ColorType::Rgb8,
-        image::ImageFormat::Png,
-    )
-    .map_err(|e| e.to_string())
+    let fonts = fonts_or_warn();
+    write_png(path, |pixels| render(pixels, title, samples, fonts))
 }
 
 fn render(pixels: &mut [u8], title: &str, samples: &[Sample], fonts: bool) -> Drawn {

@@ -3,6 +3,7 @@
 //! in).
 
 use crate::api::ApiClient;
+use crate::args::Watched;
 use crate::{cpu, progress};
 use hyper::Method;
 use serde::Serialize;
@@ -10,35 +11,6 @@ use std::collections::BTreeMap;
 use std::net::SocketAddrV4;
 use std::time::Duration;
 use tokio::time::Instant;
-
-/// A `--probe-watch`: pids sampled together under one name.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Watch {
-    pub name: String,
-    pub pids: Vec<u32>,
-}
-
-/// `NAME=PID[,PID...]`.
-pub fn parse_watch(s: &str) -> Result<Watch, String> {
-    let (name, pids) = s
-        .split_once('=')
-        .ok_or_else(|| format!("{s:?} is not NAME=PID[,PID...]"))?;
-    if name.is_empty() {
-        return Err(format!("{s:?}: the name before = is empty"));
-    }
-    let pids = pids
-        .split(',')
-        .map(|p| {
-            p.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("{s:?}: {p:?} is not a pid"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Watch {
-        name: name.to_string(),
-        pids,
-    })
-}
 
 /// A watched process this second.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -52,13 +24,13 @@ pub struct ProcessSample {
 
 /// The watched processes, with their CPU time at the first and last sample.
 pub struct Processes {
-    watches: Vec<Watch>,
+    watches: Vec<Watched>,
     first: Vec<Option<f64>>,
     last: Vec<Option<(Instant, f64)>>,
 }
 
 impl Processes {
-    pub fn new(watches: &[Watch]) -> Self {
+    pub fn new(watches: &[Watched]) -> Self {
         Processes {
             watches: watches.to_vec(),
             first: vec![None; watches.len()],
@@ -271,9 +243,10 @@ cms_materialiser_records_total 7
 
     #[test]
     fn watches_name_their_pids() {
+        use crate::args::parse_watch;
         assert_eq!(
             parse_watch("gateway=123,456").unwrap(),
-            Watch {
+            Watched {
                 name: "gateway".into(),
                 pids: vec![123, 456]
             }
@@ -285,7 +258,7 @@ cms_materialiser_records_total 7
 
     #[test]
     fn this_process_is_watched() {
-        let me = Watch {
+        let me = Watched {
             name: "me".into(),
             pids: vec![std::process::id()],
         };
