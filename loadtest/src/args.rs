@@ -158,8 +158,25 @@ pub struct Args {
     /// became of the others; latency from when it was due); default: closed loop.
     #[arg(long, value_parser = parse_request_rate)]
     pub rate: Option<f64>,
-    #[command(flatten)]
-    pub probe: crate::probe::ProbeArgs,
+    /// Observe instead of loading: probe chargers time their readings, connections and
+    /// disconnections until every --http-base replica shows them; with --probe-watch and
+    /// --probe-metrics, a time series of the processes and the consumers. Needs --http-base
+    /// and --token (chargers:read, meter-values:read); one process, plain ws:// only.
+    #[arg(id = "probe", long = "probe")]
+    pub probe: bool,
+    /// Probe chargers, PREFIX00001 ..= PREFIXN, registered beforehand (security profile 0).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub probe_chargers: u64,
+    /// The probe chargers' identity prefix.
+    #[arg(long, default_value = "PROBE-")]
+    pub probe_prefix: String,
+    /// A process to sample each second, NAME=PID[,PID...] (several pids are summed under NAME);
+    /// repeatable.
+    #[arg(long, value_name = "NAME=PID[,PID]", value_parser = parse_watch)]
+    pub probe_watch: Vec<Watched>,
+    /// Prometheus endpoints to scrape each second, http://127.0.0.1:PORT/metrics, comma-separated.
+    #[arg(long, value_name = "URL", value_delimiter = ',', value_parser = parse_metrics_url)]
+    pub probe_metrics: Vec<(SocketAddrV4, String)>,
 }
 
 /// The OCPP version a simulated charger speaks.
@@ -201,6 +218,18 @@ pub fn parse_loopback(s: &str) -> Result<SocketAddrV4, String> {
             addr.ip()
         )),
     }
+}
+
+/// A `--probe-metrics` URL: `http://` a loopback address, then a path (`/metrics` if none).
+fn parse_metrics_url(s: &str) -> Result<(SocketAddrV4, String), String> {
+    let rest = s
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("{s:?} is not http://IP:PORT/PATH"))?;
+    let (addr, path) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, "/metrics"),
+    };
+    Ok((parse_loopback(addr)?, path.to_string()))
 }
 
 /// A process to price by name (`--watch`, `--probe-watch`).

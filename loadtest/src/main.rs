@@ -53,7 +53,7 @@ const PORTS_PER_SOURCE: usize = 28_000;
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if args.probe.enabled {
+    if args.probe {
         return probe::main(&args);
     }
     let processes = fleet::processes_for(&args);

@@ -11,7 +11,7 @@ mod report;
 mod watch;
 
 use crate::api;
-use crate::args::{Args, identity, parse_loopback};
+use crate::args::{Args, identity};
 use record::Record;
 use std::net::SocketAddrV4;
 use std::process::ExitCode;
@@ -23,43 +23,6 @@ use watch::{Metrics, Processes};
 /// How long a reading, a connection or a disconnection may take to show on a replica before it
 /// counts as missed.
 pub const VISIBLE_WITHIN: Duration = Duration::from_secs(10);
-
-/// The probe mode's own flags (the target, API replicas, token, duration, --json and --plot are
-/// the load tester's).
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct ProbeArgs {
-    /// Observe instead of loading: probe chargers time their readings, connections and
-    /// disconnections until every --http-base replica shows them; with --probe-watch and
-    /// --probe-metrics, a time series of the processes and the consumers. Needs --http-base
-    /// and --token (chargers:read, meter-values:read); one process, plain ws:// only.
-    #[arg(id = "probe", long = "probe")]
-    pub enabled: bool,
-    /// Probe chargers, PREFIX00001 ..= PREFIXN, registered beforehand (security profile 0).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=100))]
-    pub probe_chargers: u64,
-    /// The probe chargers' identity prefix.
-    #[arg(long, default_value = "PROBE-")]
-    pub probe_prefix: String,
-    /// A process to sample each second, NAME=PID[,PID...] (several pids are summed under NAME);
-    /// repeatable.
-    #[arg(long, value_name = "NAME=PID[,PID]", value_parser = crate::args::parse_watch)]
-    pub probe_watch: Vec<crate::args::Watched>,
-    /// Prometheus endpoints to scrape each second, http://127.0.0.1:PORT/metrics, comma-separated.
-    #[arg(long, value_name = "URL", value_delimiter = ',', value_parser = parse_metrics_url)]
-    pub probe_metrics: Vec<(SocketAddrV4, String)>,
-}
-
-/// A `--probe-metrics` URL: `http://` a loopback address, then a path (`/metrics` if none).
-fn parse_metrics_url(s: &str) -> Result<(SocketAddrV4, String), String> {
-    let rest = s
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("{s:?} is not http://IP:PORT/PATH"))?;
-    let (addr, path) = match rest.find('/') {
-        Some(at) => (&rest[..at], &rest[at..]),
-        None => (rest, "/metrics"),
-    };
-    Ok((parse_loopback(addr)?, path.to_string()))
-}
 
 /// What a probe charger is given: where, who, until when, and where to record.
 #[derive(Clone)]
@@ -122,7 +85,7 @@ fn check(args: &Args) -> Result<String, String> {
 
 async fn run(args: &Args) -> Result<report::Summary, String> {
     let token = check(args)?;
-    let p = &args.probe;
+    let p = args;
     let identities: Vec<String> = (1..=p.probe_chargers)
         .map(|n| identity(&p.probe_prefix, n))
         .collect();
@@ -226,12 +189,12 @@ mod tests {
             "http://127.0.0.1:8081/metrics,http://127.0.0.1:9100",
         ])
         .unwrap();
-        assert!(a.probe.enabled);
-        assert_eq!(a.probe.probe_chargers, 4);
-        assert_eq!(a.probe.probe_prefix, "PROBE-");
-        assert_eq!(a.probe.probe_watch.len(), 2);
-        assert_eq!(a.probe.probe_watch[0].pids, [12, 13]);
-        assert_eq!(a.probe.probe_metrics[1].1, "/metrics");
+        assert!(a.probe);
+        assert_eq!(a.probe_chargers, 4);
+        assert_eq!(a.probe_prefix, "PROBE-");
+        assert_eq!(a.probe_watch.len(), 2);
+        assert_eq!(a.probe_watch[0].pids, [12, 13]);
+        assert_eq!(a.probe_metrics[1].1, "/metrics");
         assert_eq!(check(&a).unwrap(), "1|x");
         assert!(
             Args::try_parse_from(["cms-loadtest", "--probe-metrics", "http://10.0.0.1:1/m"])
