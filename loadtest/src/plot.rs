@@ -158,14 +158,7 @@ fn throughput(area: &Area, samples: &[Sample], end: f64, fonts: bool) -> Drawn {
 /// not flatten the rest; seconds without answers leave a gap.
 fn latency(area: &Area, samples: &[Sample], end: f64, fonts: bool) -> Drawn {
     let values = samples.iter().flat_map(|s| [s.p50_ms, s.p99_ms]).flatten();
-    let (low, high) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    let axis = if high > 0.0 {
-        LogAxis::around(low.max(0.001), high)
-    } else {
-        LogAxis::around(1.0, 1.0)
-    };
+    let axis = LogAxis::spanning(values);
     let caption = "Answer latency per second (CALL sent to CALLRESULT)";
     let mut chart = builder(area, fonts, caption, false).build_cartesian_2d(0.0..end, axis)?;
     mesh(

@@ -20,6 +20,19 @@ impl LogAxis {
         Self { low, high }
     }
 
+    /// Around the values given (milliseconds: none below a microsecond); one decade when there
+    /// are none.
+    pub fn spanning(values: impl Iterator<Item = f64>) -> Self {
+        let (low, high) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        if high > 0.0 {
+            Self::around(low.max(0.001), high)
+        } else {
+            Self::around(1.0, 1.0)
+        }
+    }
+
     /// The values `m × 10^e` for each decade in range and each multiplier.
     fn points(&self, multipliers: &[u32]) -> Vec<f64> {
         let mut points = Vec::new();

@@ -102,14 +102,7 @@ fn freshness(area: &Area, samples: &[Sample], end: f64, fonts: bool) -> Drawn {
         .iter()
         .flat_map(|s| [s.freshness_p50_ms, s.freshness_p99_ms])
         .flatten();
-    let (low, high) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    let axis = if high > 0.0 {
-        LogAxis::around(low.max(0.001), high)
-    } else {
-        LogAxis::around(1.0, 1.0)
-    };
+    let axis = LogAxis::spanning(values);
     let caption = "Freshness: a reading sent to readable on every replica (worst replica)";
     let mut chart = builder(area, fonts, caption, false).build_cartesian_2d(0.0..end, axis)?;
     mesh(&mut chart, fonts, "ms (log scale)", &|v| ms(*v), 12, false)?;
