@@ -177,21 +177,8 @@ fn latency(area: &Area, samples: &[Sample], end: f64, fonts: bool) -> Drawn {
         ),
         ("p50", P50, |s: &Sample| s.p50_ms),
     ] {
-        let line = color.stroke_width(2);
-        chart.draw_series(
-            runs(samples, value)
-                .into_iter()
-                .map(|run| PathElement::new(run, line)),
-        )?;
-        let dots = samples.iter().filter_map(|s| Some((s.t, value(s)?)));
-        chart
-            .draw_series(dots.map(|at| Circle::new(at, 3, color.filled())))?
-            .label(name)
-            .legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new([(0, 0), (24, 0)], line)
-                    + Circle::new((12, 0), 3, color.filled())
-            });
+        let points: Vec<_> = samples.iter().map(|s| (s.t, value(s))).collect();
+        dotted_line(&mut chart, &points, name, color, 3)?;
     }
     legend(&mut chart, fonts)
 }
@@ -338,18 +325,52 @@ pub(crate) fn legend<'a, CT: plotters::coord::CoordTranslate>(
     Ok(())
 }
 
-/// The stretches of consecutive seconds that have a value, as lines to draw.
-fn runs(samples: &[Sample], value: fn(&Sample) -> Option<f64>) -> Vec<Vec<(f64, f64)>> {
+/// The stretches of consecutive seconds that have a value, as lines to draw; a stretch shorter
+/// than `shortest` seconds is left out (a dot shows it, where there are dots).
+pub(crate) fn runs(
+    points: impl IntoIterator<Item = (f64, Option<f64>)>,
+    shortest: usize,
+) -> Vec<Vec<(f64, f64)>> {
     let mut runs = vec![Vec::new()];
-    for s in samples {
-        match value(s) {
-            Some(v) => runs.last_mut().expect("never empty").push((s.t, v)),
+    for (t, value) in points {
+        match value {
+            Some(v) => runs.last_mut().expect("never empty").push((t, v)),
             None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(Vec::new()),
             None => {}
         }
     }
-    runs.retain(|r| r.len() > 1);
+    runs.retain(|r| r.len() >= shortest.max(1));
     runs
+}
+
+pub(crate) type LogChart<'a, 'b> =
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, LogAxis>>;
+
+/// A percentile over the seconds on a log axis: its line, broken where a second has none, and
+/// a dot at each second (so a lone one shows), in the legend as `name`.
+pub(crate) fn dotted_line<'a>(
+    chart: &mut LogChart<'a, 'a>,
+    points: &[(f64, Option<f64>)],
+    name: &str,
+    color: RGBColor,
+    dot: u32,
+) -> Drawn {
+    let line = color.stroke_width(2);
+    chart.draw_series(
+        runs(points.iter().copied(), 2)
+            .into_iter()
+            .map(|run| PathElement::new(run, line)),
+    )?;
+    let dots = points.iter().filter_map(|&(t, v)| Some((t, v?)));
+    chart
+        .draw_series(dots.map(|at| Circle::new(at, dot, color.filled())))?
+        .label(name)
+        .legend(move |(x, y)| {
+            EmptyElement::at((x, y))
+                + PathElement::new([(0, 0), (24, 0)], line)
+                + Circle::new((12, 0), dot, color.filled())
+        });
+    Ok(())
 }
 
 /// The top of a linear axis: the highest value plus room for the legend (1 when all are 0).
@@ -425,7 +446,7 @@ mod tests {
 
     #[test]
     fn gaps_split_the_lines() {
-        let r = runs(&synthetic(), |s| s.p99_ms);
+        let r = runs(synthetic().iter().map(|s| (s.t, s.p99_ms)), 2);
         assert_eq!(r.len(), 2);
         assert_eq!(r[0].len(), 11);
         assert_eq!(r[1].len(), 7);

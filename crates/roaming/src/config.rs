@@ -9,17 +9,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-/// The waits before each retry (after the first attempt, which is immediate), as webhooks':
-/// about 27.5 h in all, each with ±20% jitter; after the last, the push has failed.
-pub const RETRY_DELAYS: [Duration; 7] = [
-    Duration::from_secs(5),
-    Duration::from_secs(5 * 60),
-    Duration::from_secs(30 * 60),
-    Duration::from_secs(2 * 3600),
-    Duration::from_secs(5 * 3600),
-    Duration::from_secs(10 * 3600),
-    Duration::from_secs(10 * 3600),
-];
+/// The waits before each retry: the webhooks' schedule (about 27.5 h in all, each with ±20%
+/// jitter); after the last, the push has failed.
+pub const RETRY_DELAYS: [Duration; 7] = cms_webhooks::dispatcher::RETRY_DELAYS;
 
 /// The modules pushes go to (`url`: a whole address, a command's `response_url`), for the
 /// metrics' labels.

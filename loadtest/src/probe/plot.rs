@@ -5,7 +5,8 @@
 use super::record::Sample;
 use crate::plot::axis::{LogAxis, ms, si};
 use crate::plot::{
-    Drawn, FAMILY, HEIGHT, WIDTH, builder, fonts_or_warn, headroom, legend, mesh, write_png,
+    Drawn, FAMILY, HEIGHT, WIDTH, builder, dotted_line, fonts_or_warn, headroom, legend, mesh,
+    runs, write_png,
 };
 use plotters::prelude::*;
 use std::path::Path;
@@ -86,7 +87,7 @@ fn linear(
         let style = PALETTE[n % PALETTE.len()].stroke_width(2);
         chart
             .draw_series(
-                runs(samples, *value)
+                value_runs(samples, *value)
                     .into_iter()
                     .map(|r| PathElement::new(r, style)),
             )?
@@ -111,17 +112,8 @@ fn freshness(area: &Area, samples: &[Sample], end: f64, fonts: bool) -> Drawn {
         ("p50", PALETTE[0], |s| s.freshness_p50_ms),
     ];
     for (name, color, value) in lines {
-        let line = color.stroke_width(2);
-        chart.draw_series(
-            runs(samples, value)
-                .into_iter()
-                .map(|r| PathElement::new(r, line)),
-        )?;
-        let dots = samples.iter().filter_map(|s| Some((s.t, value(s)?)));
-        chart
-            .draw_series(dots.map(|at| Circle::new(at, 2, color.filled())))?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], line));
+        let points: Vec<_> = samples.iter().map(|s| (s.t, value(s))).collect();
+        dotted_line(&mut chart, &points, name, color, 2)?;
     }
     legend(&mut chart, fonts)
 }
@@ -151,18 +143,9 @@ fn memory(area: &Area, samples: &[Sample], end: f64, fonts: bool) -> Drawn {
     legend(&mut chart, fonts)
 }
 
-/// The stretches of consecutive seconds that have a value (a lone point is a stretch too).
-fn runs(samples: &[Sample], value: Value) -> Vec<Vec<(f64, f64)>> {
-    let mut runs = vec![Vec::new()];
-    for s in samples {
-        match value(s) {
-            Some(v) => runs.last_mut().expect("never empty").push((s.t, v)),
-            None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(Vec::new()),
-            None => {}
-        }
-    }
-    runs.retain(|r| !r.is_empty());
-    runs
+/// The stretches of consecutive seconds where `value` has a value (a lone second too).
+fn value_runs(samples: &[Sample], value: Value) -> Vec<Vec<(f64, f64)>> {
+    runs(samples.iter().map(|s| (s.t, value(s))), 1)
 }
 
 #[cfg(test)]
@@ -194,7 +177,7 @@ mod tests {
         draw(&path, "probe", &samples).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
-        assert_eq!(runs(&samples, |s| s.freshness_p99_ms).len(), 6);
-        assert_eq!(runs(&samples, |s| s.lag).len(), 0);
+        assert_eq!(value_runs(&samples, |s| s.freshness_p99_ms).len(), 6);
+        assert_eq!(value_runs(&samples, |s| s.lag).len(), 0);
     }
 }
